@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+)
+
+func (s *server) ping(c *gin.Context) (int, any, error) {
+	return http.StatusOK, gin.H{"status": "ok"}, s.app.Health.Ping(c.Request.Context())
+}
+
+type whoamiView struct {
+	Account   string  `json:"account"`
+	KeyType   string  `json:"key_type"`
+	Identity  *string `json:"identity"`
+	KeyPrefix string  `json:"key_prefix"`
+}
+
+func (s *server) whoami(c *gin.Context) (int, any, error) {
+	p := principal(c)
+	return http.StatusOK, whoamiView{Account: p.AccountID, KeyType: string(p.KeyType), Identity: optString(p.IdentityID), KeyPrefix: p.KeyPrefix}, nil
+}
+
+func (s *server) listKeys(t core.KeyType) handler {
+	return func(c *gin.Context) (int, any, error) {
+		q := newQuery(c)
+		identity := q.uuid("identity")
+		if err := q.err(); err != nil {
+			return 0, nil, err
+		}
+		keys, err := s.app.Auth.ListKeys(c.Request.Context(), principal(c), t, identity)
+		return http.StatusOK, viewAll(keys, viewKey), err
+	}
+}
+
+type keyCreator func(context.Context, core.Principal, app.KeyInput) (core.NewKey, error)
+
+// createKey reads a key request; identity keys also take `identity`.
+func (s *server) createKey(withIdentity bool, create keyCreator) handler {
+	return func(c *gin.Context) (int, any, error) {
+		in, err := readInput(c)
+		if err != nil {
+			return 0, nil, err
+		}
+		ki := app.KeyInput{Name: in.text("name")}
+		if withIdentity {
+			ki.Identity = in.uuid("identity")
+		}
+		if err := in.err(); err != nil {
+			return 0, nil, err
+		}
+		k, err := create(c.Request.Context(), principal(c), ki)
+		if err != nil {
+			return 0, nil, err
+		}
+		v := viewKey(k.Record)
+		v.Key = k.Secret
+		return http.StatusCreated, v, nil
+	}
+}
+
+func (s *server) getKey(t core.KeyType) handler {
+	return func(c *gin.Context) (int, any, error) {
+		id, err := pathID(c, "id", "Key")
+		if err != nil {
+			return 0, nil, err
+		}
+		k, err := s.app.Auth.Key(c.Request.Context(), principal(c), t, id)
+		return http.StatusOK, viewKey(k), err
+	}
+}
+
+func (s *server) deleteKey(t core.KeyType) handler {
+	return func(c *gin.Context) (int, any, error) {
+		id, err := pathID(c, "id", "Key")
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusNoContent, nil, s.app.Auth.DeleteKey(c.Request.Context(), principal(c), t, id)
+	}
+}

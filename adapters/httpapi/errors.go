@@ -1,0 +1,79 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/core"
+)
+
+// statusOf is the one mapping from core error kinds to HTTP statuses.
+func statusOf(k core.Kind) int {
+	switch k {
+	case core.KindInvalid:
+		return http.StatusBadRequest
+	case core.KindUnauthorized:
+		return http.StatusUnauthorized
+	case core.KindPaymentRequired:
+		return http.StatusPaymentRequired
+	case core.KindForbidden:
+		return http.StatusForbidden
+	case core.KindNotFound:
+		return http.StatusNotFound
+	case core.KindConflict:
+		return http.StatusConflict
+	case core.KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case core.KindRateLimited:
+		return http.StatusTooManyRequests
+	case core.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// detail is the body of every error that is not a validation error.
+type detail struct {
+	Detail string `json:"detail"`
+}
+
+// fail answers with err in the error shapes of the API: a validation error
+// is {"field": ["message"]}, anything else {"detail": "message"}. Faults of
+// ours are logged and answered without their text.
+func (s *server) fail(c *gin.Context, err error) {
+	var se *statusError
+	if errors.As(err, &se) {
+		c.AbortWithStatusJSON(se.status, detail{se.msg})
+		return
+	}
+	var e *core.Error
+	if !errors.As(err, &e) {
+		s.log.Error("request failed", "method", c.Request.Method, "route", c.FullPath(), "err", err)
+		c.AbortWithStatusJSON(http.StatusInternalServerError, detail{"A server error occurred."})
+		return
+	}
+	status := statusOf(e.Kind)
+	if e.Kind == core.KindUnauthorized {
+		c.Header("WWW-Authenticate", `Bearer realm="api"`)
+	}
+	if e.Kind == core.KindRateLimited && e.RetryAfterSeconds > 0 {
+		c.Header("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
+	}
+	if e.Kind == core.KindInvalid && len(e.Fields) > 0 {
+		c.AbortWithStatusJSON(status, e.Fields)
+		return
+	}
+	c.AbortWithStatusJSON(status, detail{e.Message})
+}
+
+// statusError is an HTTP-only failure with no core kind: 404 and 405 for
+// routes, 415 for a body type we do not read.
+type statusError struct {
+	status int
+	msg    string
+}
+
+func (e *statusError) Error() string { return e.msg }

@@ -1,0 +1,210 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/callsign/callsign/adapters/memory"
+	"github.com/callsign/callsign/app"
+)
+
+// harness is the API over the memory fakes, driven through the real router.
+// Every response it sees is validated against the OpenAPI document.
+type harness struct {
+	t     *testing.T
+	h     http.Handler
+	app   *app.App
+	store *memory.Store
+	clock *memory.Clock
+	logs  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), logs: logs}
+	h.clock.Step = time.Millisecond
+	h.app = app.New(app.Deps{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Log: log, MailDomains: []string{"agents.test", "bots.test"}})
+	h.h = New(h.app, Options{Log: log, BaseURL: "http://api.test"})
+	return h
+}
+
+// accounts numbers the accounts a test run creates.
+var accounts atomic.Int64
+
+// account creates an account and returns its management key.
+func (h *harness) account() string {
+	h.t.Helper()
+	email := fmt.Sprintf("owner-%d@example.com", accounts.Add(1))
+	b, err := h.app.Accounts.Create(context.Background(), email, "")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return b.ManagementKey
+}
+
+// t0 is when every test's clock starts.
+var t0 = time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// decode unmarshals the body into v.
+func (r *response) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decoding %s: %v", r.Body, err)
+	}
+}
+
+// object is the body as a JSON object.
+func (r *response) object(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.decode(t, &m)
+	return m
+}
+
+// list is the body as a JSON array of objects.
+func (r *response) list(t *testing.T) []map[string]any {
+	t.Helper()
+	var l []map[string]any
+	r.decode(t, &l)
+	return l
+}
+
+// do sends a JSON body (nil for none) with a bearer key ("" for none).
+func (h *harness) do(method, path string, body any, key string) *response {
+	h.t.Helper()
+	var r io.Reader
+	ct := ""
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		r, ct = bytes.NewReader(b), "application/json"
+	}
+	return h.raw(method, path, ct, r, key)
+}
+
+// raw sends a body of any content type.
+func (h *harness) raw(method, path, contentType string, body io.Reader, key string) *response {
+	h.t.Helper()
+	req := httptest.NewRequest(method, path, body)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	return h.serve(req)
+}
+
+// serve sends a prepared request.
+func (h *harness) serve(req *http.Request) *response {
+	h.t.Helper()
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	res := &response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	validateResponse(h.t, req, res)
+	return res
+}
+
+// path formats a request path.
+func path(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// want fails unless the response has the status.
+func (r *response) want(t *testing.T, status int) *response {
+	t.Helper()
+	if r.Status != status {
+		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
+	}
+	return r
+}
+
+var (
+	docOnce   sync.Once
+	docRouter routers.Router
+	docLoaded *openapi3.T
+	docErr    error
+)
+
+// openAPI loads and checks the document once.
+func openAPI(t *testing.T) (*openapi3.T, routers.Router) {
+	t.Helper()
+	docOnce.Do(func() {
+		openapi3filter.RegisterBodyDecoder("application/vnd.oai.openapi", openapi3filter.PlainBodyDecoder)
+		loader := openapi3.NewLoader()
+		docLoaded, docErr = loader.LoadFromData(OpenAPIDocument)
+		if docErr != nil {
+			return
+		}
+		if docErr = docLoaded.Validate(context.Background()); docErr != nil {
+			return
+		}
+		docRouter, docErr = gorillamux.NewRouter(docLoaded)
+	})
+	if docErr != nil {
+		t.Fatalf("the OpenAPI document: %v", docErr)
+	}
+	return docLoaded, docRouter
+}
+
+// validateResponse checks a response against the OpenAPI document: its
+// status must be documented for the operation and its body must match.
+// Requests to routes the document does not have are left to the route test.
+func validateResponse(t *testing.T, req *http.Request, res *response) {
+	t.Helper()
+	_, router := openAPI(t)
+	vreq := req.Clone(context.Background())
+	vreq.URL.Scheme, vreq.URL.Host = "", ""
+	route, params, err := router.FindRoute(vreq)
+	if err != nil {
+		return
+	}
+	in := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.Status, Header: res.Header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+	out.SetBodyBytes(res.Body)
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		t.Errorf("%s %s → %d does not match the OpenAPI document: %v\nbody: %s", req.Method, req.URL.Path, res.Status, err, res.Body)
+	}
+}

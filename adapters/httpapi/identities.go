@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/app"
+)
+
+func (s *server) listIdentities(c *gin.Context) (int, any, error) {
+	q := newQuery(c)
+	identity := q.uuid("identity")
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	list, err := s.app.Identities.List(c.Request.Context(), principal(c), identity)
+	return http.StatusOK, viewAll(list, viewIdentity), err
+}
+
+// readIdentityInput reads the identity request body (spec §2).
+func readIdentityInput(c *gin.Context) (app.IdentityInput, error) {
+	in, err := readInput(c)
+	if err != nil {
+		return app.IdentityInput{}, err
+	}
+	ii := app.IdentityInput{Name: in.str("name"), EmailIdentifier: in.str("email_identifier"), Domain: in.str("domain")}
+	return ii, in.err()
+}
+
+func (s *server) createIdentity(c *gin.Context) (int, any, error) {
+	ii, err := readIdentityInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	ident, err := s.app.Identities.Create(c.Request.Context(), principal(c), ii)
+	return http.StatusCreated, viewIdentity(ident), err
+}
+
+func (s *server) getIdentity(c *gin.Context) (int, any, error) {
+	id, err := pathUUID(c, "uuid", "Identity")
+	if err != nil {
+		return 0, nil, err
+	}
+	ident, err := s.app.Identities.Get(c.Request.Context(), principal(c), id)
+	return http.StatusOK, viewIdentity(ident), err
+}
+
+func (s *server) updateIdentity(replace bool) handler {
+	return func(c *gin.Context) (int, any, error) {
+		id, err := pathUUID(c, "uuid", "Identity")
+		if err != nil {
+			return 0, nil, err
+		}
+		ii, err := readIdentityInput(c)
+		if err != nil {
+			return 0, nil, err
+		}
+		ident, err := s.app.Identities.Update(c.Request.Context(), principal(c), id, ii, replace)
+		return http.StatusOK, viewIdentity(ident), err
+	}
+}

@@ -1,0 +1,346 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/callsign/callsign/core"
+)
+
+// maxBodyBytes bounds every request body but uploads.
+const maxBodyBytes = 1 << 20
+
+// input is a request body read from JSON, form-encoded or multipart data,
+// with typed getters that record what is wrong under the field's name. A
+// handler reads every field, then asks err() once, so a caller hears about
+// every bad field at the same time.
+type input struct {
+	json     map[string]json.RawMessage
+	form     url.Values
+	files    map[string][]*multipart.FileHeader
+	problems core.Problems
+}
+
+var errTooLarge = core.TooLarge("Request body too large (limit 1 MiB).")
+
+// readInput parses the body of c by its content type. An empty body is an
+// empty input; JSON must be an object.
+func readInput(c *gin.Context) (*input, error) {
+	return readInputLimit(c, maxBodyBytes, errTooLarge)
+}
+
+func readInputLimit(c *gin.Context, limit int64, tooLarge error) (*input, error) {
+	in := &input{}
+	r := c.Request
+	r.Body = http.MaxBytesReader(c.Writer, r.Body, limit)
+	mediaType := ""
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		var err error
+		if mediaType, _, err = mime.ParseMediaType(ct); err != nil {
+			return nil, &core.Error{Kind: core.KindInvalid, Message: "Malformed Content-Type header.",
+				Fields: map[string][]string{core.NonFieldErrors: {"Malformed Content-Type header."}}}
+		}
+	}
+	var maxErr *http.MaxBytesError
+	switch mediaType {
+	case "multipart/form-data":
+		if err := r.ParseMultipartForm(8 << 20); err != nil {
+			if errors.As(err, &maxErr) {
+				return nil, tooLarge
+			}
+			return nil, malformed("Malformed multipart body: %v", err)
+		}
+		in.form, in.files = r.MultipartForm.Value, r.MultipartForm.File
+	case "application/x-www-form-urlencoded":
+		if err := r.ParseForm(); err != nil {
+			if errors.As(err, &maxErr) {
+				return nil, tooLarge
+			}
+			return nil, malformed("Malformed form body.")
+		}
+		in.form = r.PostForm
+	default:
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			if errors.As(err, &maxErr) {
+				return nil, tooLarge
+			}
+			return nil, err
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			return in, nil
+		}
+		if mediaType != "application/json" && mediaType != "" && !strings.HasSuffix(mediaType, "+json") {
+			return nil, &statusError{http.StatusUnsupportedMediaType, fmt.Sprintf("Unsupported media type %q in request.", mediaType)}
+		}
+		if err := json.Unmarshal(body, &in.json); err != nil || in.json == nil {
+			return nil, malformed("JSON parse error: the body must be a JSON object.")
+		}
+	}
+	return in, nil
+}
+
+func malformed(format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	return &core.Error{Kind: core.KindInvalid, Message: msg, Fields: map[string][]string{core.NonFieldErrors: {msg}}}
+}
+
+func (in *input) has(name string) bool {
+	if in.json != nil {
+		_, ok := in.json[name]
+		return ok
+	}
+	_, ok := in.form[name]
+	return ok
+}
+
+// str reads a string field; nil when absent. JSON null reads as "".
+func (in *input) str(name string) *string {
+	if in.json != nil {
+		raw, ok := in.json[name]
+		if !ok {
+			return nil
+		}
+		if string(raw) == "null" {
+			s := ""
+			return &s
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			in.problems.Add(name, "Not a valid string.")
+			return nil
+		}
+		return &s
+	}
+	vs, ok := in.form[name]
+	if !ok {
+		return nil
+	}
+	s := ""
+	if len(vs) > 0 {
+		s = vs[0]
+	}
+	return &s
+}
+
+// text reads a string field as a value, "" when absent.
+func (in *input) text(name string) string {
+	if s := in.str(name); s != nil {
+		return *s
+	}
+	return ""
+}
+
+// boolean reads a boolean field: JSON true/false, or in forms the words DRF
+// accepts ("true", "1", "yes", "on" and their opposites).
+func (in *input) boolean(name string) *bool {
+	if in.json != nil {
+		raw, ok := in.json[name]
+		if !ok {
+			return nil
+		}
+		var b bool
+		if err := json.Unmarshal(raw, &b); err == nil {
+			return &b
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			if b, ok := parseBool(s); ok {
+				return &b
+			}
+		}
+		in.problems.Add(name, "Must be a valid boolean.")
+		return nil
+	}
+	s := in.str(name)
+	if s == nil {
+		return nil
+	}
+	b, ok := parseBool(*s)
+	if !ok {
+		in.problems.Add(name, "Must be a valid boolean.")
+		return nil
+	}
+	return &b
+}
+
+// strList reads a list of strings: a JSON array or one comma-separated
+// string; in forms, repeated fields or one comma-separated value.
+func (in *input) strList(name string) ([]string, bool) {
+	var items []string
+	if in.json != nil {
+		raw, ok := in.json[name]
+		if !ok {
+			return nil, false
+		}
+		if string(raw) == "null" {
+			return nil, true
+		}
+		if err := json.Unmarshal(raw, &items); err != nil {
+			var one string
+			if err := json.Unmarshal(raw, &one); err != nil {
+				in.problems.Add(name, "Expected a list of strings.")
+				return nil, true
+			}
+			items = []string{one}
+		}
+	} else {
+		vs, ok := in.form[name]
+		if !ok {
+			return nil, false
+		}
+		items = vs
+	}
+	var out []string
+	for _, item := range items {
+		for _, part := range strings.Split(item, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out, true
+}
+
+func (in *input) err() error { return in.problems.Err() }
+
+func parseBool(s string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "1", "yes", "on", "t", "y":
+		return true, true
+	case "false", "0", "no", "off", "f", "n":
+		return false, true
+	}
+	return false, false
+}
+
+// query reads query parameters with the same habit of collecting problems.
+type query struct {
+	values   url.Values
+	problems core.Problems
+}
+
+func newQuery(c *gin.Context) *query { return &query{values: c.Request.URL.Query()} }
+
+func (q *query) str(name string) string { return strings.TrimSpace(q.values.Get(name)) }
+
+// uuid reads a UUID parameter in canonical form; "" when absent.
+func (q *query) uuid(name string) string {
+	s := q.str(name)
+	if s == "" {
+		return ""
+	}
+	u, err := uuid.Parse(s)
+	if err != nil {
+		q.problems.Add(name, "Must be a valid UUID.")
+		return ""
+	}
+	return u.String()
+}
+
+// boolean reads true/false; nil when absent.
+func (q *query) boolean(name string) *bool {
+	s := q.str(name)
+	if s == "" {
+		return nil
+	}
+	b, ok := parseBool(s)
+	if !ok {
+		q.problems.Add(name, "Must be a valid boolean.")
+		return nil
+	}
+	return &b
+}
+
+// integer reads an integer in [min, max]; def when absent.
+func (q *query) integer(name string, def, min, max int64) int64 {
+	s := q.str(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		q.problems.Add(name, "A valid integer is required.")
+		return def
+	}
+	if n < min || n > max {
+		q.problems.Add(name, "Ensure this value is between %d and %d.", min, max)
+		return def
+	}
+	return n
+}
+
+// time reads an ISO 8601 date-time; nil when absent.
+func (q *query) time(name string) *time.Time {
+	s := q.str(name)
+	if s == "" {
+		return nil
+	}
+	t, err := parseTime(s)
+	if err != nil {
+		q.problems.Add(name, "Datetime has wrong format. Use ISO 8601, such as 2026-11-21T08:00:00.123456Z.")
+		return nil
+	}
+	return &t
+}
+
+func (q *query) err() error { return q.problems.Err() }
+
+// parseTime accepts RFC 3339 with any fraction, and a space for the T;
+// a '+' that a client forgot to escape arrives as a space, and is put back.
+func parseTime(s string) (time.Time, error) {
+	if i := strings.LastIndexByte(s, ' '); i > 10 {
+		s = s[:i] + "+" + s[i+1:]
+	}
+	s = strings.Replace(s, " ", "T", 1)
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.UTC(), nil
+}
+
+// pathUUID reads a UUID path parameter; a malformed one is simply not found.
+func pathUUID(c *gin.Context, name, what string) (string, error) {
+	u, err := uuid.Parse(c.Param(name))
+	if err != nil {
+		return "", core.NotFound("%s not found.", what)
+	}
+	return u.String(), nil
+}
+
+// pathID reads an integer path parameter; anything else is not found.
+func pathID(c *gin.Context, name, what string) (int64, error) {
+	n, err := strconv.ParseInt(c.Param(name), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, core.NotFound("%s not found.", what)
+	}
+	return n, nil
+}
+
+// uuid reads a UUID field in canonical form; "" when absent or blank.
+func (in *input) uuid(name string) string {
+	s := in.str(name)
+	if s == nil || strings.TrimSpace(*s) == "" {
+		return ""
+	}
+	u, err := uuid.Parse(strings.TrimSpace(*s))
+	if err != nil {
+		in.problems.Add(name, "Must be a valid UUID.")
+		return ""
+	}
+	return u.String()
+}

@@ -1,0 +1,152 @@
+// Package httpapi is the REST API of spec §4 over Gin: routing, request
+// parsing, authentication, error shapes and the OpenAPI document. Handlers
+// translate HTTP into calls on the app's services and nothing more.
+package httpapi
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+)
+
+// Options configure the API.
+type Options struct {
+	Log *slog.Logger
+	// BaseURL is the public address, for absolute URLs in responses.
+	BaseURL string
+}
+
+type server struct {
+	app     *app.App
+	log     *slog.Logger
+	baseURL string
+}
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// New builds the API's handler.
+func New(a *app.App, opts Options) http.Handler {
+	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/")}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	e.Use(s.accessLog, gin.CustomRecoveryWithWriter(nil, s.recovered))
+	e.NoRoute(func(c *gin.Context) { s.fail(c, &statusError{http.StatusNotFound, "Not found."}) })
+	e.NoMethod(func(c *gin.Context) {
+		s.fail(c, &statusError{http.StatusMethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method)})
+	})
+	s.routes(e)
+	return e
+}
+
+// routes registers every route; the OpenAPI test walks the same table.
+func (s *server) routes(e *gin.Engine) {
+	api := e.Group("/api")
+	api.GET("/health/ping/", s.handle(s.ping))
+	api.GET("/schema/", s.schema)
+
+	authed := api.Group("", s.authenticate)
+	authed.GET("/health/whoami/", s.handle(s.whoami))
+
+	keys := authed.Group("/auth/keys")
+	keys.GET("/management/", s.handle(s.listKeys(core.KeyManagement)))
+	keys.POST("/management/", s.handle(s.createKey(false, s.app.Auth.CreateManagementKey)))
+	keys.GET("/management/:id/", s.handle(s.getKey(core.KeyManagement)))
+	keys.DELETE("/management/:id/", s.handle(s.deleteKey(core.KeyManagement)))
+	keys.GET("/identity/", s.handle(s.listKeys(core.KeyIdentity)))
+	keys.POST("/identity/", s.handle(s.createKey(true, s.app.Auth.CreateIdentityKey)))
+	keys.GET("/identity/:id/", s.handle(s.getKey(core.KeyIdentity)))
+	keys.DELETE("/identity/:id/", s.handle(s.deleteKey(core.KeyIdentity)))
+
+	authed.GET("/identities/", s.handle(s.listIdentities))
+	authed.POST("/identities/", s.handle(s.createIdentity))
+	authed.GET("/identities/:uuid/", s.handle(s.getIdentity))
+	authed.PUT("/identities/:uuid/", s.handle(s.updateIdentity(true)))
+	authed.PATCH("/identities/:uuid/", s.handle(s.updateIdentity(false)))
+}
+
+const principalKey = "callsign.principal"
+
+// authenticate resolves the bearer credentials or answers 401.
+func (s *server) authenticate(c *gin.Context) {
+	h := c.GetHeader("Authorization")
+	if h == "" {
+		s.fail(c, core.Unauthorized("Authentication credentials were not provided."))
+		return
+	}
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		s.fail(c, core.Unauthorized("Invalid Authorization header; use: Bearer <key>."))
+		return
+	}
+	p, err := s.app.Auth.Authenticate(c.Request.Context(), token)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Set(principalKey, p)
+	c.Next()
+}
+
+func principal(c *gin.Context) core.Principal {
+	p, _ := c.Get(principalKey)
+	return p.(core.Principal)
+}
+
+// accessLog writes one line per request. It logs the key's visible prefix,
+// never the key, and the path without its query string.
+func (s *server) accessLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	route := c.FullPath()
+	if route == "" {
+		route = "(unmatched)"
+	}
+	attrs := []any{
+		"method", c.Request.Method,
+		"route", route,
+		"path", c.Request.URL.Path,
+		"status", c.Writer.Status(),
+		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+		"remote", c.ClientIP(),
+	}
+	if p, ok := c.Get(principalKey); ok {
+		attrs = append(attrs, "key_prefix", p.(core.Principal).KeyPrefix)
+	}
+	s.log.Info("http request", attrs...)
+}
+
+func (s *server) recovered(c *gin.Context, err any) {
+	s.log.Error("panic serving request", "method", c.Request.Method, "route", c.FullPath(), "panic", fmt.Sprint(err))
+	c.AbortWithStatusJSON(http.StatusInternalServerError, detail{"A server error occurred."})
+}
+
+// handler is the shape of every route: it returns the status and body to
+// answer with, or an error for fail to render.
+type handler func(c *gin.Context) (int, any, error)
+
+// handle adapts a handler to Gin. A nil body answers with the status alone.
+func (s *server) handle(h handler) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		status, body, err := h(c)
+		switch {
+		case err != nil:
+			s.fail(c, err)
+		case body == nil:
+			c.Status(status)
+		default:
+			c.JSON(status, body)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/callsign/callsign/core"
+)
+
+type accountRow struct{ core.Account }
+type keyRow struct{ core.APIKey }
+type identityRow struct{ core.Identity }
+type inboxRow struct{ core.Inbox }
+
+func conflict(field, msg string) error {
+	return &core.Error{Kind: core.KindConflict, Message: msg, Fields: map[string][]string{field: {msg}}}
+}
+
+func (s *Store) CreateAccount(_ context.Context, a core.Account) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	for _, r := range s.accounts {
+		if strings.EqualFold(r.Email, a.Email) {
+			return conflict("email", "An account with this email already exists.")
+		}
+	}
+	s.accounts[a.ID] = &accountRow{a}
+	return nil
+}
+
+func (s *Store) Account(_ context.Context, id string) (core.Account, error) {
+	if err := s.lock(); err != nil {
+		return core.Account{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.accounts[id]
+	if !ok {
+		return core.Account{}, core.NotFound("Account not found.")
+	}
+	return r.Account, nil
+}
+
+func (s *Store) AccountByEmail(_ context.Context, email string) (core.Account, error) {
+	if err := s.lock(); err != nil {
+		return core.Account{}, err
+	}
+	defer s.mu.Unlock()
+	for _, r := range s.accounts {
+		if strings.EqualFold(r.Email, email) {
+			return r.Account, nil
+		}
+	}
+	return core.Account{}, core.NotFound("Account not found.")
+}
+
+func (s *Store) updateAccount(id string, f func(*core.Account)) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.accounts[id]
+	if !ok {
+		return core.NotFound("Account not found.")
+	}
+	f(&r.Account)
+	return nil
+}
+
+func (s *Store) SetSubscription(_ context.Context, id string, active bool) error {
+	return s.updateAccount(id, func(a *core.Account) { a.SubscriptionActive = active })
+}
+
+func (s *Store) SetPasswordHash(_ context.Context, id, hash string) error {
+	return s.updateAccount(id, func(a *core.Account) { a.PasswordHash = hash })
+}
+
+func (s *Store) DeleteAccount(_ context.Context, id string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.accounts[id]; !ok {
+		return core.NotFound("Account not found.")
+	}
+	delete(s.accounts, id)
+	for _, table := range s.accountTables() {
+		table(id)
+	}
+	return nil
+}
+
+// accountTables are the deleters of every table that belongs to an account;
+// each store file adds its own.
+func (s *Store) accountTables() []func(accountID string) {
+	return []func(string){
+		func(a string) { deleteWhere(s.keys, func(r *keyRow) bool { return r.AccountID == a }) },
+		func(a string) { deleteWhere(s.identities, func(r *identityRow) bool { return r.AccountID == a }) },
+		func(a string) { deleteWhere(s.inboxes, func(r *inboxRow) bool { return r.AccountID == a }) },
+	}
+}
+
+func deleteWhere[K comparable, V any](m map[K]V, match func(V) bool) {
+	for k, v := range m {
+		if match(v) {
+			delete(m, k)
+		}
+	}
+}
+
+// values returns the rows of m that match, sorted by less.
+func values[K comparable, V any](m map[K]V, match func(V) bool, less func(a, b V) bool) []V {
+	var out []V
+	for _, v := range m {
+		if match(v) {
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return less(out[i], out[j]) })
+	return out
+}
+
+func (s *Store) CreateKey(_ context.Context, k core.APIKey) (int64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.accounts[k.AccountID]; !ok {
+		return 0, core.NotFound("Account not found.")
+	}
+	k.ID = s.nextID()
+	s.keys[k.ID] = &keyRow{k}
+	return k.ID, nil
+}
+
+func (s *Store) KeyByHash(_ context.Context, hash []byte) (core.APIKey, error) {
+	if err := s.lock(); err != nil {
+		return core.APIKey{}, err
+	}
+	defer s.mu.Unlock()
+	for _, r := range s.keys {
+		if bytes.Equal(r.Hash, hash) {
+			return r.APIKey, nil
+		}
+	}
+	return core.APIKey{}, core.NotFound("Key not found.")
+}
+
+func (s *Store) Key(_ context.Context, accountID string, id int64) (core.APIKey, error) {
+	if err := s.lock(); err != nil {
+		return core.APIKey{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.keys[id]
+	if !ok || r.AccountID != accountID {
+		return core.APIKey{}, core.NotFound("Key not found.")
+	}
+	return r.APIKey, nil
+}
+
+func (s *Store) Keys(_ context.Context, accountID string, t core.KeyType, identityID string) ([]core.APIKey, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.keys, func(r *keyRow) bool {
+		return r.AccountID == accountID && r.Type == t && (identityID == "" || r.IdentityID == identityID)
+	}, func(a, b *keyRow) bool { return a.ID < b.ID })
+	out := make([]core.APIKey, len(rows))
+	for i, r := range rows {
+		out[i] = r.APIKey
+	}
+	return out, nil
+}
+
+func (s *Store) DeleteKey(_ context.Context, accountID string, id int64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.keys[id]
+	if !ok || r.AccountID != accountID {
+		return core.NotFound("Key not found.")
+	}
+	delete(s.keys, id)
+	return nil
+}
+
+func (s *Store) TouchKey(_ context.Context, id int64, at time.Time) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if r, ok := s.keys[id]; ok {
+		r.LastUsedAt = &at
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package memory
+
+import (
+	"context"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+)
+
+func (s *Store) CreateIdentity(_ context.Context, ident core.Identity, inbox core.Inbox) (int64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.accounts[ident.AccountID]; !ok {
+		return 0, core.NotFound("Account not found.")
+	}
+	for _, r := range s.identities {
+		if r.AccountID == ident.AccountID && r.Name == ident.Name {
+			return 0, conflict("name", "An identity with this name already exists.")
+		}
+	}
+	if err := s.addressFree(inbox.Email); err != nil {
+		return 0, err
+	}
+	ident.Inbox = inbox.Email
+	s.identities[ident.ID] = &identityRow{ident}
+	inbox.ID = s.nextID()
+	s.inboxes[inbox.ID] = &inboxRow{inbox}
+	return inbox.ID, nil
+}
+
+func (s *Store) addressFree(email string) error {
+	for _, r := range s.inboxes {
+		if strings.EqualFold(r.Email, email) {
+			return conflict("email", "This address is already taken.")
+		}
+	}
+	return nil
+}
+
+func (s *Store) Identity(_ context.Context, accountID, id string) (core.Identity, error) {
+	if err := s.lock(); err != nil {
+		return core.Identity{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.identities[id]
+	if !ok || r.AccountID != accountID {
+		return core.Identity{}, core.NotFound("Identity not found.")
+	}
+	return r.Identity, nil
+}
+
+func (s *Store) Identities(_ context.Context, scope core.Scope) ([]core.Identity, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.identities, func(r *identityRow) bool { return scope.Allows(r.AccountID, r.ID) },
+		func(a, b *identityRow) bool { return before(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+	out := make([]core.Identity, len(rows))
+	for i, r := range rows {
+		out[i] = r.Identity
+	}
+	return out, nil
+}
+
+func (s *Store) UpdateIdentity(_ context.Context, ident core.Identity) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.identities[ident.ID]
+	if !ok || r.AccountID != ident.AccountID {
+		return core.NotFound("Identity not found.")
+	}
+	for _, o := range s.identities {
+		if o.ID != ident.ID && o.AccountID == ident.AccountID && o.Name == ident.Name {
+			return conflict("name", "An identity with this name already exists.")
+		}
+	}
+	r.Name, r.UpdatedAt = ident.Name, ident.UpdatedAt
+	return nil
+}
+
+func (s *Store) IdentityNameTaken(_ context.Context, accountID, name string) (bool, error) {
+	if err := s.lock(); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	for _, r := range s.identities {
+		if r.AccountID == accountID && r.Name == name {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (s *Store) CreateInbox(_ context.Context, in core.Inbox) (int64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if r, ok := s.identities[in.IdentityID]; !ok || r.AccountID != in.AccountID {
+		return 0, core.NotFound("Identity not found.")
+	}
+	if err := s.addressFree(in.Email); err != nil {
+		return 0, err
+	}
+	in.ID = s.nextID()
+	s.inboxes[in.ID] = &inboxRow{in}
+	return in.ID, nil
+}
+
+func (s *Store) Inbox(_ context.Context, id int64) (core.Inbox, error) {
+	if err := s.lock(); err != nil {
+		return core.Inbox{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.inboxes[id]
+	if !ok {
+		return core.Inbox{}, core.NotFound("Inbox not found.")
+	}
+	return r.Inbox, nil
+}
+
+func (s *Store) InboxByEmail(_ context.Context, email string) (core.Inbox, error) {
+	if err := s.lock(); err != nil {
+		return core.Inbox{}, err
+	}
+	defer s.mu.Unlock()
+	for _, r := range s.inboxes {
+		if strings.EqualFold(r.Email, email) {
+			return r.Inbox, nil
+		}
+	}
+	return core.Inbox{}, core.NotFound("Inbox not found.")
+}
+
+func (s *Store) Inboxes(_ context.Context, scope core.Scope) ([]core.Inbox, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.inboxes, func(r *inboxRow) bool { return scope.Allows(r.AccountID, r.IdentityID) },
+		func(a, b *inboxRow) bool { return a.ID > b.ID })
+	out := make([]core.Inbox, len(rows))
+	for i, r := range rows {
+		out[i] = r.Inbox
+	}
+	return out, nil
+}

@@ -1,0 +1,124 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/callsign/callsign/core"
+)
+
+type accountRow struct {
+	ID                 string `db:"id"`
+	Email              string `db:"email"`
+	PasswordHash       string `db:"password_hash"`
+	SubscriptionActive bool   `db:"subscription_active"`
+	CreatedAt          int64  `db:"created_at"`
+}
+
+func (r accountRow) core() core.Account {
+	return core.Account{ID: r.ID, Email: r.Email, PasswordHash: r.PasswordHash, SubscriptionActive: r.SubscriptionActive, CreatedAt: fromUS(r.CreatedAt)}
+}
+
+const accountColumns = "id, email, password_hash, subscription_active, created_at"
+
+func (db *DB) CreateAccount(ctx context.Context, a core.Account) error {
+	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO accounts (`+accountColumns+`) VALUES (?, ?, ?, ?, ?)`),
+		a.ID, a.Email, a.PasswordHash, a.SubscriptionActive, us(a.CreatedAt))
+	return conflictOr(err, map[string]string{"email": "An account with this email already exists."})
+}
+
+func (db *DB) Account(ctx context.Context, id string) (core.Account, error) {
+	var r accountRow
+	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+accountColumns+` FROM accounts WHERE id = ?`), id)
+	return r.core(), notFound(err, "Account")
+}
+
+func (db *DB) AccountByEmail(ctx context.Context, email string) (core.Account, error) {
+	var r accountRow
+	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+accountColumns+` FROM accounts WHERE lower(email) = lower(?)`), email)
+	return r.core(), notFound(err, "Account")
+}
+
+// execOne runs an update or delete that must touch exactly one row.
+func (db *DB) execOne(ctx context.Context, what, query string, args ...any) error {
+	res, err := db.w.ExecContext(ctx, db.q(query), args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return notFound(sql.ErrNoRows, what)
+	}
+	return nil
+}
+
+func (db *DB) SetSubscription(ctx context.Context, id string, active bool) error {
+	return db.execOne(ctx, "Account", `UPDATE accounts SET subscription_active = ? WHERE id = ?`, active, id)
+}
+
+func (db *DB) SetPasswordHash(ctx context.Context, id, hash string) error {
+	return db.execOne(ctx, "Account", `UPDATE accounts SET password_hash = ? WHERE id = ?`, hash, id)
+}
+
+// DeleteAccount relies on ON DELETE CASCADE for everything the account owns.
+func (db *DB) DeleteAccount(ctx context.Context, id string) error {
+	return db.execOne(ctx, "Account", `DELETE FROM accounts WHERE id = ?`, id)
+}
+
+type keyRow struct {
+	ID         int64          `db:"id"`
+	AccountID  string         `db:"account_id"`
+	Type       string         `db:"key_type"`
+	IdentityID sql.NullString `db:"identity_id"`
+	Name       string         `db:"name"`
+	Prefix     string         `db:"prefix"`
+	Hash       []byte         `db:"hash"`
+	CreatedAt  int64          `db:"created_at"`
+	LastUsedAt sql.NullInt64  `db:"last_used_at"`
+}
+
+func (r keyRow) core() core.APIKey {
+	return core.APIKey{ID: r.ID, AccountID: r.AccountID, Type: core.KeyType(r.Type), IdentityID: r.IdentityID.String,
+		Name: r.Name, Prefix: r.Prefix, Hash: r.Hash, CreatedAt: fromUS(r.CreatedAt), LastUsedAt: fromNullUS(r.LastUsedAt)}
+}
+
+const keyColumns = "id, account_id, key_type, identity_id, name, prefix, hash, created_at, last_used_at"
+
+func (db *DB) CreateKey(ctx context.Context, k core.APIKey) (int64, error) {
+	var id int64
+	err := db.w.QueryRowxContext(ctx, db.q(`INSERT INTO api_keys (account_id, key_type, identity_id, name, prefix, hash, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		k.AccountID, string(k.Type), nullString(k.IdentityID), k.Name, k.Prefix, k.Hash, us(k.CreatedAt)).Scan(&id)
+	return id, conflictOr(err, nil)
+}
+
+func (db *DB) KeyByHash(ctx context.Context, hash []byte) (core.APIKey, error) {
+	var r keyRow
+	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`), hash)
+	return r.core(), notFound(err, "Key")
+}
+
+func (db *DB) Key(ctx context.Context, accountID string, id int64) (core.APIKey, error) {
+	var r keyRow
+	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+keyColumns+` FROM api_keys WHERE id = ? AND account_id = ?`), id, accountID)
+	return r.core(), notFound(err, "Key")
+}
+
+func (db *DB) Keys(ctx context.Context, accountID string, t core.KeyType, identityID string) ([]core.APIKey, error) {
+	var rows []keyRow
+	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+keyColumns+` FROM api_keys
+		WHERE account_id = ? AND key_type = ? AND (? = '' OR identity_id = ?) ORDER BY id`),
+		accountID, string(t), identityID, nullString(identityID))
+	return toCore(rows), err
+}
+
+func (db *DB) DeleteKey(ctx context.Context, accountID string, id int64) error {
+	return db.execOne(ctx, "Key", `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, id, accountID)
+}
+
+func (db *DB) TouchKey(ctx context.Context, id int64, at time.Time) error {
+	_, err := db.w.ExecContext(ctx, db.q(`UPDATE api_keys SET last_used_at = ? WHERE id = ?`), us(at), id)
+	return err
+}

@@ -1,0 +1,311 @@
+// Package sqlstore is the SQL implementation of every store port, over sqlx,
+// for two dialects: an embedded SQLite database (modernc.org/sqlite, pure Go)
+// and PostgreSQL (pgx's database/sql driver). One set of queries serves both:
+// placeholders are written as '?' and rebound, times are stored as integer
+// microseconds since the epoch (exact, sortable, the same in both), and the
+// few statements that must differ are chosen by dialect.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/jmoiron/sqlx"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+	"modernc.org/sqlite"
+
+	"github.com/callsign/callsign/core"
+)
+
+// Dialect names the SQL flavour behind a DB.
+type Dialect string
+
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+func init() {
+	// sqlx knows pgx's bind style but not modernc's driver name.
+	sqlx.BindDriver("sqlite", sqlx.QUESTION)
+}
+
+// DB is the SQL store. SQLite gets one writing connection (SQLite has one
+// writer at a time anyway; a single connection turns lock contention into a
+// queue) beside a pool of read-only connections that WAL lets run alongside
+// it. PostgreSQL uses one pool for both.
+type DB struct {
+	dialect Dialect
+	w       *sqlx.DB // writes and transactions
+	r       *sqlx.DB // reads
+}
+
+// Options tune Open.
+type Options struct {
+	// ReadConns bounds the SQLite read pool; 0 means a default.
+	ReadConns int
+}
+
+// Open connects to databaseURL: a postgres:// or postgresql:// URL, or a
+// SQLite file path (or file: URI). It does not migrate; call Migrate.
+func Open(ctx context.Context, databaseURL string, opts Options) (*DB, error) {
+	var db *DB
+	var err error
+	if IsPostgresURL(databaseURL) {
+		db, err = openPostgres(databaseURL)
+	} else {
+		db, err = openSQLite(databaseURL, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connecting to the %s database: %w", db.dialect, err)
+	}
+	return db, nil
+}
+
+// IsPostgresURL reports whether a database URL selects PostgreSQL.
+func IsPostgresURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+func openPostgres(u string) (*DB, error) {
+	db, err := sqlx.Open("pgx", u)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(32)
+	db.SetMaxIdleConns(32)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	return &DB{dialect: Postgres, w: db, r: db}, nil
+}
+
+// sqlitePragmas make every connection durable (synchronous=FULL: an
+// acknowledged write survives power loss) and safe (foreign keys on).
+const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+
+func openSQLite(path string, opts Options) (*DB, error) {
+	path = strings.TrimPrefix(path, "file:")
+	if i := strings.IndexByte(path, '?'); i >= 0 {
+		return nil, fmt.Errorf("SQLite path %q: options in the path are not supported", path)
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating the database directory: %w", err)
+		}
+	}
+	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + sqlitePragmas
+	// IMMEDIATE transactions take the write lock at BEGIN, so a transaction
+	// never fails halfway on a lock upgrade.
+	w, err := sqlx.Open("sqlite", base+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sqlx.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	n := opts.ReadConns
+	if n <= 0 {
+		n = 8
+	}
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxLifetime(0)
+	return &DB{dialect: SQLite, w: w, r: r}, nil
+}
+
+// Dialect reports which database this is.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Close closes every connection.
+func (db *DB) Close() error {
+	err := db.w.Close()
+	if db.r != db.w {
+		err = errors.Join(err, db.r.Close())
+	}
+	return err
+}
+
+// Ping checks that the database answers a query.
+func (db *DB) Ping(ctx context.Context) error {
+	var one int
+	return db.r.QueryRowxContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// Migrate applies every embedded migration not yet applied. On PostgreSQL a
+// session lock keeps two instances starting together from racing.
+func (db *DB) Migrate(ctx context.Context) error {
+	p, err := db.migrator(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = p.Up(ctx)
+	if err != nil {
+		return fmt.Errorf("migrating the %s database: %w", db.dialect, err)
+	}
+	return nil
+}
+
+// SchemaVersion is the newest applied migration.
+func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
+	p, err := db.migrator(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return p.GetDBVersion(ctx)
+}
+
+func (db *DB) migrator(ctx context.Context) (*goose.Provider, error) {
+	dir, err := fs.Sub(migrations, "migrations/"+string(db.dialect))
+	if err != nil {
+		return nil, err
+	}
+	dialect := goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if db.dialect == Postgres {
+		dialect = goose.DialectPostgres
+		// The lock is per schema, so instances sharing a schema take turns
+		// while unrelated schemas of one server do not wait on each other.
+		var schema string
+		if err := db.w.GetContext(ctx, &schema, "SELECT current_schema()"); err != nil {
+			return nil, err
+		}
+		h := fnv.New64a()
+		h.Write([]byte("callsign-migrations:" + schema))
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64()>>1)), lock.WithLockTimeout(1, 300))
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	return goose.NewProvider(dialect, db.w.DB, dir, opts...)
+}
+
+// tx runs f in a transaction on the writing connection, committing when f
+// returns nil.
+func (db *DB) tx(ctx context.Context, f func(tx *sqlx.Tx) error) error {
+	tx, err := db.w.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// q rebinds a query written with '?' placeholders for this dialect.
+func (db *DB) q(query string) string {
+	if db.dialect == Postgres {
+		return sqlx.Rebind(sqlx.DOLLAR, query)
+	}
+	return query
+}
+
+// notFound turns sql.ErrNoRows into a core NotFound error.
+func notFound(err error, what string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.NotFound("%s not found.", what)
+	}
+	return err
+}
+
+// uniqueField reports the field behind a uniqueness violation, or "" when
+// err is none. Unique indexes are named "<table>__<field>"; SQLite names
+// the columns of a plain unique index instead, and then the last column is
+// the field.
+func uniqueField(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" {
+		if _, field, ok := strings.Cut(pe.ConstraintName, "__"); ok {
+			return field
+		}
+		return pe.ConstraintName
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) && (se.Code() == 2067 || se.Code() == 1555) {
+		msg := se.Error()
+		if _, idx, ok := strings.Cut(msg, "index '"); ok {
+			idx, _, _ = strings.Cut(idx, "'")
+			_, field, _ := strings.Cut(idx, "__")
+			return field
+		}
+		if _, cols, ok := strings.Cut(msg, "failed: "); ok {
+			cols, _, _ = strings.Cut(cols, " (")
+			last := cols[strings.LastIndexByte(cols, ',')+1:]
+			return strings.TrimSpace(last[strings.LastIndexByte(last, '.')+1:])
+		}
+		return "unknown"
+	}
+	return ""
+}
+
+// conflictOr turns a uniqueness violation into a core Conflict naming its
+// field, and passes every other error through.
+func conflictOr(err error, messages map[string]string) error {
+	field := uniqueField(err)
+	if field == "" {
+		return err
+	}
+	msg, ok := messages[field]
+	if !ok {
+		msg = "This value is already taken."
+	}
+	return &core.Error{Kind: core.KindConflict, Message: msg, Fields: map[string][]string{field: {msg}}}
+}
+
+// Microsecond timestamps: the one time format of both dialects.
+func us(t time.Time) int64 { return t.UnixMicro() }
+
+func fromUS(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func nullUS(t *time.Time) sql.NullInt64 {
+	if t == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
+func fromNullUS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromUS(v.Int64)
+	return &t
+}
+
+// nullString stores "" as NULL, for optional references.
+func nullString(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
+// toCore converts scanned rows into domain values.
+func toCore[R interface{ core() T }, T any](rows []R) []T {
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = r.core()
+	}
+	return out
+}

@@ -1,0 +1,128 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/callsign/callsign/core"
+)
+
+type identityRow struct {
+	ID        string         `db:"id"`
+	AccountID string         `db:"account_id"`
+	Name      string         `db:"name"`
+	Inbox     sql.NullString `db:"inbox"`
+	Phone     sql.NullString `db:"phone"`
+	CreatedAt int64          `db:"created_at"`
+	UpdatedAt int64          `db:"updated_at"`
+}
+
+func (r identityRow) core() core.Identity {
+	return core.Identity{ID: r.ID, AccountID: r.AccountID, Name: r.Name, Inbox: r.Inbox.String, Phone: r.Phone.String,
+		CreatedAt: fromUS(r.CreatedAt), UpdatedAt: fromUS(r.UpdatedAt)}
+}
+
+// identitySelect joins an identity's first inbox address and its phone number.
+const identitySelect = `SELECT i.id, i.account_id, i.name, i.created_at, i.updated_at,
+	(SELECT b.email FROM inboxes b WHERE b.identity_id = i.id ORDER BY b.id LIMIT 1) AS inbox,
+	NULL AS phone
+	FROM identities i`
+
+var identityConflicts = map[string]string{
+	"name":  "An identity with this name already exists.",
+	"email": "This address is already taken.",
+}
+
+func (db *DB) CreateIdentity(ctx context.Context, ident core.Identity, inbox core.Inbox) (int64, error) {
+	var inboxID int64
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO identities (id, account_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`),
+			ident.ID, ident.AccountID, ident.Name, us(ident.CreatedAt), us(ident.UpdatedAt)); err != nil {
+			return err
+		}
+		var err error
+		inboxID, err = db.insertInbox(ctx, tx, inbox)
+		return err
+	})
+	return inboxID, conflictOr(err, identityConflicts)
+}
+
+func (db *DB) insertInbox(ctx context.Context, ext sqlx.ExtContext, in core.Inbox) (int64, error) {
+	var id int64
+	err := ext.QueryRowxContext(ctx, db.q(`INSERT INTO inboxes (uuid, account_id, identity_id, email, created_at)
+		VALUES (?, ?, ?, ?, ?) RETURNING id`), in.UUID, in.AccountID, in.IdentityID, in.Email, us(in.CreatedAt)).Scan(&id)
+	return id, err
+}
+
+func (db *DB) Identity(ctx context.Context, accountID, id string) (core.Identity, error) {
+	var r identityRow
+	err := db.r.GetContext(ctx, &r, db.q(identitySelect+` WHERE i.id = ? AND i.account_id = ?`), id, accountID)
+	return r.core(), notFound(err, "Identity")
+}
+
+func (db *DB) Identities(ctx context.Context, scope core.Scope) ([]core.Identity, error) {
+	if scope.Empty {
+		return nil, nil
+	}
+	var rows []identityRow
+	err := db.r.SelectContext(ctx, &rows, db.q(identitySelect+` WHERE i.account_id = ? AND (? = '' OR i.id = ?)
+		ORDER BY i.created_at, i.id`), scope.AccountID, scope.IdentityID, nullString(scope.IdentityID))
+	return toCore(rows), err
+}
+
+func (db *DB) UpdateIdentity(ctx context.Context, ident core.Identity) error {
+	err := db.execOne(ctx, "Identity", `UPDATE identities SET name = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
+		ident.Name, us(ident.UpdatedAt), ident.ID, ident.AccountID)
+	return conflictOr(err, identityConflicts)
+}
+
+func (db *DB) IdentityNameTaken(ctx context.Context, accountID, name string) (bool, error) {
+	var n int
+	err := db.r.GetContext(ctx, &n, db.q(`SELECT COUNT(*) FROM identities WHERE account_id = ? AND name = ?`), accountID, name)
+	return n > 0, err
+}
+
+type inboxRow struct {
+	ID         int64  `db:"id"`
+	UUID       string `db:"uuid"`
+	AccountID  string `db:"account_id"`
+	IdentityID string `db:"identity_id"`
+	Email      string `db:"email"`
+	CreatedAt  int64  `db:"created_at"`
+}
+
+func (r inboxRow) core() core.Inbox {
+	return core.Inbox{ID: r.ID, UUID: r.UUID, AccountID: r.AccountID, IdentityID: r.IdentityID, Email: r.Email, CreatedAt: fromUS(r.CreatedAt)}
+}
+
+const inboxColumns = "id, uuid, account_id, identity_id, email, created_at"
+
+func (db *DB) CreateInbox(ctx context.Context, in core.Inbox) (int64, error) {
+	id, err := db.insertInbox(ctx, db.w, in)
+	return id, conflictOr(err, identityConflicts)
+}
+
+func (db *DB) Inbox(ctx context.Context, id int64) (core.Inbox, error) {
+	var r inboxRow
+	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+inboxColumns+` FROM inboxes WHERE id = ?`), id)
+	return r.core(), notFound(err, "Inbox")
+}
+
+func (db *DB) InboxByEmail(ctx context.Context, email string) (core.Inbox, error) {
+	var r inboxRow
+	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+inboxColumns+` FROM inboxes WHERE email = lower(?)`), email)
+	return r.core(), notFound(err, "Inbox")
+}
+
+func (db *DB) Inboxes(ctx context.Context, scope core.Scope) ([]core.Inbox, error) {
+	if scope.Empty {
+		return nil, nil
+	}
+	var rows []inboxRow
+	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+inboxColumns+` FROM inboxes
+		WHERE account_id = ? AND (? = '' OR identity_id = ?) ORDER BY id DESC`),
+		scope.AccountID, scope.IdentityID, nullString(scope.IdentityID))
+	return toCore(rows), err
+}

@@ -1,0 +1,90 @@
+// Package sqlstoretest opens throwaway SQL stores for tests: a SQLite file in
+// a temporary directory, and, when CALLSIGN_TEST_POSTGRES_URL is set, a
+// fresh PostgreSQL schema that is dropped when the test ends. When that
+// variable is set, an unreachable server fails the test: CI sets it so that
+// PostgreSQL coverage can never be skipped by accident.
+package sqlstoretest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/callsign/callsign/adapters/sqlstore"
+)
+
+// PostgresURLVar names the variable that turns the PostgreSQL tests on.
+const PostgresURLVar = "CALLSIGN_TEST_POSTGRES_URL"
+
+// Dialects lists the dialects this run covers: SQLite always, PostgreSQL
+// when CALLSIGN_TEST_POSTGRES_URL is set.
+func Dialects() []sqlstore.Dialect {
+	if os.Getenv(PostgresURLVar) != "" {
+		return []sqlstore.Dialect{sqlstore.SQLite, sqlstore.Postgres}
+	}
+	return []sqlstore.Dialect{sqlstore.SQLite}
+}
+
+// URL makes an empty database of the dialect and returns its URL; the
+// database is removed when the test ends.
+func URL(t testing.TB, d sqlstore.Dialect) string {
+	t.Helper()
+	if d == sqlstore.SQLite {
+		return filepath.Join(t.TempDir(), "callsign.db")
+	}
+	base := os.Getenv(PostgresURLVar)
+	if base == "" {
+		t.Fatalf("%s is not set", PostgresURLVar)
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("%s: %v", PostgresURLVar, err)
+	}
+	defer admin.Close()
+	schema := "t_" + randomHex(8)
+	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("PostgreSQL at %s is not usable: %v", PostgresURLVar, err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		_, _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", PostgresURLVar, err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Open opens and migrates an empty store of the dialect, closed when the test ends.
+func Open(t testing.TB, d sqlstore.Dialect) *sqlstore.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlstore.Open(ctx, URL(t, d), sqlstore.Options{})
+	if err != nil {
+		t.Fatalf("opening %s: %v", d, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrating %s: %v", d, err)
+	}
+	return db
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,88 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+)
+
+// Accounts is the administrative side of accounts: what the CLI does.
+type Accounts struct{ *base }
+
+// Bootstrap is a new account with its first management key.
+type Bootstrap struct {
+	Account       core.Account
+	ManagementKey string
+}
+
+// MinAccountPassword is the shortest account password accepted.
+const MinAccountPassword = 10
+
+// Create makes an account with an active subscription and its first
+// management key. password may be empty: the account then signs in with
+// keys only until one is set.
+func (s *Accounts) Create(ctx context.Context, email, password string) (Bootstrap, error) {
+	email, err := core.NormalizeEmail("email", email)
+	if err != nil {
+		return Bootstrap{}, err
+	}
+	acct := core.Account{ID: s.deps.IDs.NewUUID(), Email: email, SubscriptionActive: true, CreatedAt: s.now()}
+	if password != "" {
+		if acct.PasswordHash, err = s.hashPassword(password); err != nil {
+			return Bootstrap{}, err
+		}
+	}
+	if err := s.deps.Store.CreateAccount(ctx, acct); err != nil {
+		return Bootstrap{}, err
+	}
+	key, err := (&Auth{s.base}).mintKey(ctx, acct.ID, core.KeyManagement, "", "bootstrap")
+	if err != nil {
+		return Bootstrap{}, err
+	}
+	return Bootstrap{Account: acct, ManagementKey: key.Secret}, nil
+}
+
+// SetSubscription turns an account's subscription on or off (the path a
+// billing integration calls).
+func (s *Accounts) SetSubscription(ctx context.Context, accountID string, active bool) error {
+	return s.deps.Store.SetSubscription(ctx, accountID, active)
+}
+
+// SetPassword sets or replaces an account's sign-in password.
+func (s *Accounts) SetPassword(ctx context.Context, accountID, password string) error {
+	hash, err := s.hashPassword(password)
+	if err != nil {
+		return err
+	}
+	return s.deps.Store.SetPasswordHash(ctx, accountID, hash)
+}
+
+// Delete removes an account with everything it owns.
+func (s *Accounts) Delete(ctx context.Context, accountID string) error {
+	return s.deps.Store.DeleteAccount(ctx, accountID)
+}
+
+// Find resolves an account by uuid or, when the argument has an @, by email:
+// the CLI takes either.
+func (s *Accounts) Find(ctx context.Context, idOrEmail string) (core.Account, error) {
+	if strings.Contains(idOrEmail, "@") {
+		email, err := core.NormalizeEmail("email", idOrEmail)
+		if err != nil {
+			return core.Account{}, err
+		}
+		return s.deps.Store.AccountByEmail(ctx, email)
+	}
+	return s.deps.Store.Account(ctx, idOrEmail)
+}
+
+func (s *Accounts) hashPassword(password string) (string, error) {
+	if len([]rune(password)) < MinAccountPassword {
+		return "", core.Invalid("password", "Ensure this field has at least %d characters.", MinAccountPassword)
+	}
+	if s.deps.Hasher == nil {
+		return "", errors.New("no password hasher configured")
+	}
+	return s.deps.Hasher.Hash(password)
+}

@@ -1,0 +1,70 @@
+// Package app holds Callsign's use cases, one service per resource group.
+// Every rule of the spec that needs more than pure data lives here; the
+// adapters translate protocols into calls on these services.
+package app
+
+import (
+	"crypto/rand"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Deps is everything the use cases need from the outside.
+type Deps struct {
+	Store  ports.Store
+	Clock  ports.Clock
+	IDs    ports.IDs
+	Hasher ports.PasswordHasher
+	Log    *slog.Logger
+	// Random is the crypto source for keys, names and passwords; nil means crypto/rand.
+	Random io.Reader
+	// MailDomains are the platform's mail domains; the first is the default.
+	MailDomains []string
+}
+
+// App is the set of services, built once and shared by every driving adapter.
+type App struct {
+	Accounts   *Accounts
+	Auth       *Auth
+	Identities *Identities
+	Health     *Health
+}
+
+// New builds the services over deps.
+func New(deps Deps) *App {
+	if deps.Random == nil {
+		deps.Random = rand.Reader
+	}
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	base := &base{deps: deps}
+	return &App{
+		Accounts:   &Accounts{base},
+		Auth:       &Auth{base},
+		Identities: &Identities{base},
+		Health:     &Health{base},
+	}
+}
+
+// base is what every service shares.
+type base struct {
+	deps Deps
+}
+
+// now is the current time at the precision the stores keep.
+func (b *base) now() time.Time {
+	return b.deps.Clock.Now().UTC().Truncate(time.Microsecond)
+}
+
+// requireManagement refuses identity keys on account-level operations.
+func requireManagement(p core.Principal) error {
+	if !p.IsManagement() {
+		return core.Forbidden("An identity-scoped key cannot perform this action; use a management key.")
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/callsign/callsign/core"
+)
+
+// Auth authenticates requests and manages API keys (spec §5).
+type Auth struct{ *base }
+
+// touchInterval bounds how often a key's last_used_dt is written: a write on
+// every request would turn every read into a write.
+const touchInterval = time.Minute
+
+// MaxKeyNameLength bounds a key's name.
+const MaxKeyNameLength = 100
+
+var errBadKey = core.Unauthorized("Invalid API key.")
+
+// Authenticate resolves a presented API key to the principal it acts for.
+func (s *Auth) Authenticate(ctx context.Context, presented string) (core.Principal, error) {
+	t, ok := core.ParseKeyType(presented)
+	if !ok {
+		return core.Principal{}, errBadKey
+	}
+	k, err := s.deps.Store.KeyByHash(ctx, core.HashKey(presented))
+	if core.KindOf(err) == core.KindNotFound {
+		return core.Principal{}, errBadKey
+	}
+	if err != nil {
+		return core.Principal{}, err
+	}
+	// The lookup already matched the hash; the constant-time comparison keeps
+	// the decision itself free of timing differences.
+	if !core.KeyMatches(presented, k.Hash) || k.Type != t {
+		return core.Principal{}, errBadKey
+	}
+	now := s.now()
+	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= touchInterval {
+		if err := s.deps.Store.TouchKey(ctx, k.ID, now); err != nil {
+			s.deps.Log.Warn("recording key use failed", "key_prefix", k.Prefix, "err", err)
+		}
+	}
+	return core.Principal{AccountID: k.AccountID, KeyType: k.Type, IdentityID: k.IdentityID, KeyID: k.ID, KeyPrefix: k.Prefix}, nil
+}
+
+// KeyInput is what a caller may set on a new key.
+type KeyInput struct {
+	Name     string
+	Identity string // identity keys: the identity's uuid
+}
+
+// CreateManagementKey mints a management key; identity keys may not.
+func (s *Auth) CreateManagementKey(ctx context.Context, p core.Principal, in KeyInput) (core.NewKey, error) {
+	if err := requireManagement(p); err != nil {
+		return core.NewKey{}, err
+	}
+	if err := validateKeyName(in.Name); err != nil {
+		return core.NewKey{}, err
+	}
+	return s.mintKey(ctx, p.AccountID, core.KeyManagement, "", in.Name)
+}
+
+// CreateIdentityKey mints a key fenced to one identity. A management key
+// must name the identity; an identity key may mint keys for its own identity
+// only (which widens nothing).
+func (s *Auth) CreateIdentityKey(ctx context.Context, p core.Principal, in KeyInput) (core.NewKey, error) {
+	if err := validateKeyName(in.Name); err != nil {
+		return core.NewKey{}, err
+	}
+	identityID, err := p.Scope(in.Identity).Single("identity")
+	if err != nil {
+		return core.NewKey{}, err
+	}
+	if _, err := s.deps.Store.Identity(ctx, p.AccountID, identityID); err != nil {
+		if core.KindOf(err) == core.KindNotFound {
+			return core.NewKey{}, core.Invalid("identity", "Identity not found.")
+		}
+		return core.NewKey{}, err
+	}
+	return s.mintKey(ctx, p.AccountID, core.KeyIdentity, identityID, in.Name)
+}
+
+func (s *Auth) mintKey(ctx context.Context, accountID string, t core.KeyType, identityID, name string) (core.NewKey, error) {
+	k, err := core.MintKey(t, s.deps.Random)
+	if err != nil {
+		return core.NewKey{}, err
+	}
+	k.Record.AccountID, k.Record.IdentityID, k.Record.Name, k.Record.CreatedAt = accountID, identityID, name, s.now()
+	if k.Record.ID, err = s.deps.Store.CreateKey(ctx, k.Record); err != nil {
+		return core.NewKey{}, err
+	}
+	return k, nil
+}
+
+func validateKeyName(name string) error {
+	if len([]rune(name)) > MaxKeyNameLength {
+		return core.Invalid("name", "Ensure this field has no more than %d characters.", MaxKeyNameLength)
+	}
+	if strings.ContainsAny(name, "\r\n\x00") {
+		return core.Invalid("name", "Line breaks are not allowed.")
+	}
+	return nil
+}
+
+// ListKeys lists keys of one type: management keys for management keys
+// only; identity keys in scope.
+func (s *Auth) ListKeys(ctx context.Context, p core.Principal, t core.KeyType, requestedIdentity string) ([]core.APIKey, error) {
+	if t == core.KeyManagement {
+		if err := requireManagement(p); err != nil {
+			return nil, err
+		}
+		return s.deps.Store.Keys(ctx, p.AccountID, t, "")
+	}
+	scope := p.Scope(requestedIdentity)
+	if scope.Empty {
+		return nil, nil
+	}
+	return s.deps.Store.Keys(ctx, p.AccountID, t, scope.IdentityID)
+}
+
+// Key shows one key of type t.
+func (s *Auth) Key(ctx context.Context, p core.Principal, t core.KeyType, id int64) (core.APIKey, error) {
+	if t == core.KeyManagement {
+		if err := requireManagement(p); err != nil {
+			return core.APIKey{}, err
+		}
+	}
+	k, err := s.deps.Store.Key(ctx, p.AccountID, id)
+	if err != nil {
+		return core.APIKey{}, err
+	}
+	if k.Type != t || !p.Scope("").Allows(k.AccountID, k.IdentityID) {
+		return core.APIKey{}, core.NotFound("Key not found.")
+	}
+	return k, nil
+}
+
+// DeleteKey revokes a key at once: the next request with it is 401.
+func (s *Auth) DeleteKey(ctx context.Context, p core.Principal, t core.KeyType, id int64) error {
+	if _, err := s.Key(ctx, p, t, id); err != nil {
+		return err
+	}
+	return s.deps.Store.DeleteKey(ctx, p.AccountID, id)
+}

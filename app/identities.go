@@ -1,0 +1,225 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+)
+
+// Identities manages agent personas and their first inbox (spec §2, §4).
+type Identities struct{ *base }
+
+// IdentityInput carries the fields of a create or update; nil means absent.
+type IdentityInput struct {
+	Name            *string
+	EmailIdentifier *string
+	Domain          *string
+}
+
+// generatedAttempts bounds the retries when a generated name or address is taken.
+const generatedAttempts = 8
+
+// Create makes an identity and its inbox. Identity keys cannot create identities.
+func (s *Identities) Create(ctx context.Context, p core.Principal, in IdentityInput) (core.Identity, error) {
+	if err := requireManagement(p); err != nil {
+		return core.Identity{}, err
+	}
+	var problems core.Problems
+	if in.Name != nil {
+		problems.Merge(core.ValidateIdentityName(*in.Name))
+	}
+	domain, err := s.resolveDomain(ctx, p.AccountID, in.Domain)
+	problems.Merge(err)
+	var local string
+	if in.EmailIdentifier != nil {
+		local, err = core.NormalizeLocalPart("email_identifier", *in.EmailIdentifier)
+		problems.Merge(err)
+	}
+	if err := problems.Err(); err != nil {
+		return core.Identity{}, err
+	}
+	now := s.now()
+	for attempt := 0; ; attempt++ {
+		ident := core.Identity{ID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, CreatedAt: now, UpdatedAt: now}
+		if in.Name != nil {
+			ident.Name = strings.TrimSpace(*in.Name)
+		} else if ident.Name, err = s.freeName(ctx, p.AccountID); err != nil {
+			return core.Identity{}, err
+		}
+		addrLocal := local
+		if in.EmailIdentifier == nil {
+			if addrLocal, err = s.generatedLocalPart(ident.Name, attempt); err != nil {
+				return core.Identity{}, err
+			}
+		}
+		ident.Inbox = addrLocal + "@" + domain
+		inbox := core.Inbox{UUID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Email: ident.Inbox, CreatedAt: now}
+		_, err = s.deps.Store.CreateIdentity(ctx, ident, inbox)
+		if err == nil {
+			return ident, nil
+		}
+		// A clash on something we generated is ours to retry; a clash on what
+		// the caller asked for is theirs to hear about.
+		field := conflictField(err)
+		generated := field == "email" && in.EmailIdentifier == nil || field == "name" && in.Name == nil
+		if !generated || attempt+1 >= generatedAttempts {
+			return core.Identity{}, conflictMessage(err, ident)
+		}
+	}
+}
+
+// conflictField names the field a Conflict error clashed on.
+func conflictField(err error) string {
+	var e *core.Error
+	if !errors.As(err, &e) || e.Kind != core.KindConflict {
+		return ""
+	}
+	for f := range e.Fields {
+		return f
+	}
+	return ""
+}
+
+// conflictMessage words a store clash for the caller.
+func conflictMessage(err error, ident core.Identity) error {
+	switch conflictField(err) {
+	case "name":
+		return &core.Error{Kind: core.KindConflict, Message: "An identity named \"" + ident.Name + "\" already exists.", Fields: map[string][]string{"name": {"An identity with this name already exists."}}}
+	case "email":
+		return &core.Error{Kind: core.KindConflict, Message: "The address " + ident.Inbox + " is already taken.", Fields: map[string][]string{"email_identifier": {"This address is already taken."}}}
+	}
+	return err
+}
+
+func (s *Identities) freeName(ctx context.Context, accountID string) (string, error) {
+	for range generatedAttempts {
+		name, err := core.GenerateIdentityName(s.deps.Random)
+		if err != nil {
+			return "", err
+		}
+		taken, err := s.deps.Store.IdentityNameTaken(ctx, accountID, name)
+		if err != nil {
+			return "", err
+		}
+		if !taken {
+			return name, nil
+		}
+	}
+	return "", core.Conflict("Could not find a free identity name; pass one.")
+}
+
+// generatedLocalPart derives an address from the name: the bare slug first,
+// then the slug with a random suffix once it is taken.
+func (s *Identities) generatedLocalPart(name string, attempt int) (string, error) {
+	slug := slugify(name)
+	if attempt == 0 {
+		return slug, nil
+	}
+	suffix, err := core.RandomString(s.deps.Random, 4, "abcdefghijkmnpqrstuvwxyz23456789")
+	if err != nil {
+		return "", err
+	}
+	return slug + "-" + suffix, nil
+}
+
+// slugify keeps letters and digits of a name, joined by single hyphens.
+func slugify(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "agent"
+	}
+	return b.String()
+}
+
+// resolveDomain picks the inbox domain: the default platform domain when
+// none is asked for, else one the service serves for this account.
+func (s *Identities) resolveDomain(ctx context.Context, accountID string, requested *string) (string, error) {
+	if requested == nil || strings.TrimSpace(*requested) == "" {
+		return s.deps.MailDomains[0], nil
+	}
+	d := core.NormalizeDomain(*requested)
+	if !s.servesDomain(d) {
+		return "", core.Invalid("domain", "The service does not receive mail for %q.", d)
+	}
+	return d, nil
+}
+
+// servesDomain reports whether d is a platform domain.
+func (s *Identities) servesDomain(d string) bool {
+	for _, md := range s.deps.MailDomains {
+		if md == d {
+			return true
+		}
+	}
+	return false
+}
+
+// List shows the identities in scope.
+func (s *Identities) List(ctx context.Context, p core.Principal, requested string) ([]core.Identity, error) {
+	return s.deps.Store.Identities(ctx, p.Scope(requested))
+}
+
+// Get shows one identity; another identity's key sees none.
+func (s *Identities) Get(ctx context.Context, p core.Principal, id string) (core.Identity, error) {
+	ident, err := s.deps.Store.Identity(ctx, p.AccountID, id)
+	if err != nil {
+		return core.Identity{}, err
+	}
+	if !p.Scope("").Allows(ident.AccountID, ident.ID) {
+		return core.Identity{}, core.NotFound("Identity not found.")
+	}
+	return ident, nil
+}
+
+// Update changes an identity's name. The address fields are fixed at
+// creation: they may be sent back unchanged (a PUT of what GET returned),
+// never changed. replace (PUT) requires the name.
+func (s *Identities) Update(ctx context.Context, p core.Principal, id string, in IdentityInput, replace bool) (core.Identity, error) {
+	ident, err := s.Get(ctx, p, id)
+	if err != nil {
+		return core.Identity{}, err
+	}
+	var problems core.Problems
+	if in.Name == nil && replace {
+		problems.Add("name", "This field is required.")
+	}
+	if in.Name != nil {
+		problems.Merge(core.ValidateIdentityName(*in.Name))
+	}
+	local, domain, _ := core.SplitAddress(ident.Inbox)
+	if in.EmailIdentifier != nil && strings.ToLower(strings.TrimSpace(*in.EmailIdentifier)) != local {
+		problems.Add("email_identifier", "The address cannot be changed after creation.")
+	}
+	if in.Domain != nil && core.NormalizeDomain(*in.Domain) != domain {
+		problems.Add("domain", "The address cannot be changed after creation.")
+	}
+	if err := problems.Err(); err != nil {
+		return core.Identity{}, err
+	}
+	if in.Name == nil {
+		return ident, nil
+	}
+	ident.Name = strings.TrimSpace(*in.Name)
+	ident.UpdatedAt = s.now()
+	if err := s.deps.Store.UpdateIdentity(ctx, ident); err != nil {
+		return core.Identity{}, conflictMessage(err, ident)
+	}
+	return ident, nil
+}

@@ -1,0 +1,330 @@
+// Package config reads Callsign's configuration from the environment into
+// one typed struct. Every variable has a default that runs on a laptop with
+// nothing installed; a bad value fails with an error naming the variable.
+package config
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Config is the whole configuration.
+type Config struct {
+	DataDir     string
+	DatabaseURL string // a postgres:// URL, or the SQLite file path
+	HTTPAddr    string
+	SMTPAddr    string
+	IMAPAddr    string
+	BaseURL     string // no trailing slash
+	MailDomains []string
+
+	SMTPMaxBytes int64
+	SMTPTLSCert  string
+	SMTPTLSKey   string
+	SMTPRelay    *Relay // nil: no external delivery
+
+	Telephony         string // "sim" or "twilio"
+	TwilioAccountSID  string
+	TwilioAuthToken   string
+	VaultKey          []byte   // nil: the key file in the data dir
+	VaultPreviousKeys [][]byte // keys still accepted for opening, during a rotation
+
+	JWTSecret          []byte // nil: generated into the data dir
+	OIDCIssuer         string
+	OIDCClientID       string
+	OIDCClientSecret   string
+	RateLimitPerSecond float64 // 0: no limit
+	RateLimitBurst     int
+
+	LogLevel string
+}
+
+// Relay is the outbound SMTP relay of CALLSIGN_SMTP_RELAY.
+type Relay struct {
+	ImplicitTLS bool // smtps://
+	Host        string
+	Port        string
+	Username    string
+	Password    string
+}
+
+// Addr is the relay's host:port.
+func (r Relay) Addr() string { return net.JoinHostPort(r.Host, r.Port) }
+
+// Getenv looks up a variable; os.Getenv fits.
+type Getenv func(string) string
+
+// Load reads the configuration. The error names the variable at fault.
+func Load(getenv Getenv) (Config, error) {
+	var c Config
+	var err error
+	get := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	fail := func(name string, format string, args ...any) (Config, error) {
+		return Config{}, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
+	}
+
+	c.DataDir = get("CALLSIGN_DATA_DIR", "./data")
+	c.DatabaseURL = get("CALLSIGN_DATABASE_URL", filepath.Join(c.DataDir, "callsign.db"))
+	if msg := checkDatabaseURL(c.DatabaseURL); msg != "" {
+		return fail("CALLSIGN_DATABASE_URL", "%s", msg)
+	}
+	for _, a := range []struct {
+		name string
+		dst  *string
+		def  string
+	}{
+		{"CALLSIGN_HTTP_ADDR", &c.HTTPAddr, "127.0.0.1:8080"},
+		{"CALLSIGN_SMTP_ADDR", &c.SMTPAddr, "127.0.0.1:2525"},
+		{"CALLSIGN_IMAP_ADDR", &c.IMAPAddr, "127.0.0.1:1143"},
+	} {
+		*a.dst = get(a.name, a.def)
+		if msg := checkListenAddr(*a.dst); msg != "" {
+			return fail(a.name, "%s", msg)
+		}
+	}
+
+	c.BaseURL = strings.TrimSuffix(get("CALLSIGN_BASE_URL", "http://"+c.HTTPAddr), "/")
+	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+		return fail("CALLSIGN_BASE_URL", "%q is not an absolute http(s) URL", c.BaseURL)
+	}
+
+	for _, d := range strings.Split(get("CALLSIGN_MAIL_DOMAINS", "agents.localhost"), ",") {
+		d = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
+		if d == "" {
+			continue
+		}
+		if !isDomainName(d) {
+			return fail("CALLSIGN_MAIL_DOMAINS", "%q is not a domain name", d)
+		}
+		c.MailDomains = append(c.MailDomains, d)
+	}
+	if len(c.MailDomains) == 0 {
+		return fail("CALLSIGN_MAIL_DOMAINS", "at least one domain is needed")
+	}
+
+	if c.SMTPMaxBytes, err = parseSize(get("CALLSIGN_SMTP_MAX_BYTES", "25MiB")); err != nil || c.SMTPMaxBytes < 1024 {
+		return fail("CALLSIGN_SMTP_MAX_BYTES", "want a size of at least 1KiB such as 26214400 or 25MiB")
+	}
+	c.SMTPTLSCert, c.SMTPTLSKey = get("CALLSIGN_SMTP_TLS_CERT", ""), get("CALLSIGN_SMTP_TLS_KEY", "")
+	if (c.SMTPTLSCert == "") != (c.SMTPTLSKey == "") {
+		return fail("CALLSIGN_SMTP_TLS_CERT", "set both CALLSIGN_SMTP_TLS_CERT and CALLSIGN_SMTP_TLS_KEY, or neither")
+	}
+	if raw := get("CALLSIGN_SMTP_RELAY", ""); raw != "" {
+		if c.SMTPRelay, err = parseRelay(raw); err != nil {
+			return fail("CALLSIGN_SMTP_RELAY", "%v", err)
+		}
+	}
+
+	c.Telephony = get("CALLSIGN_TELEPHONY", "sim")
+	c.TwilioAccountSID, c.TwilioAuthToken = get("TWILIO_ACCOUNT_SID", ""), get("TWILIO_AUTH_TOKEN", "")
+	switch c.Telephony {
+	case "sim":
+	case "twilio":
+		if c.TwilioAccountSID == "" {
+			return fail("TWILIO_ACCOUNT_SID", "required when CALLSIGN_TELEPHONY=twilio")
+		}
+		if c.TwilioAuthToken == "" {
+			return fail("TWILIO_AUTH_TOKEN", "required when CALLSIGN_TELEPHONY=twilio")
+		}
+	default:
+		return fail("CALLSIGN_TELEPHONY", "%q is not one of sim, twilio", c.Telephony)
+	}
+
+	if v := get("CALLSIGN_VAULT_KEY", ""); v != "" {
+		if c.VaultKey, err = DecodeKey(v); err != nil {
+			return fail("CALLSIGN_VAULT_KEY", "%v", err)
+		}
+	}
+	if v := get("CALLSIGN_VAULT_PREVIOUS_KEYS", ""); v != "" {
+		if c.VaultKey == nil {
+			return fail("CALLSIGN_VAULT_PREVIOUS_KEYS", "only meaningful with CALLSIGN_VAULT_KEY")
+		}
+		for _, k := range strings.Split(v, ",") {
+			key, err := DecodeKey(strings.TrimSpace(k))
+			if err != nil {
+				return fail("CALLSIGN_VAULT_PREVIOUS_KEYS", "%v", err)
+			}
+			c.VaultPreviousKeys = append(c.VaultPreviousKeys, key)
+		}
+	}
+	if v := get("CALLSIGN_JWT_SECRET", ""); v != "" {
+		if len(v) < 32 {
+			return fail("CALLSIGN_JWT_SECRET", "use at least 32 characters")
+		}
+		c.JWTSecret = []byte(v)
+	}
+
+	c.OIDCIssuer, c.OIDCClientID, c.OIDCClientSecret = get("CALLSIGN_OIDC_ISSUER", ""), get("CALLSIGN_OIDC_CLIENT_ID", ""), get("CALLSIGN_OIDC_CLIENT_SECRET", "")
+	if c.OIDCIssuer != "" {
+		if u, err := url.Parse(c.OIDCIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fail("CALLSIGN_OIDC_ISSUER", "%q is not an absolute URL", c.OIDCIssuer)
+		}
+		if c.OIDCClientID == "" {
+			return fail("CALLSIGN_OIDC_CLIENT_ID", "required with CALLSIGN_OIDC_ISSUER")
+		}
+	}
+
+	if c.RateLimitPerSecond, c.RateLimitBurst, err = parseRateLimit(get("CALLSIGN_RATE_LIMIT", "20:40")); err != nil {
+		return fail("CALLSIGN_RATE_LIMIT", "%v", err)
+	}
+
+	c.LogLevel = strings.ToLower(get("CALLSIGN_LOG_LEVEL", "info"))
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fail("CALLSIGN_LOG_LEVEL", "%q is not one of debug, info, warn, error", c.LogLevel)
+	}
+	return c, nil
+}
+
+// DecodeKey reads a base64 (standard or URL alphabet) 32-byte key.
+func DecodeKey(s string) ([]byte, error) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			if len(b) != 32 {
+				return nil, fmt.Errorf("the key decodes to %d bytes; want 32 (generate one with: openssl rand -base64 32)", len(b))
+			}
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("not base64 (generate a key with: openssl rand -base64 32)")
+}
+
+func checkDatabaseURL(u string) string {
+	if strings.Contains(u, "://") {
+		parsed, err := url.Parse(u)
+		if err != nil {
+			return "cannot parse the URL: " + err.Error()
+		}
+		if parsed.Scheme != "postgres" && parsed.Scheme != "postgresql" {
+			return fmt.Sprintf("scheme %q is not supported; use postgres:// or a SQLite file path", parsed.Scheme)
+		}
+		if parsed.Host == "" {
+			return "the URL names no host"
+		}
+		if p := parsed.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return fmt.Sprintf("port %q out of range 1-65535", p)
+			}
+		}
+		return ""
+	}
+	if strings.Contains(u, "?") {
+		return "a SQLite path takes no options"
+	}
+	return ""
+}
+
+func checkListenAddr(addr string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Sprintf("%q is not host:port", addr)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return fmt.Sprintf("port %q out of range 0-65535", port)
+	}
+	return ""
+}
+
+func parseRelay(raw string) (*Relay, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("cannot parse the URL")
+	}
+	r := &Relay{Host: u.Hostname(), Port: u.Port()}
+	switch u.Scheme {
+	case "smtp":
+		if r.Port == "" {
+			r.Port = "587"
+		}
+	case "smtps":
+		r.ImplicitTLS = true
+		if r.Port == "" {
+			r.Port = "465"
+		}
+	default:
+		return nil, fmt.Errorf("scheme %q is not smtp or smtps", u.Scheme)
+	}
+	if r.Host == "" {
+		return nil, fmt.Errorf("the URL names no host")
+	}
+	if n, err := strconv.Atoi(r.Port); err != nil || n < 1 || n > 65535 {
+		return nil, fmt.Errorf("port %q out of range 1-65535", r.Port)
+	}
+	if u.User != nil {
+		r.Username = u.User.Username()
+		r.Password, _ = u.User.Password()
+	}
+	return r, nil
+}
+
+// parseSize reads a byte count with an optional KiB/MiB/GiB (or KB/MB/GB) suffix.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	lower := strings.ToLower(s)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1000}, {"mb", 1000 * 1000}, {"gb", 1000 * 1000 * 1000}, {"b", 1}} {
+		if strings.HasSuffix(lower, u.suffix) {
+			mult, lower = u.mult, strings.TrimSpace(strings.TrimSuffix(lower, u.suffix))
+			break
+		}
+	}
+	n, err := strconv.ParseInt(lower, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
+}
+
+// parseRateLimit reads "RATE:BURST" (requests per second and burst), "RATE"
+// (burst twice the rate) or "off".
+func parseRateLimit(s string) (float64, int, error) {
+	if s == "off" || s == "0" {
+		return 0, 0, nil
+	}
+	rateStr, burstStr, hasBurst := strings.Cut(s, ":")
+	rate, err := strconv.ParseFloat(rateStr, 64)
+	if err != nil || rate <= 0 {
+		return 0, 0, fmt.Errorf("%q: want RATE:BURST such as 20:40 (requests per second, burst), or off", s)
+	}
+	burst := int(rate * 2)
+	if hasBurst {
+		if burst, err = strconv.Atoi(burstStr); err != nil || burst < 1 {
+			return 0, 0, fmt.Errorf("%q: the burst must be a positive integer", s)
+		}
+	}
+	if burst < 1 {
+		burst = 1
+	}
+	return rate, burst, nil
+}
+
+func isDomainName(d string) bool {
+	if len(d) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(d, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,88 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{DataDir: "./data", DatabaseURL: "data/callsign.db", HTTPAddr: "127.0.0.1:8080", SMTPAddr: "127.0.0.1:2525",
+		IMAPAddr: "127.0.0.1:1143", BaseURL: "http://127.0.0.1:8080", Telephony: "sim", SMTPMaxBytes: 25 << 20,
+		RateLimitPerSecond: 20, RateLimitBurst: 40, LogLevel: "info"}
+	if c.DataDir != want.DataDir || c.DatabaseURL != want.DatabaseURL || c.HTTPAddr != want.HTTPAddr || c.SMTPAddr != want.SMTPAddr ||
+		c.IMAPAddr != want.IMAPAddr || c.BaseURL != want.BaseURL || c.Telephony != want.Telephony || c.SMTPMaxBytes != want.SMTPMaxBytes ||
+		c.RateLimitPerSecond != want.RateLimitPerSecond || c.RateLimitBurst != want.RateLimitBurst || c.LogLevel != want.LogLevel {
+		t.Fatalf("defaults: %+v", c)
+	}
+	if len(c.MailDomains) != 1 || c.MailDomains[0] != "agents.localhost" || c.SMTPRelay != nil || c.VaultKey != nil {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestValues(t *testing.T) {
+	c, err := Load(env(map[string]string{
+		"CALLSIGN_DATA_DIR":       "/var/lib/callsign",
+		"CALLSIGN_DATABASE_URL":   "postgres://u:p@db:5432/callsign",
+		"CALLSIGN_HTTP_ADDR":      "0.0.0.0:80",
+		"CALLSIGN_BASE_URL":       "https://api.example.com/",
+		"CALLSIGN_MAIL_DOMAINS":   "Agents.Example.com, bots.example.com.",
+		"CALLSIGN_SMTP_RELAY":     "smtp://user:secret@relay.example.com:2587",
+		"CALLSIGN_TELEPHONY":      "twilio",
+		"TWILIO_ACCOUNT_SID":      "AC123",
+		"TWILIO_AUTH_TOKEN":       "tok",
+		"CALLSIGN_VAULT_KEY":      "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+		"CALLSIGN_RATE_LIMIT":     "5:10",
+		"CALLSIGN_SMTP_MAX_BYTES": "1048576",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != "postgres://u:p@db:5432/callsign" || c.BaseURL != "https://api.example.com" ||
+		strings.Join(c.MailDomains, ",") != "agents.example.com,bots.example.com" || c.Telephony != "twilio" ||
+		len(c.VaultKey) != 32 || c.VaultKey[31] != 31 || c.RateLimitPerSecond != 5 || c.RateLimitBurst != 10 || c.SMTPMaxBytes != 1<<20 {
+		t.Fatalf("parsed: %+v", c)
+	}
+	r := c.SMTPRelay
+	if r == nil || r.ImplicitTLS || r.Addr() != "relay.example.com:2587" || r.Username != "user" || r.Password != "secret" {
+		t.Fatalf("relay: %+v", r)
+	}
+}
+
+func TestBadValuesNameTheVariable(t *testing.T) {
+	for _, tc := range []struct {
+		name, value string
+		alsoSet     map[string]string
+	}{
+		{"CALLSIGN_DATABASE_URL", "postgres://%zz", nil},
+		{"CALLSIGN_DATABASE_URL", "mysql://db/x", nil},
+		{"CALLSIGN_DATABASE_URL", "postgres://db:70000/x", nil},
+		{"CALLSIGN_HTTP_ADDR", "127.0.0.1:99999", nil},
+		{"CALLSIGN_HTTP_ADDR", "localhost", nil},
+		{"CALLSIGN_SMTP_ADDR", "127.0.0.1:-1", nil},
+		{"CALLSIGN_BASE_URL", "ftp://x", nil},
+		{"CALLSIGN_MAIL_DOMAINS", "not a domain", nil},
+		{"CALLSIGN_VAULT_KEY", "c2hvcnQ=", nil},
+		{"CALLSIGN_VAULT_KEY", "!!!", nil},
+		{"CALLSIGN_SMTP_RELAY", "http://relay", nil},
+		{"CALLSIGN_TELEPHONY", "pigeon", nil},
+		{"TWILIO_ACCOUNT_SID", "", map[string]string{"CALLSIGN_TELEPHONY": "twilio"}},
+		{"CALLSIGN_RATE_LIMIT", "fast", nil},
+		{"CALLSIGN_SMTP_MAX_BYTES", "lots", nil},
+		{"CALLSIGN_JWT_SECRET", "short", nil},
+	} {
+		m := map[string]string{tc.name: tc.value}
+		for k, v := range tc.alsoSet {
+			m[k] = v
+		}
+		_, err := Load(env(m))
+		if err == nil || !strings.HasPrefix(err.Error(), tc.name+": ") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s=%q: error %v should be one line naming the variable", tc.name, tc.value, err)
+		}
+	}
+}

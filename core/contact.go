@@ -1,0 +1,83 @@
+package core
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ContactSource says how a contact came to be.
+type ContactSource string
+
+const (
+	ContactAuto   ContactSource = "auto"   // recorded when a new correspondent wrote
+	ContactManual ContactSource = "manual" // created through the API
+)
+
+// ParseContactSource accepts "auto" and "manual".
+func ParseContactSource(s string) (ContactSource, bool) {
+	switch ContactSource(s) {
+	case ContactAuto, ContactManual:
+		return ContactSource(s), true
+	}
+	return "", false
+}
+
+// Contact is someone an identity corresponds with.
+type Contact struct {
+	ID          string // uuid
+	AccountID   string
+	IdentityID  string
+	Email       string
+	DisplayName string
+	Nickname    string
+	PhoneNumber string // E.164
+	Source      ContactSource
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// MaxContactNameLength bounds display names and nicknames.
+const MaxContactNameLength = 255
+
+// NormalizeContact checks a contact's fields and returns it with its email
+// and phone number in canonical form. A contact needs an email or a phone number.
+func NormalizeContact(c Contact) (Contact, error) {
+	var p Problems
+	if c.Email != "" {
+		email, err := NormalizeEmail("email", c.Email)
+		if !p.Merge(err) {
+			c.Email = email
+		}
+	}
+	if c.PhoneNumber != "" {
+		if !IsE164(c.PhoneNumber) {
+			p.Add("phone_number", "Enter a phone number in E.164 form, such as +14155550100.")
+		}
+	}
+	for field, v := range map[string]string{"display_name": c.DisplayName, "nickname": c.Nickname} {
+		if utf8.RuneCountInString(v) > MaxContactNameLength {
+			p.Add(field, "Ensure this field has no more than %d characters.", MaxContactNameLength)
+		} else if strings.ContainsAny(v, "\r\n\x00") {
+			p.Add(field, "Line breaks are not allowed.")
+		}
+	}
+	if c.Email == "" && c.PhoneNumber == "" && !p.Has("email") && !p.Has("phone_number") {
+		p.Add(NonFieldErrors, "A contact needs an email or a phone_number.")
+	}
+	return c, p.Err()
+}
+
+// IsE164 reports whether s is an E.164 number: '+', a non-zero digit, and at
+// most fifteen digits in all.
+func IsE164(s string) bool {
+	if len(s) < 3 || len(s) > 16 || s[0] != '+' || s[1] == '0' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

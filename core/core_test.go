@@ -1,0 +1,147 @@
+package core
+
+import (
+	"bytes"
+	"crypto/rand"
+	"strings"
+	"testing"
+)
+
+func TestMintKeyAndParse(t *testing.T) {
+	for _, kt := range []KeyType{KeyManagement, KeyIdentity} {
+		k, err := MintKey(kt, rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := ParseKeyType(k.Secret)
+		if !ok || got != kt {
+			t.Fatalf("%s: parsed %q as %v %v", kt, k.Secret, got, ok)
+		}
+		if !strings.HasPrefix(k.Secret, k.Record.Prefix) || len(k.Record.Prefix) >= len(k.Secret)-32 {
+			t.Fatalf("prefix %q of %q shows too much", k.Record.Prefix, k.Secret)
+		}
+		if !KeyMatches(k.Secret, k.Record.Hash) || KeyMatches(k.Secret+"x", k.Record.Hash) {
+			t.Fatal("hash comparison")
+		}
+		if bytes.Contains(k.Record.Hash, []byte(k.Secret)) {
+			t.Fatal("the hash holds the key")
+		}
+	}
+	for _, bad := range []string{"", "svc_mgmt_", "svc_mgmt_short", "svc_id_" + strings.Repeat("a", 31), "Bearer svc_mgmt_" + strings.Repeat("a", 40), "svc_mgmt_" + strings.Repeat("-", 40)} {
+		if _, ok := ParseKeyType(bad); ok {
+			t.Errorf("%q parsed as a key", bad)
+		}
+	}
+}
+
+func TestRandomStringIsUnbiasedAlphabet(t *testing.T) {
+	s, err := RandomString(rand.Reader, 5000, "abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[rune]int{}
+	for _, r := range s {
+		counts[r]++
+	}
+	for _, r := range "abc" {
+		if counts[r] < 1400 || counts[r] > 1930 {
+			t.Fatalf("skewed: %v", counts)
+		}
+	}
+	if len(counts) != 3 {
+		t.Fatalf("outside the alphabet: %v", counts)
+	}
+}
+
+func TestScope(t *testing.T) {
+	mgmt := Principal{AccountID: "A", KeyType: KeyManagement}
+	idk := Principal{AccountID: "A", KeyType: KeyIdentity, IdentityID: "I1"}
+	for _, tc := range []struct {
+		name      string
+		p         Principal
+		requested string
+		want      Scope
+	}{
+		{"management, account-wide", mgmt, "", Scope{AccountID: "A"}},
+		{"management narrows", mgmt, "I2", Scope{AccountID: "A", IdentityID: "I2"}},
+		{"identity key, implicit", idk, "", Scope{AccountID: "A", IdentityID: "I1"}},
+		{"identity key, its own", idk, "I1", Scope{AccountID: "A", IdentityID: "I1"}},
+		{"identity key, another: empty", idk, "I2", Scope{AccountID: "A", IdentityID: "I1", Empty: true}},
+	} {
+		if got := tc.p.Scope(tc.requested); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	s := idk.Scope("")
+	if !s.Allows("A", "I1") || s.Allows("A", "I2") || s.Allows("B", "I1") {
+		t.Error("identity scope allows the wrong objects")
+	}
+	if idk.Scope("I2").Allows("A", "I1") {
+		t.Error("an empty scope allows an object")
+	}
+	if !mgmt.Scope("").Allows("A", "anything") || mgmt.Scope("").Allows("B", "x") {
+		t.Error("management scope")
+	}
+	if _, err := mgmt.Scope("").Single("identity"); KindOf(err) != KindInvalid {
+		t.Errorf("management without identity: %v", err)
+	}
+	if id, err := idk.Scope("").Single("identity"); err != nil || id != "I1" {
+		t.Errorf("identity key single: %v %v", id, err)
+	}
+	if _, err := idk.Scope("I2").Single("identity"); KindOf(err) != KindNotFound {
+		t.Errorf("identity key naming another: %v", err)
+	}
+}
+
+func TestAddresses(t *testing.T) {
+	for in, want := range map[string]string{"Sales": "sales", " a.b+c_d-e ": "a.b+c_d-e"} {
+		if got, err := NormalizeLocalPart("f", in); err != nil || got != want {
+			t.Errorf("%q: %q %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "a b", ".a", "a.", "a..b", "ünï", strings.Repeat("a", 65), "a@b"} {
+		if _, err := NormalizeLocalPart("f", bad); KindOf(err) != KindInvalid {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	for in, want := range map[string]string{"Bob@Example.COM": "Bob@example.com", "a@localhost": "a@localhost"} {
+		if got, err := NormalizeEmail("f", in); err != nil || got != want {
+			t.Errorf("%q: %q %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "bob", "bob@", "@x.com", "Bob <bob@x.com>", "a@b.com\r\nBcc: x@y.com", "a@b.com,c@d.com", "a@nodot"} {
+		if _, err := NormalizeEmail("f", bad); KindOf(err) != KindInvalid {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestGenerateIdentityName(t *testing.T) {
+	seen := map[string]bool{}
+	for range 50 {
+		n, err := GenerateIdentityName(rand.Reader)
+		if err != nil || ValidateIdentityName(n) != nil || strings.Count(n, "-") != 2 {
+			t.Fatalf("%q %v", n, err)
+		}
+		seen[n] = true
+	}
+	if len(seen) < 45 {
+		t.Fatalf("names repeat too often: %d distinct of 50", len(seen))
+	}
+}
+
+func TestProblemsCollectEveryField(t *testing.T) {
+	var p Problems
+	if p.Err() != nil {
+		t.Fatal("empty problems are an error")
+	}
+	p.Add("a", "bad %d", 1)
+	p.Merge(Invalid("b", "worse"))
+	if p.Merge(NotFound("x")) {
+		t.Fatal("merged a non-validation error")
+	}
+	e := p.Err().(*Error)
+	if e.Kind != KindInvalid || e.Fields["a"][0] != "bad 1" || e.Fields["b"][0] != "worse" || e.Error() != "a: bad 1; b: worse" {
+		t.Fatalf("%+v", e)
+	}
+}

@@ -1,0 +1,131 @@
+package core
+
+import (
+	"strings"
+	"time"
+)
+
+// Direction says which way a message went.
+type Direction string
+
+const (
+	Incoming Direction = "incoming"
+	Outgoing Direction = "outgoing"
+)
+
+// ParseDirection accepts "incoming" and "outgoing".
+func ParseDirection(s string) (Direction, bool) {
+	switch Direction(s) {
+	case Incoming, Outgoing:
+		return Direction(s), true
+	}
+	return "", false
+}
+
+// DeliveryStatus is where an outgoing message is on its way out.
+type DeliveryStatus string
+
+const (
+	DeliveryQueued DeliveryStatus = "queued"
+	DeliverySent   DeliveryStatus = "sent"
+	DeliveryFailed DeliveryStatus = "failed"
+)
+
+// EmailMessage is one stored message, received or sent.
+type EmailMessage struct {
+	ID             int64
+	AccountID      string
+	IdentityID     string
+	InboxID        int64
+	ThreadID       string
+	MessageID      string // the Message-ID header, without angle brackets
+	InReplyTo      string
+	References     []string
+	FromEmail      string
+	FromName       string
+	To             []string
+	Cc             []string
+	Bcc            []string // outgoing only
+	Subject        string
+	Text           string
+	HTML           string
+	Direction      Direction
+	IsRead         bool
+	Attachments    []Attachment
+	DeliveryStatus DeliveryStatus // outgoing only
+	DeliveryError  string
+	CreatedAt      time.Time
+}
+
+// Attachment is a file carried by a message, or uploaded to be sent.
+type Attachment struct {
+	ID          string // uuid
+	AccountID   string
+	IdentityID  string
+	MessageID   int64 // 0 for an upload not yet sent
+	Filename    string
+	ContentType string
+	Size        int64
+	Inline      bool
+	ContentID   string
+	CreatedAt   time.Time
+}
+
+// Thread is the summary of a conversation in one inbox.
+type Thread struct {
+	ID              string
+	AccountID       string
+	IdentityID      string
+	InboxID         int64
+	Subject         string
+	Preview         string
+	MessageCount    int
+	UnreadCount     int
+	AttachmentNames []string
+	Participants    []string
+	LastMessageAt   time.Time
+}
+
+// PreviewLength is how many characters of the text body a summary shows.
+const PreviewLength = 200
+
+// Preview is the start of a text body on one line.
+func Preview(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if r := []rune(text); len(r) > PreviewLength {
+		return string(r[:PreviewLength])
+	}
+	return text
+}
+
+// replyPrefixes are the reply and forward markers mail clients put in front
+// of a subject, in several languages, compared case-insensitively.
+var replyPrefixes = []string{"re:", "fwd:", "fw:", "aw:", "wg:", "sv:", "vs:", "antw:"}
+
+// BaseSubject strips every leading reply or forward marker ("Re: Fwd: RE: x" → "x").
+func BaseSubject(subject string) string {
+	s := strings.TrimSpace(subject)
+	for {
+		lower := strings.ToLower(s)
+		stripped := false
+		for _, p := range replyPrefixes {
+			if strings.HasPrefix(lower, p) {
+				s = strings.TrimSpace(s[len(p):])
+				stripped = true
+				break
+			}
+		}
+		if !stripped {
+			return s
+		}
+	}
+}
+
+// ReplySubject is the subject of a reply: one "Re: ", never stacked.
+func ReplySubject(original string) string { return "Re: " + BaseSubject(original) }
+
+// ForwardSubject is the subject of a forward: one "Fwd: ", never stacked.
+func ForwardSubject(original string) string { return "Fwd: " + BaseSubject(original) }
+
+// HasLineBreak reports whether s could end a header early.
+func HasLineBreak(s string) bool { return strings.ContainsAny(s, "\r\n") }

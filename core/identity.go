@@ -1,0 +1,87 @@
+package core
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"math/big"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Identity is a named agent persona of an account.
+type Identity struct {
+	ID        string // uuid
+	AccountID string
+	Name      string
+	Inbox     string // the address of its first inbox
+	Phone     string // E.164; empty until provisioned
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Inbox is an email address that receives mail for an identity.
+type Inbox struct {
+	ID         int64
+	UUID       string
+	AccountID  string
+	IdentityID string
+	Email      string
+	CreatedAt  time.Time
+}
+
+// MaxIdentityNameLength bounds an identity's name.
+const MaxIdentityNameLength = 100
+
+// ValidateIdentityName checks a name given by a caller.
+func ValidateIdentityName(name string) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return Invalid("name", "This field may not be blank.")
+	case utf8.RuneCountInString(name) > MaxIdentityNameLength:
+		return Invalid("name", "Ensure this field has no more than %d characters.", MaxIdentityNameLength)
+	case strings.ContainsAny(name, "\r\n\x00"):
+		return Invalid("name", "Line breaks are not allowed.")
+	}
+	return nil
+}
+
+var nameAdjectives = []string{
+	"amber", "brisk", "calm", "clever", "crisp", "eager", "gentle", "golden",
+	"happy", "keen", "lively", "lucky", "mellow", "nimble", "quiet", "rapid",
+	"silver", "steady", "sunny", "swift", "tidy", "vivid", "witty", "zesty",
+}
+
+var nameNouns = []string{
+	"badger", "beacon", "comet", "falcon", "harbor", "heron", "lark", "lynx",
+	"maple", "meadow", "otter", "owl", "pine", "quill", "raven", "river",
+	"robin", "sparrow", "summit", "thistle", "tide", "wren", "willow", "yarrow",
+}
+
+// GenerateIdentityName draws a readable name such as "brisk-otter-4821".
+// Uniqueness within the account is the caller's loop to close.
+func GenerateIdentityName(random io.Reader) (string, error) {
+	a, err := randomIndex(random, len(nameAdjectives))
+	if err != nil {
+		return "", err
+	}
+	n, err := randomIndex(random, len(nameNouns))
+	if err != nil {
+		return "", err
+	}
+	d, err := randomIndex(random, 9000)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s-%s-%d", nameAdjectives[a], nameNouns[n], 1000+d), nil
+}
+
+// randomIndex draws a uniform index below n from random.
+func randomIndex(random io.Reader, n int) (int, error) {
+	v, err := rand.Int(random, big.NewInt(int64(n)))
+	if err != nil {
+		return 0, fmt.Errorf("reading random bytes: %w", err)
+	}
+	return int(v.Int64()), nil
+}

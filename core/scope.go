@@ -1,0 +1,58 @@
+package core
+
+// Principal is who a request acts for: the account, and for an identity key
+// the identity it is fenced to.
+type Principal struct {
+	AccountID  string
+	KeyType    KeyType
+	IdentityID string // the fenced identity of an identity key; empty otherwise
+	KeyID      int64  // the API key used; 0 for a session or token
+	KeyPrefix  string // safe to log
+}
+
+// IsManagement reports whether the principal acts for the whole account.
+func (p Principal) IsManagement() bool { return p.KeyType == KeyManagement }
+
+// Scope is the set of per-identity resources a request may see (spec §1).
+// The zero IdentityID means every identity of the account.
+type Scope struct {
+	AccountID  string
+	IdentityID string
+	// Empty marks an identity key asking for another identity: every list is
+	// empty and every single object is not found, without saying why.
+	Empty bool
+}
+
+// Scope applies spec §1: the key authenticates, the requested identity (the
+// `identity` query parameter, "" when absent) selects.
+func (p Principal) Scope(requested string) Scope {
+	s := Scope{AccountID: p.AccountID, IdentityID: requested}
+	if p.KeyType == KeyIdentity {
+		if requested != "" && requested != p.IdentityID {
+			s.Empty = true
+		}
+		s.IdentityID = p.IdentityID
+	}
+	return s
+}
+
+// Allows reports whether an object owned by (accountID, identityID) is in scope.
+func (s Scope) Allows(accountID, identityID string) bool {
+	if s.Empty || accountID != s.AccountID {
+		return false
+	}
+	return s.IdentityID == "" || s.IdentityID == identityID
+}
+
+// Single is the identity a create or send acts for: the bound one for an
+// identity key, the requested one for a management key. It fails with a
+// validation error on `field` when a management key names none.
+func (s Scope) Single(field string) (string, error) {
+	if s.Empty {
+		return "", NotFound("Identity not found.")
+	}
+	if s.IdentityID == "" {
+		return "", Invalid(field, "This parameter is required with a management key.")
+	}
+	return s.IdentityID, nil
+}

@@ -1,0 +1,182 @@
+package core
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// PhoneNumber is a number provisioned for an identity.
+type PhoneNumber struct {
+	ID           int64
+	AccountID    string
+	IdentityID   string
+	Number       string // E.164
+	CountryCode  string // ISO 3166-1 alpha-2
+	Capabilities Capabilities
+	Provider     string // "twilio", "sim"
+	ProviderSID  string
+	CreatedAt    time.Time
+}
+
+// Capabilities says what a number can do.
+type Capabilities struct {
+	SMS   bool `json:"sms"`
+	Voice bool `json:"voice"`
+	MMS   bool `json:"mms"`
+}
+
+// SMSStatus is where an SMS is: the provider's states plus "received".
+type SMSStatus string
+
+const (
+	SMSQueued      SMSStatus = "queued"
+	SMSSent        SMSStatus = "sent"
+	SMSDelivered   SMSStatus = "delivered"
+	SMSFailed      SMSStatus = "failed"
+	SMSUndelivered SMSStatus = "undelivered"
+	SMSReceived    SMSStatus = "received"
+)
+
+// ParseSMSStatus maps a provider's status word onto ours; the provider's
+// intermediate states ("accepted", "sending", "scheduled") count as queued or sent.
+func ParseSMSStatus(s string) (SMSStatus, bool) {
+	switch strings.ToLower(s) {
+	case "queued", "accepted", "scheduled":
+		return SMSQueued, true
+	case "sending", "sent":
+		return SMSSent, true
+	case "delivered", "read":
+		return SMSDelivered, true
+	case "failed", "canceled":
+		return SMSFailed, true
+	case "undelivered":
+		return SMSUndelivered, true
+	case "received", "receiving":
+		return SMSReceived, true
+	}
+	return "", false
+}
+
+// SMSProgress orders statuses so that a late callback cannot move a message back.
+func SMSProgress(s SMSStatus) int {
+	switch s {
+	case SMSQueued:
+		return 0
+	case SMSSent:
+		return 1
+	default: // final states
+		return 2
+	}
+}
+
+// SMSMessage is one text message, sent or received.
+type SMSMessage struct {
+	ID          int64
+	AccountID   string
+	IdentityID  string
+	PhoneID     int64
+	PhoneNumber string // our number
+	FromNumber  string
+	ToNumber    string
+	Body        string
+	Direction   Direction
+	IsRead      bool
+	Status      SMSStatus
+	Error       string
+	ProviderSID string
+	CreatedAt   time.Time
+}
+
+// Counterpart is the other party's number.
+func (m SMSMessage) Counterpart() string {
+	if m.Direction == Incoming {
+		return m.FromNumber
+	}
+	return m.ToNumber
+}
+
+// ConversationID is spec §2's "{phone_id}_{from_number}".
+func ConversationID(phoneID int64, counterpart string) string {
+	return strconv.FormatInt(phoneID, 10) + "_" + counterpart
+}
+
+// ParseConversationID splits a conversation id; ok is false for any other shape.
+func ParseConversationID(id string) (phoneID int64, counterpart string, ok bool) {
+	head, tail, found := strings.Cut(id, "_")
+	if !found || !IsE164(tail) {
+		return 0, "", false
+	}
+	n, err := strconv.ParseInt(head, 10, 64)
+	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != head {
+		return 0, "", false
+	}
+	return n, tail, true
+}
+
+// Conversation is the summary of the messages between our number and one counterpart.
+type Conversation struct {
+	ID            string
+	AccountID     string
+	IdentityID    string
+	PhoneID       int64
+	PhoneNumber   string
+	Counterpart   string
+	MessageCount  int
+	UnreadCount   int
+	Preview       string
+	LastMessageAt time.Time
+}
+
+// MaxSMSBodyLength is the longest body we send: ten concatenated segments.
+const MaxSMSBodyLength = 1600
+
+// ValidateSMS checks a message an identity wants to send.
+func ValidateSMS(to, body string) error {
+	var p Problems
+	if !IsE164(to) {
+		p.Add("to", "Enter a phone number in E.164 form, such as +14155550100.")
+	}
+	switch n := utf8.RuneCountInString(body); {
+	case strings.TrimSpace(body) == "":
+		p.Add("body", "This field may not be blank.")
+	case n > MaxSMSBodyLength:
+		p.Add("body", "Ensure this field has no more than %d characters.", MaxSMSBodyLength)
+	}
+	return p.Err()
+}
+
+// IsCountryCode reports whether s looks like an ISO 3166-1 alpha-2 code.
+// Which countries a provider serves is the provider's answer to give.
+func IsCountryCode(s string) bool {
+	return len(s) == 2 && s[0] >= 'A' && s[0] <= 'Z' && s[1] >= 'A' && s[1] <= 'Z'
+}
+
+// VoiceAgent is where live calls to an identity's number are sent.
+type VoiceAgent struct {
+	IdentityID  string
+	AccountID   string
+	ResponseURL string
+	Method      string // POST or GET
+	Enabled     bool
+	UpdatedAt   time.Time
+}
+
+// ValidateVoiceAgent checks a configuration before it is saved.
+func ValidateVoiceAgent(v VoiceAgent) error {
+	var p Problems
+	if v.ResponseURL != "" {
+		u, err := url.Parse(v.ResponseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(v.ResponseURL) > 2048 {
+			p.Add("response_url", "Enter an absolute http or https URL.")
+		}
+	} else if v.Enabled {
+		p.Add("response_url", "A response_url is required to enable the voice agent.")
+	}
+	if v.Method != "POST" && v.Method != "GET" {
+		p.Add("method", "\"%s\" is not a valid choice; use POST or GET.", v.Method)
+	}
+	return p.Err()
+}
