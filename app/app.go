@@ -4,6 +4,7 @@
 package app
 
 import (
+	"context"
 	"crypto/rand"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ type Deps struct {
 	Store  ports.Store
 	Clock  ports.Clock
 	IDs    ports.IDs
+	Cipher ports.Cipher
 	Hasher ports.PasswordHasher
 	Log    *slog.Logger
 	// Random is the crypto source for keys, names and passwords; nil means crypto/rand.
@@ -32,6 +34,8 @@ type App struct {
 	Auth       *Auth
 	Identities *Identities
 	Health     *Health
+	Vault      *Vault
+	Contacts   *Contacts
 }
 
 // New builds the services over deps.
@@ -48,6 +52,8 @@ func New(deps Deps) *App {
 		Auth:       &Auth{base},
 		Identities: &Identities{base},
 		Health:     &Health{base},
+		Vault:      &Vault{base: base, cipher: deps.Cipher},
+		Contacts:   &Contacts{base},
 	}
 }
 
@@ -67,4 +73,14 @@ func requireManagement(p core.Principal) error {
 		return core.Forbidden("An identity-scoped key cannot perform this action; use a management key.")
 	}
 	return nil
+}
+
+// selectedIdentity is the identity a create acts for (spec §1): the bound
+// one for an identity key, ?identity= for a management key.
+func (b *base) selectedIdentity(ctx context.Context, p core.Principal, requested string) (core.Identity, error) {
+	id, err := p.Scope(requested).Single("identity")
+	if err != nil {
+		return core.Identity{}, err
+	}
+	return b.deps.Store.Identity(ctx, p.AccountID, id)
 }

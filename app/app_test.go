@@ -100,3 +100,56 @@ func TestStoreFailureIsNotAValidationError(t *testing.T) {
 		t.Fatalf("ping: %v", err)
 	}
 }
+
+func TestResealMovesEveryValueToTheCurrentKey(t *testing.T) {
+	w := newWorld(t)
+	cipher := &memory.Cipher{}
+	w.app = app.New(app.Deps{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Cipher: cipher, MailDomains: []string{"agents.test"}})
+	p := w.owner("a@example.com")
+	ident, err := w.app.Identities.Create(w.ctx, p, app.IdentityInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(s string) *string { return &s }
+	for i := range 3 {
+		if _, err := w.app.Vault.CreateSecret(w.ctx, p, ident.ID, app.SecretInput{Key: str(string(rune('a' + i))), Value: str("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.app.Vault.CreatePassword(w.ctx, p, ident.ID, app.PasswordInput{Domain: str("x.com"), Password: str("pw"), Notes: str("n")}); err != nil {
+		t.Fatal(err)
+	}
+	cipher.Rotate()
+	rep, err := w.app.Vault.Reseal(w.ctx)
+	if err != nil || rep.Checked != 5 || rep.Resealed != 5 {
+		t.Fatalf("first pass: %+v %v", rep, err)
+	}
+	rep, err = w.app.Vault.Reseal(w.ctx)
+	if err != nil || rep.Checked != 5 || rep.Resealed != 0 {
+		t.Fatalf("second pass should find nothing to do: %+v %v", rep, err)
+	}
+	list, err := w.app.Vault.ListPasswords(w.ctx, p, "", "")
+	if err != nil || len(list) != 1 || list[0].Password != "pw" || list[0].Notes != "n" {
+		t.Fatalf("after reseal: %+v %v", list, err)
+	}
+}
+
+func TestRecordCorrespondentKeepsExistingContacts(t *testing.T) {
+	w := newWorld(t)
+	p := w.owner("a@example.com")
+	ident, _ := w.app.Identities.Create(w.ctx, p, app.IdentityInput{})
+	who := app.Correspondent{AccountID: p.AccountID, IdentityID: ident.ID, Email: "New@Example.com", Name: "New Person"}
+	for range 2 {
+		if err := w.app.Contacts.RecordCorrespondent(w.ctx, who); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A malformed sender is skipped, not an error that would fail a delivery.
+	if err := w.app.Contacts.RecordCorrespondent(w.ctx, app.Correspondent{AccountID: p.AccountID, IdentityID: ident.ID, Email: "not an address"}); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := w.app.Contacts.List(w.ctx, p, "", core.ContactAuto)
+	if len(list) != 1 || list[0].Email != "New@example.com" || list[0].DisplayName != "New Person" {
+		t.Fatalf("auto contacts: %+v", list)
+	}
+}

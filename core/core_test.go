@@ -145,3 +145,18 @@ func TestProblemsCollectEveryField(t *testing.T) {
 		t.Fatalf("%+v", e)
 	}
 }
+
+func TestDomainHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"github.com":                       "github.com",
+		"https://GitHub.com/login?next=/x": "github.com",
+		"http://user@Example.org:8443/":    "example.org",
+		"Sub.Example.org.":                 "sub.example.org",
+		"  mail.example.com  ":             "mail.example.com",
+		"":                                 "",
+	} {
+		if got := DomainHost(in); got != want {
+			t.Errorf("DomainHost(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -169,3 +169,23 @@ func removeChars(chars, exclude string) string {
 	}
 	return b.String()
 }
+
+// DomainHost is the lower-cased host of a password entry's domain, which
+// may be a host name or a URL: "https://GitHub.com/login" → "github.com".
+// The domain filter compares hosts, so one entry serves every spelling.
+func DomainHost(domain string) string {
+	d := strings.ToLower(strings.TrimSpace(domain))
+	if i := strings.Index(d, "://"); i >= 0 {
+		d = d[i+3:]
+	}
+	if i := strings.IndexAny(d, "/?#"); i >= 0 {
+		d = d[:i]
+	}
+	if i := strings.LastIndexByte(d, '@'); i >= 0 {
+		d = d[i+1:]
+	}
+	if h, _, ok := strings.Cut(d, ":"); ok && !strings.HasPrefix(d, "[") {
+		d = h
+	}
+	return strings.TrimSuffix(d, ".")
+}

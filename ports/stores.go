@@ -19,6 +19,8 @@ type Store interface {
 	KeyStore
 	IdentityStore
 	InboxStore
+	VaultStore
+	ContactStore
 }
 
 // AccountStore keeps accounts.
@@ -66,4 +68,91 @@ type InboxStore interface {
 	InboxByEmail(ctx context.Context, email string) (core.Inbox, error)
 	// Inboxes lists the inboxes in scope, newest first.
 	Inboxes(ctx context.Context, scope core.Scope) ([]core.Inbox, error)
+}
+
+// StoredPassword is a password entry as stores keep it: Password and Notes
+// of Entry are empty, their sealed forms are beside it.
+type StoredPassword struct {
+	Entry    core.PasswordEntry
+	Password []byte // sealed
+	Notes    []byte // sealed; nil when there are no notes
+}
+
+// StoredSecret is a secret as stores keep it: Value of Secret is empty.
+type StoredSecret struct {
+	Secret core.Secret
+	Value  []byte // sealed
+}
+
+// PasswordFilter narrows a password list.
+type PasswordFilter struct {
+	Scope core.Scope
+	// Host, when set, matches entries whose domain's host is it or a subdomain of it.
+	Host string
+}
+
+// SecretFilter narrows a secret list.
+type SecretFilter struct {
+	Scope core.Scope
+	Key   string // exact key, when set
+}
+
+// SealedValue names one sealed column value, for key rotation.
+type SealedValue struct {
+	Table  string // "passwords", "secrets", …
+	ID     string
+	Field  string
+	Sealed []byte
+}
+
+// VaultStore keeps passwords and secrets, sealed.
+type VaultStore interface {
+	CreatePassword(ctx context.Context, p StoredPassword) error
+	Password(ctx context.Context, accountID, id string) (StoredPassword, error)
+	// Passwords lists entries in scope, oldest first.
+	Passwords(ctx context.Context, f PasswordFilter) ([]StoredPassword, error)
+	UpdatePassword(ctx context.Context, p StoredPassword) error
+	DeletePassword(ctx context.Context, accountID, id string) error
+
+	// CreateSecret clashes on "key" when the identity has the key already.
+	CreateSecret(ctx context.Context, s StoredSecret) error
+	Secret(ctx context.Context, accountID, id string) (StoredSecret, error)
+	// Secrets lists secrets in scope, oldest first.
+	Secrets(ctx context.Context, f SecretFilter) ([]StoredSecret, error)
+	UpdateSecret(ctx context.Context, s StoredSecret) error
+	DeleteSecret(ctx context.Context, accountID, id string) error
+
+	// SealedValues pages through every sealed value of every table, in a
+	// stable order, starting after the given one (zero value: from the start).
+	SealedValues(ctx context.Context, after SealedValue, limit int) ([]SealedValue, error)
+	// ReplaceSealed swaps v's sealed bytes for replacement, only if they are
+	// still v.Sealed (a concurrent update wins); it reports whether it did.
+	ReplaceSealed(ctx context.Context, v SealedValue, replacement []byte) (bool, error)
+}
+
+// ContactFilter narrows a contact list. Empty fields do not filter.
+type ContactFilter struct {
+	Scope       core.Scope
+	Source      core.ContactSource
+	Email       string // exact, ignoring case
+	PhoneNumber string // exact
+	// Query matches email, display name, nickname or phone number as a
+	// substring, ignoring case.
+	Query string
+}
+
+// ContactStore keeps contacts. An identity has at most one contact per
+// email (ignoring case) and one per phone number: clashes on "email" or
+// "phone_number".
+type ContactStore interface {
+	CreateContact(ctx context.Context, c core.Contact) error
+	Contact(ctx context.Context, accountID, id string) (core.Contact, error)
+	// Contacts lists contacts in scope, oldest first.
+	Contacts(ctx context.Context, f ContactFilter) ([]core.Contact, error)
+	UpdateContact(ctx context.Context, c core.Contact) error
+	DeleteContact(ctx context.Context, accountID, id string) error
+	// RecordCorrespondent stores c unless the identity already has a contact
+	// with its email (or, for a phone-only contact, its number), and reports
+	// whether it stored it.
+	RecordCorrespondent(ctx context.Context, c core.Contact) (bool, error)
 }

@@ -57,7 +57,7 @@ func newHarness(t *testing.T) *harness {
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), logs: logs}
 	h.clock.Step = time.Millisecond
-	h.app = app.New(app.Deps{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Log: log, MailDomains: []string{"agents.test", "bots.test"}})
+	h.app = app.New(app.Deps{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, MailDomains: []string{"agents.test", "bots.test"}})
 	h.h = New(h.app, Options{Log: log, BaseURL: "http://api.test"})
 	return h
 }

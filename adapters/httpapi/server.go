@@ -73,6 +73,29 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/identities/:uuid/", s.handle(s.getIdentity))
 	authed.PUT("/identities/:uuid/", s.handle(s.updateIdentity(true)))
 	authed.PATCH("/identities/:uuid/", s.handle(s.updateIdentity(false)))
+
+	authed.GET("/passwords/", s.handle(s.listPasswords))
+	authed.POST("/passwords/", s.handle(s.createPassword))
+	authed.GET("/passwords/generate-password/", s.handle(s.generatePassword))
+	authed.GET("/passwords/:uuid/", s.handle(s.getPassword))
+	authed.PUT("/passwords/:uuid/", s.handle(s.updatePassword(true)))
+	authed.PATCH("/passwords/:uuid/", s.handle(s.updatePassword(false)))
+	authed.DELETE("/passwords/:uuid/", s.handle(s.deletePassword))
+
+	authed.GET("/secrets/", s.handle(s.listSecrets))
+	authed.POST("/secrets/", s.handle(s.createSecret))
+	authed.GET("/secrets/:uuid/", s.handle(s.getSecret))
+	authed.PUT("/secrets/:uuid/", s.handle(s.updateSecret(true)))
+	authed.PATCH("/secrets/:uuid/", s.handle(s.updateSecret(false)))
+	authed.DELETE("/secrets/:uuid/", s.handle(s.deleteSecret))
+
+	authed.GET("/contacts/", s.handle(s.listContacts))
+	authed.POST("/contacts/", s.handle(s.createContact))
+	authed.GET("/contacts/find/", s.handle(s.findContact))
+	authed.GET("/contacts/search/", s.handle(s.searchContacts))
+	authed.GET("/contacts/:uuid/", s.handle(s.getContact))
+	authed.PATCH("/contacts/:uuid/", s.handle(s.updateContact))
+	authed.DELETE("/contacts/:uuid/", s.handle(s.deleteContact))
 }
 
 const principalKey = "callsign.principal"

@@ -101,6 +101,9 @@ func (s *Store) accountTables() []func(accountID string) {
 		func(a string) { deleteWhere(s.keys, func(r *keyRow) bool { return r.AccountID == a }) },
 		func(a string) { deleteWhere(s.identities, func(r *identityRow) bool { return r.AccountID == a }) },
 		func(a string) { deleteWhere(s.inboxes, func(r *inboxRow) bool { return r.AccountID == a }) },
+		func(a string) { deleteWhere(s.passwords, func(r *passwordRow) bool { return r.Entry.AccountID == a }) },
+		func(a string) { deleteWhere(s.secrets, func(r *secretRow) bool { return r.Secret.AccountID == a }) },
+		func(a string) { deleteWhere(s.contacts, func(r *contactRow) bool { return r.AccountID == a }) },
 	}
 }
 

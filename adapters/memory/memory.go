@@ -18,6 +18,9 @@ type Store struct {
 	keys       map[int64]*keyRow
 	identities map[string]*identityRow
 	inboxes    map[int64]*inboxRow
+	passwords  map[string]*passwordRow
+	secrets    map[string]*secretRow
+	contacts   map[string]*contactRow
 	seq        int64
 	// Fail, when set, is returned by every call: a store that is down.
 	Fail error
@@ -30,6 +33,9 @@ func NewStore() *Store {
 		keys:       map[int64]*keyRow{},
 		identities: map[string]*identityRow{},
 		inboxes:    map[int64]*inboxRow{},
+		passwords:  map[string]*passwordRow{},
+		secrets:    map[string]*secretRow{},
+		contacts:   map[string]*contactRow{},
 	}
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,6 +85,57 @@ func BenchmarkIdentityGet(b *testing.B) {
 					})
 				})
 			}
+		})
+	}
+}
+
+// BenchmarkSecrets measures secret create and read (each sealing or opening
+// with AES-GCM) over real HTTP, and listing an identity's 10,000 secrets.
+func BenchmarkSecrets(b *testing.B) {
+	for _, d := range sqlstoretest.Dialects() {
+		b.Run(string(d), func(b *testing.B) {
+			r := start(b, d, nil)
+			mgmt := r.bootstrap("bench@example.com")
+			var ident struct{ UUID string }
+			r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "bench"}, &ident)
+			var key struct{ Key string }
+			r.call("POST", "/api/auth/keys/identity/", mgmt, map[string]any{"identity": ident.UUID}, &key)
+			value := strings.Repeat("s", 64) // an API token's size
+			var created atomic.Int64
+			b.Run("create", func(b *testing.B) {
+				runConcurrent(b, 1, func() error {
+					n := created.Add(1)
+					if s, body := r.callRaw("POST", "/api/secrets/", key.Key, map[string]any{"key": fmt.Sprint("KEY_", n), "value": value}); s != 201 {
+						return fmt.Errorf("status %d: %s", s, body)
+					}
+					return nil
+				})
+			})
+			var one struct{ UUID string }
+			r.call("POST", "/api/secrets/", key.Key, map[string]any{"key": "READ_ME", "value": value}, &one)
+			b.Run("read", func(b *testing.B) {
+				runConcurrent(b, 1, func() error {
+					if s, body := r.callRaw("GET", "/api/secrets/"+one.UUID+"/", key.Key, nil); s != 200 {
+						return fmt.Errorf("status %d: %s", s, body)
+					}
+					return nil
+				})
+			})
+			// Fill the identity to 10,000 secrets, then time the full list.
+			for n := created.Load() + 1; n < 10_000; n++ {
+				if s, body := r.callRaw("POST", "/api/secrets/", key.Key, map[string]any{"key": fmt.Sprint("FILL_", n), "value": value}); s != 201 {
+					b.Fatalf("filling: %d %s", s, body)
+				}
+			}
+			b.Run("list-10000", func(b *testing.B) {
+				runConcurrent(b, 1, func() error {
+					s, body := r.callRaw("GET", "/api/secrets/", key.Key, nil)
+					if s != 200 || !strings.HasPrefix(string(body), "[{") {
+						return fmt.Errorf("status %d", s)
+					}
+					return nil
+				})
+			})
 		})
 	}
 }

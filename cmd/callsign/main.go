@@ -6,6 +6,7 @@
 //	callsign account set-password --account A --password-stdin
 //	callsign account set-subscription --account A --active=false
 //	callsign account delete --account A
+//	callsign vault rotate-key [--keep-old]
 //	callsign version
 //
 // Configuration comes from the environment (see README.md).
@@ -63,6 +64,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv config
 		err = c.migrate(args)
 	case "account":
 		err = c.account(args)
+	case "vault":
+		err = c.vault(args)
 	case "version":
 		fmt.Fprintln(stdout, "callsign", version)
 	case "help", "-h", "--help":
@@ -88,6 +91,7 @@ const usage = `usage:
   callsign account set-password --account A --password-stdin
   callsign account set-subscription --account A --active=true|false
   callsign account delete --account A
+  callsign vault rotate-key [--keep-old]    re-encrypt the vault under a new key
   callsign version
 `
 

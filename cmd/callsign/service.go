@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -14,6 +15,7 @@ import (
 	"github.com/callsign/callsign/adapters/httpapi"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/system"
+	"github.com/callsign/callsign/adapters/vaultcipher"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/config"
 )
@@ -38,10 +40,16 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger) (*ser
 		db.Close()
 		return nil, err
 	}
+	keyring, err := openKeyring(cfg)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	a := app.New(app.Deps{
 		Store:       db,
 		Clock:       system.Clock{},
 		IDs:         system.IDs{},
+		Cipher:      keyring,
 		Log:         log,
 		MailDomains: cfg.MailDomains,
 	})
@@ -49,6 +57,19 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger) (*ser
 }
 
 func (s *service) close() error { return s.db.Close() }
+
+// vaultKeyFile is where the generated vault keys live when
+// CALLSIGN_VAULT_KEY is not set.
+func vaultKeyFile(cfg config.Config) string { return filepath.Join(cfg.DataDir, "vault.key") }
+
+// openKeyring loads the vault keys: from the configuration when
+// CALLSIGN_VAULT_KEY is set, else from (or into) the data directory.
+func openKeyring(cfg config.Config) (*vaultcipher.Keyring, error) {
+	if cfg.VaultKey != nil {
+		return vaultcipher.FromKeys(cfg.VaultKey, cfg.VaultPreviousKeys...)
+	}
+	return vaultcipher.OpenFile(vaultKeyFile(cfg))
+}
 
 // listen binds every listener, so that a port in use fails start-up at once
 // and tests can learn the addresses chosen for port 0.

@@ -1,0 +1,136 @@
+package memory
+
+import (
+	"context"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+type contactRow struct{ core.Contact }
+
+// contactClash names the field on which c clashes with another contact of
+// its identity, or "".
+func (s *Store) contactClash(c core.Contact) string {
+	for _, r := range s.contacts {
+		if r.IdentityID != c.IdentityID || r.ID == c.ID {
+			continue
+		}
+		if c.Email != "" && strings.EqualFold(r.Email, c.Email) {
+			return "email"
+		}
+		if c.PhoneNumber != "" && r.PhoneNumber == c.PhoneNumber {
+			return "phone_number"
+		}
+	}
+	return ""
+}
+
+var contactClashMessages = map[string]string{
+	"email":        "This identity already has a contact with this email.",
+	"phone_number": "This identity already has a contact with this phone number.",
+}
+
+func (s *Store) CreateContact(_ context.Context, c core.Contact) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if !s.ownsIdentity(c.AccountID, c.IdentityID) {
+		return core.NotFound("Identity not found.")
+	}
+	if f := s.contactClash(c); f != "" {
+		return conflict(f, contactClashMessages[f])
+	}
+	s.contacts[c.ID] = &contactRow{c}
+	return nil
+}
+
+func (s *Store) Contact(_ context.Context, accountID, id string) (core.Contact, error) {
+	if err := s.lock(); err != nil {
+		return core.Contact{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.contacts[id]
+	if !ok || r.AccountID != accountID {
+		return core.Contact{}, core.NotFound("Contact not found.")
+	}
+	return r.Contact, nil
+}
+
+func (s *Store) Contacts(_ context.Context, f ports.ContactFilter) ([]core.Contact, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	q := strings.ToLower(f.Query)
+	rows := values(s.contacts, func(r *contactRow) bool {
+		switch {
+		case !f.Scope.Allows(r.AccountID, r.IdentityID),
+			f.Source != "" && r.Source != f.Source,
+			f.Email != "" && !strings.EqualFold(r.Email, f.Email),
+			f.PhoneNumber != "" && r.PhoneNumber != f.PhoneNumber:
+			return false
+		}
+		if q == "" {
+			return true
+		}
+		for _, v := range []string{r.Email, r.DisplayName, r.Nickname, r.PhoneNumber} {
+			if strings.Contains(strings.ToLower(v), q) {
+				return true
+			}
+		}
+		return false
+	}, func(a, b *contactRow) bool { return before(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+	out := make([]core.Contact, len(rows))
+	for i, r := range rows {
+		out[i] = r.Contact
+	}
+	return out, nil
+}
+
+func (s *Store) UpdateContact(_ context.Context, c core.Contact) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.contacts[c.ID]
+	if !ok || r.AccountID != c.AccountID {
+		return core.NotFound("Contact not found.")
+	}
+	c.IdentityID, c.CreatedAt, c.Source = r.IdentityID, r.CreatedAt, r.Source
+	if f := s.contactClash(c); f != "" {
+		return conflict(f, contactClashMessages[f])
+	}
+	r.Contact = c
+	return nil
+}
+
+func (s *Store) DeleteContact(_ context.Context, accountID, id string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.contacts[id]
+	if !ok || r.AccountID != accountID {
+		return core.NotFound("Contact not found.")
+	}
+	delete(s.contacts, id)
+	return nil
+}
+
+func (s *Store) RecordCorrespondent(_ context.Context, c core.Contact) (bool, error) {
+	if err := s.lock(); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	if !s.ownsIdentity(c.AccountID, c.IdentityID) {
+		return false, core.NotFound("Identity not found.")
+	}
+	if s.contactClash(c) != "" {
+		return false, nil
+	}
+	s.contacts[c.ID] = &contactRow{c}
+	return true, nil
+}

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Contacts keeps the people an identity corresponds with (spec §2, §4).
+type Contacts struct{ *base }
+
+// ContactInput carries the fields of a contact write; nil means absent.
+type ContactInput struct {
+	Email, DisplayName, Nickname, PhoneNumber *string
+}
+
+func applyContact(c *core.Contact, in ContactInput) (core.Contact, error) {
+	for dst, v := range map[*string]*string{&c.Email: in.Email, &c.DisplayName: in.DisplayName, &c.Nickname: in.Nickname, &c.PhoneNumber: in.PhoneNumber} {
+		if v != nil {
+			*dst = strings.TrimSpace(*v)
+		}
+	}
+	return core.NormalizeContact(*c)
+}
+
+// Create stores a manual contact for the identity the request selects.
+func (s *Contacts) Create(ctx context.Context, p core.Principal, requested string, in ContactInput) (core.Contact, error) {
+	ident, err := s.selectedIdentity(ctx, p, requested)
+	if err != nil {
+		return core.Contact{}, err
+	}
+	now := s.now()
+	c := core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Source: core.ContactManual, CreatedAt: now, UpdatedAt: now}
+	if c, err = applyContact(&c, in); err != nil {
+		return core.Contact{}, err
+	}
+	return c, s.deps.Store.CreateContact(ctx, c)
+}
+
+// List lists contacts in scope, optionally of one source.
+func (s *Contacts) List(ctx context.Context, p core.Principal, requested string, source core.ContactSource) ([]core.Contact, error) {
+	return s.deps.Store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Source: source})
+}
+
+// Find looks a contact up by email, phone number or both (then both must
+// match). Account-wide, the oldest match wins.
+func (s *Contacts) Find(ctx context.Context, p core.Principal, requested, email, phone string) (core.Contact, error) {
+	if email == "" && phone == "" {
+		return core.Contact{}, core.Invalid(core.NonFieldErrors, "Pass email or phone_number.")
+	}
+	list, err := s.deps.Store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Email: email, PhoneNumber: phone})
+	if err != nil {
+		return core.Contact{}, err
+	}
+	if len(list) == 0 {
+		return core.Contact{}, core.NotFound("No contact matches.")
+	}
+	return list[0], nil
+}
+
+// Search lists contacts whose email, display name, nickname or phone
+// number contains q, ignoring case.
+func (s *Contacts) Search(ctx context.Context, p core.Principal, requested, q string) ([]core.Contact, error) {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return nil, core.Invalid("q", "This parameter is required.")
+	}
+	return s.deps.Store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Query: q})
+}
+
+// Get shows one contact.
+func (s *Contacts) Get(ctx context.Context, p core.Principal, id string) (core.Contact, error) {
+	c, err := s.deps.Store.Contact(ctx, p.AccountID, id)
+	if err != nil {
+		return core.Contact{}, err
+	}
+	if !p.Scope("").Allows(c.AccountID, c.IdentityID) {
+		return core.Contact{}, core.NotFound("Contact not found.")
+	}
+	return c, nil
+}
+
+// Update changes some of a contact's fields; its source stays.
+func (s *Contacts) Update(ctx context.Context, p core.Principal, id string, in ContactInput) (core.Contact, error) {
+	c, err := s.Get(ctx, p, id)
+	if err != nil {
+		return core.Contact{}, err
+	}
+	if c, err = applyContact(&c, in); err != nil {
+		return core.Contact{}, err
+	}
+	c.UpdatedAt = s.now()
+	return c, s.deps.Store.UpdateContact(ctx, c)
+}
+
+// Delete removes a contact.
+func (s *Contacts) Delete(ctx context.Context, p core.Principal, id string) error {
+	if _, err := s.Get(ctx, p, id); err != nil {
+		return err
+	}
+	return s.deps.Store.DeleteContact(ctx, p.AccountID, id)
+}
+
+// Correspondent is someone who wrote to an identity.
+type Correspondent struct {
+	AccountID, IdentityID string
+	Email, Name, Phone    string
+}
+
+// RecordCorrespondent makes a new correspondent an auto contact of the
+// identity; one it already knows (by email, or by number) is left alone.
+// Mail and SMS delivery call it for every sender.
+func (s *Contacts) RecordCorrespondent(ctx context.Context, who Correspondent) error {
+	now := s.now()
+	c, err := core.NormalizeContact(core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: who.AccountID, IdentityID: who.IdentityID,
+		Email: who.Email, DisplayName: who.Name, PhoneNumber: who.Phone, Source: core.ContactAuto, CreatedAt: now, UpdatedAt: now})
+	if err != nil {
+		return nil // a sender we cannot record (a malformed address) is not worth failing a delivery for
+	}
+	_, err = s.deps.Store.RecordCorrespondent(ctx, c)
+	return err
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/callsign/callsign/adapters/vaultcipher"
+)
+
+// vault runs `callsign vault rotate-key`.
+//
+// With the key file of the data directory, it puts a fresh key first in
+// the file, waits until running services have reloaded it (they reread the
+// file within vaultcipher.ReloadInterval, and at once when they meet a value
+// sealed under a key they do not know), re-encrypts every value still under
+// an old key, sweeps once more for values written meanwhile, and retires
+// the old keys (unless --keep-old). The service keeps serving throughout.
+//
+// With CALLSIGN_VAULT_KEY, keys live in the deployment's configuration: set
+// the new key there and the old one in CALLSIGN_VAULT_PREVIOUS_KEYS, roll
+// the instances, run this command to re-encrypt, then drop the old key.
+func (c *cli) vault(args []string) error {
+	if len(args) == 0 || args[0] != "rotate-key" {
+		return usageError{"vault needs a subcommand: rotate-key"}
+	}
+	fs := c.flags("vault rotate-key")
+	keepOld := fs.Bool("keep-old", false, "keep the old keys in the key file after re-encrypting")
+	if err := fs.Parse(args[1:]); err != nil {
+		return usageError{err.Error()}
+	}
+	cfg, err := c.config()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	report := map[string]any{}
+	fileMode := cfg.VaultKey == nil
+	var newKey []byte
+	if fileMode {
+		path := vaultKeyFile(cfg)
+		keys, err := vaultcipher.ReadKeyFile(path)
+		if err != nil {
+			return err
+		}
+		if newKey, err = vaultcipher.NewKey(); err != nil {
+			return err
+		}
+		if err := vaultcipher.WriteKeyFile(path, append([][]byte{newKey}, keys...)); err != nil {
+			return err
+		}
+		report["key_id"] = vaultcipher.KeyID(newKey)
+		// Running services seal under the new key once they have reloaded the file.
+		time.Sleep(2 * vaultcipher.ReloadInterval)
+	} else {
+		report["key_id"] = vaultcipher.KeyID(cfg.VaultKey)
+	}
+
+	svc, err := openService(ctx, cfg, c.logger(cfg.LogLevel))
+	if err != nil {
+		return err
+	}
+	defer svc.close()
+	first, err := svc.app.Vault.Reseal(ctx)
+	if err != nil {
+		return fmt.Errorf("re-encrypting: %w", err)
+	}
+	sweep, err := svc.app.Vault.Reseal(ctx)
+	if err != nil {
+		return fmt.Errorf("re-encrypting: %w", err)
+	}
+	report["checked"] = first.Checked
+	report["resealed"] = first.Resealed + sweep.Resealed
+	if fileMode && !*keepOld {
+		if err := vaultcipher.WriteKeyFile(vaultKeyFile(cfg), [][]byte{newKey}); err != nil {
+			return err
+		}
+		report["old_keys_retired"] = true
+	}
+	if !fileMode {
+		report["next_step"] = "remove CALLSIGN_VAULT_PREVIOUS_KEYS from every instance"
+	}
+	return json.NewEncoder(c.stdout).Encode(report)
+}
