@@ -26,6 +26,7 @@ type Deps struct {
 	Random io.Reader
 	// MailDomains are the platform's mail domains; the first is the default.
 	MailDomains []string
+	Mail        MailDeps
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -36,6 +37,7 @@ type App struct {
 	Health     *Health
 	Vault      *Vault
 	Contacts   *Contacts
+	Mail       *Mail
 }
 
 // New builds the services over deps.
@@ -46,6 +48,9 @@ func New(deps Deps) *App {
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
+	if deps.Mail.Retry == (RetryPolicy{}) {
+		deps.Mail.Retry = DefaultRetry
+	}
 	base := &base{deps: deps}
 	return &App{
 		Accounts:   &Accounts{base},
@@ -54,6 +59,7 @@ func New(deps Deps) *App {
 		Health:     &Health{base},
 		Vault:      &Vault{base: base, cipher: deps.Cipher},
 		Contacts:   &Contacts{base},
+		Mail:       &Mail{base: base, mail: deps.Mail, wake: make(chan struct{}, 1)},
 	}
 }
 
@@ -84,3 +90,6 @@ func (b *base) selectedIdentity(ctx context.Context, p core.Principal, requested
 	}
 	return b.deps.Store.Identity(ctx, p.AccountID, id)
 }
+
+// isNotFound reports whether err is a NotFound error (and not nil).
+func isNotFound(err error) bool { return err != nil && core.KindOf(err) == core.KindNotFound }

@@ -27,6 +27,7 @@ type Config struct {
 	SMTPTLSCert  string
 	SMTPTLSKey   string
 	SMTPRelay    *Relay // nil: no external delivery
+	SMTPRelayCA  string // PEM file of CAs to trust for the relay; "" means the system's
 
 	Telephony         string // "sim" or "twilio"
 	TwilioAccountSID  string
@@ -124,6 +125,7 @@ func Load(getenv Getenv) (Config, error) {
 			return fail("CALLSIGN_SMTP_RELAY", "%v", err)
 		}
 	}
+	c.SMTPRelayCA = get("CALLSIGN_SMTP_RELAY_CA", "")
 
 	c.Telephony = get("CALLSIGN_TELEPHONY", "sim")
 	c.TwilioAccountSID, c.TwilioAuthToken = get("TWILIO_ACCOUNT_SID", ""), get("TWILIO_AUTH_TOKEN", "")

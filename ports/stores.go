@@ -21,6 +21,7 @@ type Store interface {
 	InboxStore
 	VaultStore
 	ContactStore
+	MailStore
 }
 
 // AccountStore keeps accounts.
@@ -155,4 +156,108 @@ type ContactStore interface {
 	// with its email (or, for a phone-only contact, its number), and reports
 	// whether it stored it.
 	RecordCorrespondent(ctx context.Context, c core.Contact) (bool, error)
+}
+
+// NewMail is one message to store in one inbox, received or sent, with
+// everything that must be committed with it.
+type NewMail struct {
+	// Message has every field but ID, ThreadID and CreatedAt, which the store
+	// assigns. Message.CreatedAt carries the current time: the store makes
+	// creation times strictly increasing per account, so a cursor over them
+	// neither skips nor repeats.
+	Message core.EmailMessage
+	// NewThreadID is the thread the message starts when its In-Reply-To and
+	// References name no message of the inbox.
+	NewThreadID string
+	Raw         []byte
+	Attachments []AttachmentContent
+	// Correspondent, when set, is recorded as an auto contact unless the
+	// identity already knows the address.
+	Correspondent *core.Contact
+	// Outbox, when set, queues the message for delivery in the same transaction.
+	Outbox *OutboxEntry
+	// Dedupe skips the message when the inbox already holds an incoming
+	// message with the same Message-ID: for redeliveries (a retried local
+	// delivery, a resynced IMAP source) that must not make copies.
+	Dedupe bool
+}
+
+// AttachmentContent is an attachment with its bytes.
+type AttachmentContent struct {
+	core.Attachment
+	Content []byte
+}
+
+// OutboxEntry is a message waiting to leave.
+type OutboxEntry struct {
+	MessageID    int64
+	AccountID    string
+	EnvelopeFrom string
+	Recipients   []string // still to deliver
+	Failures     []string // "address: reason" of recipients that failed for good
+	Attempts     int
+	NextAttempt  time.Time
+	GiveUpAt     time.Time
+}
+
+// MessageFilter narrows the message list (the spec's cursor polling).
+type MessageFilter struct {
+	Scope        core.Scope
+	InboxID      int64
+	ThreadID     string
+	Direction    core.Direction
+	FromEmail    string
+	IsRead       *bool
+	CreatedAfter *time.Time
+	Limit        int
+	Offset       int
+}
+
+// ThreadFilter narrows the thread summaries.
+type ThreadFilter struct {
+	Scope     core.Scope
+	InboxID   int64
+	HasUnread *bool
+}
+
+// MailStore keeps messages, threads, attachments and the outbox.
+type MailStore interface {
+	// SaveMail stores messages with their attachments, thread updates,
+	// correspondents and outbox entries, all in one transaction (several
+	// calls may share one commit), and returns them as stored. When it
+	// returns nil, every message is durable.
+	SaveMail(ctx context.Context, mails []NewMail) ([]core.EmailMessage, error)
+	Message(ctx context.Context, accountID string, id int64) (core.EmailMessage, error)
+	// Messages lists messages oldest first, with the total count of matches.
+	Messages(ctx context.Context, f MessageFilter) ([]core.EmailMessage, int, error)
+	// MessageByMessageID finds a message of an inbox by its Message-ID header.
+	MessageByMessageID(ctx context.Context, inboxID int64, messageID string) (core.EmailMessage, error)
+	RawMessage(ctx context.Context, accountID string, id int64) ([]byte, error)
+	// SetRead marks a message read or unread, and keeps its thread's count right.
+	SetRead(ctx context.Context, accountID string, id int64, read bool) error
+
+	Thread(ctx context.Context, accountID, id string) (core.Thread, error)
+	// Threads lists thread summaries, latest activity first.
+	Threads(ctx context.Context, f ThreadFilter) ([]core.Thread, error)
+
+	// SaveUpload stores an attachment uploaded to be sent.
+	SaveUpload(ctx context.Context, a AttachmentContent) error
+	Attachment(ctx context.Context, accountID, id string) (AttachmentContent, error)
+
+	// ClaimOutbox leases up to limit entries that are due, so no other
+	// worker (of this instance or another) takes them until the lease ends.
+	ClaimOutbox(ctx context.Context, now, leaseUntil time.Time, limit int) ([]OutboxEntry, error)
+	// RetryOutbox keeps an entry for another attempt at e.NextAttempt.
+	RetryOutbox(ctx context.Context, e OutboxEntry, lastError string) error
+	// FinishOutbox removes an entry and records the message's final status.
+	FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error
+
+	// SaveCustomDomain adds or updates an account's own domain; a domain
+	// another account has clashes on "domain".
+	SaveCustomDomain(ctx context.Context, accountID string, d core.Domain) error
+	// CustomDomains lists an account's own domains.
+	CustomDomains(ctx context.Context, accountID string) ([]core.Domain, error)
+	// VerifiedDomainOwner reports which account a verified custom domain
+	// belongs to, or NotFound.
+	VerifiedDomainOwner(ctx context.Context, domain string) (string, error)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
+	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/memory"
 	"github.com/callsign/callsign/app"
 )
@@ -31,6 +32,7 @@ type harness struct {
 	app   *app.App
 	store *memory.Store
 	clock *memory.Clock
+	relay *memory.Relay
 	logs  *syncBuffer
 }
 
@@ -51,15 +53,31 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, func(*app.Deps) {}) }
+
+// newHarnessWith lets a test change the app's dependencies first.
+func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), logs: logs}
+	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), relay: &memory.Relay{}, logs: logs}
 	h.clock.Step = time.Millisecond
-	h.app = app.New(app.Deps{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, MailDomains: []string{"agents.test", "bots.test"}})
-	h.h = New(h.app, Options{Log: log, BaseURL: "http://api.test"})
+	deps := app.Deps{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log,
+		MailDomains: []string{"agents.test", "bots.test"},
+		Mail: app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay, MaxMessageBytes: 1 << 20,
+			Retry: app.RetryPolicy{First: time.Millisecond, Max: time.Millisecond, GiveUpAfter: time.Hour}}}
+	change(&deps)
+	h.app = app.New(deps)
+	h.h = New(h.app, Options{Log: log, BaseURL: "http://api.test", MaxUploadBytes: 1 << 20})
 	return h
+}
+
+// runOutbox delivers queued mail in the background until the test ends.
+func (h *harness) runOutbox() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { h.app.Mail.RunOutbox(ctx); close(done) }()
+	h.t.Cleanup(func() { cancel(); <-done })
 }
 
 // accounts numbers the accounts a test run creates.

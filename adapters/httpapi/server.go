@@ -21,19 +21,25 @@ type Options struct {
 	Log *slog.Logger
 	// BaseURL is the public address, for absolute URLs in responses.
 	BaseURL string
+	// MaxUploadBytes bounds an attachment upload (CALLSIGN_SMTP_MAX_BYTES).
+	MaxUploadBytes int64
 }
 
 type server struct {
-	app     *app.App
-	log     *slog.Logger
-	baseURL string
+	app       *app.App
+	log       *slog.Logger
+	baseURL   string
+	maxUpload int64
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New builds the API's handler.
 func New(a *app.App, opts Options) http.Handler {
-	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/")}
+	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes}
+	if s.maxUpload <= 0 {
+		s.maxUpload = 25 << 20
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -96,6 +102,25 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/contacts/:uuid/", s.handle(s.getContact))
 	authed.PATCH("/contacts/:uuid/", s.handle(s.updateContact))
 	authed.DELETE("/contacts/:uuid/", s.handle(s.deleteContact))
+
+	authed.GET("/domains/", s.handle(s.listDomains))
+	authed.GET("/email/", s.handle(s.listInboxes))
+	authed.POST("/email/", s.handle(s.createInbox))
+	authed.GET("/email/check-availability/", s.handle(s.checkAvailability))
+	authed.GET("/email/:id/", s.handle(s.getInbox))
+	authed.GET("/email-inbox/", s.handle(s.listThreads))
+	authed.GET("/email-inbox/:id/", s.handle(s.getThread))
+	authed.GET("/email-messages/", s.handle(s.listMessages))
+	authed.POST("/email-messages/compose/", s.handle(s.compose))
+	authed.GET("/email-messages/:id/", s.handle(s.getMessage))
+	authed.PUT("/email-messages/:id/", s.handle(s.updateMessage(true)))
+	authed.PATCH("/email-messages/:id/", s.handle(s.updateMessage(false)))
+	authed.GET("/email-messages/:id/raw/", s.rawMessage)
+	authed.POST("/email-messages/:id/reply/", s.handle(s.respond("reply")))
+	authed.POST("/email-messages/:id/reply-all/", s.handle(s.respond("reply-all")))
+	authed.POST("/email-messages/:id/forward/", s.handle(s.respond("forward")))
+	authed.POST("/attachments/", s.handle(s.uploadAttachment))
+	authed.GET("/attachments/:uuid/", s.downloadAttachment)
 }
 
 const principalKey = "callsign.principal"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 type accountRow struct{ core.Account }
@@ -104,6 +105,14 @@ func (s *Store) accountTables() []func(accountID string) {
 		func(a string) { deleteWhere(s.passwords, func(r *passwordRow) bool { return r.Entry.AccountID == a }) },
 		func(a string) { deleteWhere(s.secrets, func(r *secretRow) bool { return r.Secret.AccountID == a }) },
 		func(a string) { deleteWhere(s.contacts, func(r *contactRow) bool { return r.AccountID == a }) },
+		func(a string) {
+			t := s.mailTables()
+			deleteWhere(t.messages, func(r *messageRow) bool { return r.AccountID == a })
+			deleteWhere(t.threads, func(r *core.Thread) bool { return r.AccountID == a })
+			deleteWhere(t.attachments, func(r *ports.AttachmentContent) bool { return r.AccountID == a })
+			deleteWhere(t.outbox, func(r *outboxRow) bool { return r.AccountID == a })
+			deleteWhere(t.domains, func(r *domainRow) bool { return r.accountID == a })
+		},
 	}
 }
 

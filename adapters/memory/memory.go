@@ -21,6 +21,7 @@ type Store struct {
 	passwords  map[string]*passwordRow
 	secrets    map[string]*secretRow
 	contacts   map[string]*contactRow
+	mail       mailTables
 	seq        int64
 	// Fail, when set, is returned by every call: a store that is down.
 	Fail error

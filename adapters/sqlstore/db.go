@@ -54,6 +54,7 @@ type DB struct {
 	dialect Dialect
 	w       *sqlx.DB // writes and transactions
 	r       *sqlx.DB // reads
+	saver   committer
 }
 
 // Options tune Open.
@@ -140,8 +141,9 @@ func openSQLite(path string, opts Options) (*DB, error) {
 // Dialect reports which database this is.
 func (db *DB) Dialect() Dialect { return db.dialect }
 
-// Close closes every connection.
+// Close commits what is queued, then closes every connection.
 func (db *DB) Close() error {
+	db.stopCommitter()
 	err := db.w.Close()
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())

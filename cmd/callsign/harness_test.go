@@ -14,6 +14,7 @@ import (
 
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
+	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/config"
 )
 
@@ -29,7 +30,7 @@ type running struct {
 
 // start runs the service with the dialect's database and env on top of
 // test defaults (ephemeral ports, a temporary data directory).
-func start(t testing.TB, d sqlstore.Dialect, env map[string]string) *running {
+func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func(*app.Deps)) *running {
 	t.Helper()
 	e := map[string]string{
 		"CALLSIGN_DATA_DIR":     t.TempDir(),
@@ -49,7 +50,7 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string) *running {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := openService(ctx, cfg, (&cli{stderr: io.Discard}).logger(cfg.LogLevel))
+	svc, err := openService(ctx, cfg, (&cli{stderr: io.Discard}).logger(cfg.LogLevel), tune...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,17 +2,24 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"path/filepath"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/callsign/callsign/adapters/httpapi"
+	"github.com/callsign/callsign/adapters/mailmime"
+	"github.com/callsign/callsign/adapters/relay"
+	"github.com/callsign/callsign/adapters/smtpin"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/system"
 	"github.com/callsign/callsign/adapters/vaultcipher"
@@ -28,10 +35,12 @@ type service struct {
 	app *app.App
 
 	httpLn net.Listener
+	smtpLn net.Listener
 }
 
-// openService opens and migrates the database and builds the app.
-func openService(ctx context.Context, cfg config.Config, log *slog.Logger) (*service, error) {
+// openService opens and migrates the database and builds the app. tune,
+// for tests, adjusts the app's dependencies before it is built.
+func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune ...func(*app.Deps)) (*service, error) {
 	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{})
 	if err != nil {
 		return nil, err
@@ -45,15 +54,44 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger) (*ser
 		db.Close()
 		return nil, err
 	}
-	a := app.New(app.Deps{
+	mail := app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: cfg.SMTPMaxBytes}
+	if r := cfg.SMTPRelay; r != nil {
+		rc := relay.Config{Host: r.Host, Port: r.Port, ImplicitTLS: r.ImplicitTLS, Username: r.Username, Password: r.Password, HeloName: hostname(cfg)}
+		if cfg.SMTPRelayCA != "" {
+			pem, err := os.ReadFile(cfg.SMTPRelayCA)
+			roots := x509.NewCertPool()
+			if err != nil || !roots.AppendCertsFromPEM(pem) {
+				db.Close()
+				return nil, fmt.Errorf("CALLSIGN_SMTP_RELAY_CA: no PEM certificates in %s", cfg.SMTPRelayCA)
+			}
+			rc.TLSConfig = &tls.Config{RootCAs: roots}
+		}
+		mail.Relay = relay.New(rc)
+	}
+	deps := app.Deps{
 		Store:       db,
 		Clock:       system.Clock{},
 		IDs:         system.IDs{},
 		Cipher:      keyring,
 		Log:         log,
 		MailDomains: cfg.MailDomains,
-	})
+		Mail:        mail,
+	}
+	for _, f := range tune {
+		f(&deps)
+	}
+	a := app.New(deps)
 	return &service{cfg: cfg, log: log, db: db, app: a}, nil
+}
+
+// hostname is the name the service gives itself in SMTP: the host of its
+// public URL.
+func hostname(cfg config.Config) string {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || u.Hostname() == "" {
+		return "localhost"
+	}
+	return u.Hostname()
 }
 
 func (s *service) close() error { return s.db.Close() }
@@ -78,7 +116,23 @@ func (s *service) listen() error {
 	if s.httpLn, err = net.Listen("tcp", s.cfg.HTTPAddr); err != nil {
 		return fmt.Errorf("CALLSIGN_HTTP_ADDR: %w", err)
 	}
+	if s.smtpLn, err = net.Listen("tcp", s.cfg.SMTPAddr); err != nil {
+		s.httpLn.Close()
+		return fmt.Errorf("CALLSIGN_SMTP_ADDR: %w", err)
+	}
 	return nil
+}
+
+// smtpTLS loads the listener's certificate, when one is configured.
+func (s *service) smtpTLS() (*tls.Config, error) {
+	if s.cfg.SMTPTLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(s.cfg.SMTPTLSCert, s.cfg.SMTPTLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("CALLSIGN_SMTP_TLS_CERT: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // shutdownGrace is how long in-flight work gets to finish on shutdown.
@@ -86,8 +140,13 @@ const shutdownGrace = 15 * time.Second
 
 // serve runs the listeners until ctx ends, then shuts them down gracefully.
 func (s *service) serve(ctx context.Context) error {
+	tlsConfig, err := s.smtpTLS()
+	if err != nil {
+		return err
+	}
+	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: hostname(s.cfg), MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log})
 	api := &http.Server{
-		Handler:           httpapi.New(s.app, httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL}),
+		Handler:           httpapi.New(s.app, httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      2 * time.Minute,
@@ -102,11 +161,22 @@ func (s *service) serve(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error {
+		s.log.Info("accepting mail over SMTP", "addr", s.smtpLn.Addr().String(), "starttls", tlsConfig != nil)
+		if err := mx.Serve(s.smtpLn); err != nil {
+			return fmt.Errorf("SMTP listener: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		s.app.Mail.RunOutbox(gctx)
+		return nil
+	})
+	g.Go(func() error {
 		<-gctx.Done()
 		s.log.Info("shutting down")
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
-		return api.Shutdown(sctx)
+		return errors.Join(api.Shutdown(sctx), mx.Shutdown(sctx))
 	})
 	return g.Wait()
 }

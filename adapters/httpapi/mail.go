@@ -1,0 +1,401 @@
+package httpapi
+
+import (
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Email list paging (spec §8).
+const (
+	defaultPageSize = 50
+	maxPageSize     = 200
+)
+
+type domainView struct {
+	Domain string `json:"domain"`
+	Type   string `json:"type"`
+	Status string `json:"status"`
+}
+
+func viewDomain(d core.Domain) domainView {
+	return domainView{Domain: d.Name, Type: string(d.Type), Status: string(d.Status)}
+}
+
+type inboxView struct {
+	ID        int64   `json:"id"`
+	UUID      string  `json:"uuid"`
+	Email     string  `json:"email"`
+	Identity  string  `json:"identity"`
+	CreatedDT apiTime `json:"created_dt"`
+}
+
+func viewInbox(in core.Inbox) inboxView {
+	return inboxView{ID: in.ID, UUID: in.UUID, Email: in.Email, Identity: in.IdentityID, CreatedDT: apiTime(in.CreatedAt)}
+}
+
+type threadView struct {
+	ThreadID        string   `json:"thread_id"`
+	Inbox           int64    `json:"inbox"`
+	Subject         string   `json:"subject"`
+	Preview         string   `json:"preview"`
+	MessageCount    int      `json:"message_count"`
+	UnreadCount     int      `json:"unread_count"`
+	AttachmentNames []string `json:"attachment_names"`
+	Participants    []string `json:"participants"`
+	LastMessageDT   apiTime  `json:"last_message_dt"`
+}
+
+func viewThread(t core.Thread) threadView {
+	return threadView{ThreadID: t.ID, Inbox: t.InboxID, Subject: t.Subject, Preview: t.Preview, MessageCount: t.MessageCount,
+		UnreadCount: t.UnreadCount, AttachmentNames: nonNil(t.AttachmentNames), Participants: nonNil(t.Participants),
+		LastMessageDT: apiTime(t.LastMessageAt)}
+}
+
+type attachmentView struct {
+	UUID        string `json:"uuid"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+	URL         string `json:"url"`
+}
+
+type messageView struct {
+	ID              int64            `json:"id"`
+	URL             string           `json:"url"`
+	Inbox           int64            `json:"inbox"`
+	ThreadID        string           `json:"thread_id"`
+	MessageID       string           `json:"message_id"`
+	InReplyTo       *string          `json:"in_reply_to"`
+	FromEmail       string           `json:"from_email"`
+	FromDisplayName *string          `json:"from_display_name"`
+	ToEmail         string           `json:"to_email"`
+	Cc              []string         `json:"cc"`
+	Bcc             []string         `json:"bcc"`
+	Subject         string           `json:"subject"`
+	Content         string           `json:"content"`
+	HTML            string           `json:"html"`
+	Direction       string           `json:"direction"`
+	IsRead          bool             `json:"is_read"`
+	Attachments     []attachmentView `json:"attachments"`
+	DeliveryStatus  *string          `json:"delivery_status"`
+	DeliveryError   *string          `json:"delivery_error"`
+	CreatedDT       apiTime          `json:"created_dt"`
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func (s *server) viewAttachment(a core.Attachment) attachmentView {
+	return attachmentView{UUID: a.ID, Filename: a.Filename, ContentType: a.ContentType, Size: a.Size, URL: s.baseURL + "/api/attachments/" + a.ID + "/"}
+}
+
+func (s *server) viewMessage(m core.EmailMessage) messageView {
+	v := messageView{ID: m.ID, URL: fmt.Sprintf("%s/api/email-messages/%d/", s.baseURL, m.ID), Inbox: m.InboxID, ThreadID: m.ThreadID,
+		MessageID: m.MessageID, InReplyTo: optString(m.InReplyTo), FromEmail: m.FromEmail, FromDisplayName: optString(m.FromName),
+		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Content: m.Text, HTML: m.HTML,
+		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment), CreatedDT: apiTime(m.CreatedAt)}
+	if m.Direction == core.Outgoing {
+		v.DeliveryStatus, v.DeliveryError = optString(string(m.DeliveryStatus)), optString(m.DeliveryError)
+	}
+	return v
+}
+
+func (s *server) listDomains(c *gin.Context) (int, any, error) {
+	list, err := s.app.Mail.Domains(c.Request.Context(), principal(c))
+	return http.StatusOK, viewAll(list, viewDomain), err
+}
+
+func (s *server) listInboxes(c *gin.Context) (int, any, error) {
+	identity, err := identityParam(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	list, err := s.app.Mail.Inboxes(c.Request.Context(), principal(c), identity)
+	return http.StatusOK, viewAll(list, viewInbox), err
+}
+
+func (s *server) createInbox(c *gin.Context) (int, any, error) {
+	identity, err := identityParam(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	in, err := readInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	email := in.text("email")
+	if err := in.err(); err != nil {
+		return 0, nil, err
+	}
+	inbox, err := s.app.Mail.CreateInbox(c.Request.Context(), principal(c), identity, email)
+	return http.StatusCreated, viewInbox(inbox), err
+}
+
+func (s *server) getInbox(c *gin.Context) (int, any, error) {
+	id, err := pathID(c, "id", "Inbox")
+	if err != nil {
+		return 0, nil, err
+	}
+	in, err := s.app.Mail.Inbox(c.Request.Context(), principal(c), id)
+	return http.StatusOK, viewInbox(in), err
+}
+
+func (s *server) checkAvailability(c *gin.Context) (int, any, error) {
+	email, available, err := s.app.Mail.CheckAvailability(c.Request.Context(), principal(c), c.Query("email"))
+	return http.StatusOK, gin.H{"available": available, "email": email}, err
+}
+
+func (s *server) listThreads(c *gin.Context) (int, any, error) {
+	q := newQuery(c)
+	identity, hasUnread := q.uuid("identity"), q.boolean("has_unread")
+	inbox := q.integer("inbox", 0, 1, 1<<62)
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	list, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity, inbox, hasUnread)
+	return http.StatusOK, viewAll(list, viewThread), err
+}
+
+type threadDetailView struct {
+	ThreadID string        `json:"thread_id"`
+	Inbox    int64         `json:"inbox"`
+	Subject  string        `json:"subject"`
+	Messages []messageView `json:"messages"`
+}
+
+func (s *server) getThread(c *gin.Context) (int, any, error) {
+	t, msgs, err := s.app.Mail.Thread(c.Request.Context(), principal(c), c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, threadDetailView{ThreadID: t.ID, Inbox: t.InboxID, Subject: t.Subject, Messages: viewAll(msgs, s.viewMessage)}, nil
+}
+
+type page struct {
+	Count    int           `json:"count"`
+	Next     *string       `json:"next"`
+	Previous *string       `json:"previous"`
+	Results  []messageView `json:"results"`
+}
+
+func (s *server) listMessages(c *gin.Context) (int, any, error) {
+	q := newQuery(c)
+	identity := q.uuid("identity")
+	f := ports.MessageFilter{
+		InboxID:      q.integer("inbox", 0, 1, 1<<62),
+		ThreadID:     q.str("thread_id"),
+		FromEmail:    q.str("from_email"),
+		IsRead:       q.boolean("is_read"),
+		CreatedAfter: q.time("created_after"),
+		Limit:        int(min(q.integer("limit", defaultPageSize, 1, 1<<31), maxPageSize)),
+		Offset:       int(q.integer("offset", 0, 0, 1<<31)),
+	}
+	if d := q.str("direction"); d != "" {
+		var ok bool
+		if f.Direction, ok = core.ParseDirection(d); !ok {
+			q.problems.Add("direction", "%q is not a valid choice; use incoming or outgoing.", d)
+		}
+	}
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	msgs, total, err := s.app.Mail.Messages(c.Request.Context(), principal(c), identity, f)
+	if err != nil {
+		return 0, nil, err
+	}
+	p := page{Count: total, Results: viewAll(msgs, s.viewMessage)}
+	if f.Offset+f.Limit < total {
+		p.Next = s.pageURL(c, f.Limit, f.Offset+f.Limit)
+	}
+	if f.Offset > 0 {
+		p.Previous = s.pageURL(c, f.Limit, max(0, f.Offset-f.Limit))
+	}
+	return http.StatusOK, p, nil
+}
+
+// pageURL is this request's URL with another offset, as DRF's paginator builds it.
+func (s *server) pageURL(c *gin.Context, limit, offset int) *string {
+	q := c.Request.URL.Query()
+	q.Set("limit", strconv.Itoa(limit))
+	if offset > 0 {
+		q.Set("offset", strconv.Itoa(offset))
+	} else {
+		q.Del("offset")
+	}
+	u := s.baseURL + c.Request.URL.Path + "?" + q.Encode()
+	return &u
+}
+
+func (s *server) getMessage(c *gin.Context) (int, any, error) {
+	id, err := pathID(c, "id", "Message")
+	if err != nil {
+		return 0, nil, err
+	}
+	m, err := s.app.Mail.Message(c.Request.Context(), principal(c), id)
+	return http.StatusOK, s.viewMessage(m), err
+}
+
+// updateMessage changes is_read, the one mutable field; PUT requires it.
+// Other fields a client sends back are read-only and ignored.
+func (s *server) updateMessage(replace bool) handler {
+	return func(c *gin.Context) (int, any, error) {
+		id, err := pathID(c, "id", "Message")
+		if err != nil {
+			return 0, nil, err
+		}
+		in, err := readInput(c)
+		if err != nil {
+			return 0, nil, err
+		}
+		read := in.boolean("is_read")
+		if read == nil && replace && !in.problems.Has("is_read") {
+			in.problems.Add("is_read", "This field is required.")
+		}
+		if err := in.err(); err != nil {
+			return 0, nil, err
+		}
+		var m core.EmailMessage
+		if read == nil {
+			m, err = s.app.Mail.Message(c.Request.Context(), principal(c), id)
+		} else {
+			m, err = s.app.Mail.SetRead(c.Request.Context(), principal(c), id, *read)
+		}
+		return http.StatusOK, s.viewMessage(m), err
+	}
+}
+
+// readSendInput reads the body shared by compose, reply, reply-all and forward.
+func readSendInput(c *gin.Context) (app.SendInput, error) {
+	in, err := readInput(c)
+	if err != nil {
+		return app.SendInput{}, err
+	}
+	var si app.SendInput
+	si.To, _ = in.strList("to_email")
+	si.Cc, _ = in.strList("cc")
+	si.Bcc, _ = in.strList("bcc")
+	si.AttachmentIDs, _ = in.strList("attachment_uuids")
+	si.Subject, si.Content, si.HTML = in.str("subject"), in.str("content"), in.text("html")
+	return si, in.err()
+}
+
+func (s *server) compose(c *gin.Context) (int, any, error) {
+	q := newQuery(c)
+	identity, inbox := q.uuid("identity"), q.integer("inbox", 0, 1, 1<<62)
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	si, err := readSendInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	m, err := s.app.Mail.Compose(c.Request.Context(), principal(c), identity, inbox, si)
+	return http.StatusCreated, s.viewMessage(m), err
+}
+
+// respond handles reply, reply-all and forward of message {id}.
+func (s *server) respond(kind string) handler {
+	return func(c *gin.Context) (int, any, error) {
+		id, err := pathID(c, "id", "Message")
+		if err != nil {
+			return 0, nil, err
+		}
+		si, err := readSendInput(c)
+		if err != nil {
+			return 0, nil, err
+		}
+		ctx, p := c.Request.Context(), principal(c)
+		var m core.EmailMessage
+		switch kind {
+		case "reply":
+			m, err = s.app.Mail.Reply(ctx, p, id, si, false)
+		case "reply-all":
+			m, err = s.app.Mail.Reply(ctx, p, id, si, true)
+		default:
+			m, err = s.app.Mail.Forward(ctx, p, id, si)
+		}
+		return http.StatusCreated, s.viewMessage(m), err
+	}
+}
+
+func (s *server) rawMessage(c *gin.Context) {
+	id, err := pathID(c, "id", "Message")
+	if err == nil {
+		var raw []byte
+		if raw, err = s.app.Mail.Raw(c.Request.Context(), principal(c), id); err == nil {
+			c.Data(http.StatusOK, "message/rfc822", raw)
+			return
+		}
+	}
+	s.fail(c, err)
+}
+
+// multipartSlack is room for a multipart envelope around an upload.
+const multipartSlack = 64 << 10
+
+func (s *server) uploadAttachment(c *gin.Context) (int, any, error) {
+	identity, err := identityParam(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	tooLarge := core.TooLarge("The file is larger than %d bytes.", s.maxUpload)
+	in, err := readInputLimit(c, s.maxUpload+multipartSlack, tooLarge)
+	if err != nil {
+		return 0, nil, err
+	}
+	files := in.files["file"]
+	if len(files) != 1 {
+		return 0, nil, core.Invalid("file", "Send one file in the multipart field \"file\".")
+	}
+	fh := files[0]
+	if fh.Size > s.maxUpload {
+		return 0, nil, tooLarge
+	}
+	f, err := fh.Open()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer f.Close()
+	content, err := io.ReadAll(f)
+	if err != nil {
+		return 0, nil, err
+	}
+	ctype := fh.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ctype); err == nil {
+		ctype = mt
+	} else {
+		ctype = ""
+	}
+	a, err := s.app.Mail.Upload(c.Request.Context(), principal(c), identity, fh.Filename, ctype, content)
+	return http.StatusCreated, s.viewAttachment(a), err
+}
+
+// downloadAttachment always answers as a download, never for display: a
+// received HTML or SVG file must not run as a page of the API's origin.
+func (s *server) downloadAttachment(c *gin.Context) {
+	id, err := pathUUID(c, "uuid", "Attachment")
+	if err == nil {
+		var a ports.AttachmentContent
+		if a, err = s.app.Mail.Attachment(c.Request.Context(), principal(c), id); err == nil {
+			c.Header("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.Filename}))
+			c.Header("X-Content-Type-Options", "nosniff")
+			c.Data(http.StatusOK, a.ContentType, a.Content)
+			return
+		}
+	}
+	s.fail(c, err)
+}

@@ -1,0 +1,360 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"mime/multipart"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// receive delivers a raw message to the inbox with the address, as the
+// SMTP listener would.
+func (h *harness) receive(to string, raw string) {
+	h.t.Helper()
+	in, err := h.app.Mail.ResolveRecipient(context.Background(), to)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.app.Mail.Deliver(context.Background(), app.InboundMail{EnvelopeFrom: "x@example.org", Inboxes: []core.Inbox{in}, Raw: []byte(raw)}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func mailFrom(from, msgID, subject, body string, extra ...string) string {
+	return "From: " + from + "\r\nTo: one@agents.test\r\nCc: carol@example.org\r\nMessage-ID: <" + msgID + ">\r\nSubject: " + subject +
+		"\r\n" + strings.Join(extra, "") + "\r\n" + body + "\r\n"
+}
+
+// waitFor polls a message until its delivery status is final.
+func (h *harness) waitFor(key string, id any) map[string]any {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m := h.do("GET", fmt.Sprintf("/api/email-messages/%v/", id), nil, key).want(h.t, 200).object(h.t)
+		if m["delivery_status"] != "queued" || time.Now().After(deadline) {
+			return m
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestInboxesAndDomains(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	if err := h.store.SaveCustomDomain(context.Background(), principalOf(t, h, tn.mgmt).AccountID, core.Domain{Name: "mail.example.com", Status: core.DomainPending}); err != nil {
+		t.Fatal(err)
+	}
+	d := h.do("GET", "/api/domains/", nil, tn.mgmt).want(t, 200).list(t)
+	if len(d) != 3 || d[0]["domain"] != "agents.test" || d[0]["type"] != "platform" || d[2]["type"] != "custom" || d[2]["status"] != "pending" {
+		t.Fatalf("domains %v", d)
+	}
+	gen := h.do("POST", "/api/email/", nil, tn.keyOne).want(t, 201).object(t)
+	if !strings.HasPrefix(gen["email"].(string), "one-") || gen["identity"] != tn.one {
+		t.Fatalf("generated inbox %v", gen)
+	}
+	own := h.do("POST", "/api/email/?identity="+tn.one, map[string]any{"email": "Sales@bots.test"}, tn.mgmt).want(t, 201).object(t)
+	if own["email"] != "sales@bots.test" {
+		t.Fatalf("inbox %v", own)
+	}
+	h.do("POST", "/api/email/?identity="+tn.two, map[string]any{"email": "sales@bots.test"}, tn.mgmt).want(t, 409)
+	h.do("POST", "/api/email/", map[string]any{"email": "x@bots.test"}, tn.mgmt).want(t, 400)
+	for _, bad := range []string{"not-an-address", "x@gmail.com", "x@mail.example.com", "a b@agents.test"} {
+		if e := h.do("POST", "/api/email/?identity="+tn.one, map[string]any{"email": bad}, tn.mgmt).want(t, 400).object(t); e["email"] == nil {
+			t.Errorf("%s: %v", bad, e)
+		}
+	}
+	if a := h.do("GET", "/api/email/check-availability/?email=SALES@bots.test", nil, tn.keyTwo).want(t, 200).object(t); a["available"] != false || a["email"] != "sales@bots.test" {
+		t.Fatalf("availability %v", a)
+	}
+	if a := h.do("GET", "/api/email/check-availability/?email=free@bots.test", nil, tn.keyTwo).want(t, 200).object(t); a["available"] != true {
+		t.Fatalf("availability %v", a)
+	}
+	h.do("GET", "/api/email/check-availability/", nil, tn.keyTwo).want(t, 400)
+	h.do("GET", "/api/email/check-availability/?email=x@gmail.com", nil, tn.keyTwo).want(t, 400)
+
+	if l := h.do("GET", "/api/email/", nil, tn.keyOne).want(t, 200).list(t); len(l) != 3 || l[0]["email"] != "sales@bots.test" {
+		t.Fatalf("inboxes newest first %v", l)
+	}
+	if l := h.do("GET", "/api/email/", nil, tn.mgmt).want(t, 200).list(t); len(l) != 4 {
+		t.Fatalf("account inboxes %v", l)
+	}
+	path := fmt.Sprintf("/api/email/%v/", own["id"])
+	h.do("GET", path, nil, tn.keyOne).want(t, 200)
+	h.do("GET", path, nil, tn.keyTwo).want(t, 404)
+	h.do("GET", path, nil, tn.otherAccount).want(t, 404)
+
+	// No subscription, no new inbox.
+	if err := h.app.Accounts.SetSubscription(context.Background(), principalOf(t, h, tn.mgmt).AccountID, false); err != nil {
+		t.Fatal(err)
+	}
+	h.do("POST", "/api/email/", nil, tn.keyOne).want(t, 402)
+}
+
+func principalOf(t *testing.T, h *harness, key string) core.Principal {
+	p, err := h.app.Auth.Authenticate(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestReadingMail(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	h.receive("one@agents.test", mailFrom("Ann <ann@example.org>", "m1@example.org", "Plans", "First message"))
+	h.receive("one@agents.test", mailFrom("Bob <bob@example.org>", "m2@example.org", "Re: Plans", "Second", "In-Reply-To: <m1@example.org>\r\n"))
+	h.receive("one@agents.test", "From: zed@example.org\r\nMessage-ID: <m3@x>\r\nSubject: Other\r\nMIME-Version: 1.0\r\n"+
+		"Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nSee attached\r\n"+
+		"--b\r\nContent-Type: text/csv\r\nContent-Disposition: attachment; filename=\"data.csv\"\r\n\r\na,b\r\n--b--\r\n")
+	h.receive("two@agents.test", mailFrom("ann@example.org", "m4@example.org", "For two", "Hi two"))
+
+	threads := h.do("GET", "/api/email-inbox/", nil, tn.keyOne).want(t, 200).list(t)
+	if len(threads) != 2 || threads[0]["subject"] != "Other" || threads[1]["message_count"] != 2.0 || threads[1]["unread_count"] != 2.0 ||
+		threads[1]["preview"] != "Second" || len(threads[0]["attachment_names"].([]any)) != 1 {
+		t.Fatalf("threads %v", threads)
+	}
+	plans := threads[1]["thread_id"].(string)
+	detail := h.do("GET", "/api/email-inbox/"+plans+"/", nil, tn.keyOne).want(t, 200).object(t)
+	msgs := detail["messages"].([]any)
+	if detail["subject"] != "Plans" || len(msgs) != 2 || strings.TrimSpace(msgs[0].(map[string]any)["content"].(string)) != "First message" {
+		t.Fatalf("thread detail %v", detail)
+	}
+	first := msgs[0].(map[string]any)
+	if first["from_email"] != "ann@example.org" || first["from_display_name"] != "Ann" || first["to_email"] != "one@agents.test" ||
+		first["direction"] != "incoming" || first["is_read"] != false || first["delivery_status"] != nil || first["url"] != fmt.Sprintf("http://api.test/api/email-messages/%v/", first["id"]) {
+		t.Fatalf("message %v", first)
+	}
+	h.do("GET", "/api/email-inbox/"+plans+"/", nil, tn.keyTwo).want(t, 404)
+	h.do("GET", "/api/email-inbox/nope/", nil, tn.keyOne).want(t, 404)
+	if l := h.do("GET", "/api/email-inbox/?has_unread=false", nil, tn.keyOne).want(t, 200).list(t); len(l) != 0 {
+		t.Fatalf("no thread is fully read yet: %v", l)
+	}
+	h.do("GET", "/api/email-inbox/?has_unread=maybe", nil, tn.keyOne).want(t, 400)
+
+	// Mark read: the thread's unread count follows.
+	path := fmt.Sprintf("/api/email-messages/%v/", first["id"])
+	h.do("PUT", path, map[string]any{"subject": "ignored"}, tn.keyOne).want(t, 400)
+	if m := h.do("PATCH", path, map[string]any{"is_read": true}, tn.keyOne).want(t, 200).object(t); m["is_read"] != true {
+		t.Fatalf("patch %v", m)
+	}
+	h.do("PATCH", path, map[string]any{"is_read": true}, tn.keyTwo).want(t, 404)
+	h.do("PATCH", path, map[string]any{"is_read": "perhaps"}, tn.keyOne).want(t, 400)
+	if l := h.do("GET", "/api/email-inbox/?has_unread=true", nil, tn.keyOne).want(t, 200).list(t); len(l) != 2 || l[1]["unread_count"] != 1.0 {
+		t.Fatalf("after read %v", l)
+	}
+
+	// The paginated, cursor-polled list.
+	pg := h.do("GET", "/api/email-messages/?limit=2", nil, tn.mgmt).want(t, 200).object(t)
+	results := pg["results"].([]any)
+	if pg["count"] != 4.0 || len(results) != 2 || pg["previous"] != nil || !strings.Contains(pg["next"].(string), "offset=2") {
+		t.Fatalf("page %v", pg)
+	}
+	cursor := results[1].(map[string]any)["created_dt"].(string)
+	rest := h.do("GET", "/api/email-messages/?created_after="+url.QueryEscape(cursor), nil, tn.mgmt).want(t, 200).object(t)
+	if rest["count"] != 2.0 {
+		t.Fatalf("after the cursor %v", rest)
+	}
+	for query, want := range map[string]float64{
+		"direction=incoming": 4, "direction=outgoing": 0, "is_read=true": 1, "from_email=ANN@example.org": 2,
+		"thread_id=" + plans: 2, "identity=" + tn.two: 1, "limit=500": 4,
+	} {
+		if got := h.do("GET", "/api/email-messages/?"+query, nil, tn.mgmt).want(t, 200).object(t)["count"]; got != want {
+			t.Errorf("%s: count %v, want %v", query, got, want)
+		}
+	}
+	if got := h.do("GET", "/api/email-messages/?identity="+tn.two, nil, tn.keyOne).want(t, 200).object(t); got["count"] != 0.0 {
+		t.Fatalf("a sibling's messages: %v", got)
+	}
+	for _, bad := range []string{"limit=0", "limit=x", "offset=-1", "direction=sideways", "created_after=yesterday", "is_read=2x"} {
+		h.do("GET", "/api/email-messages/?"+bad, nil, tn.mgmt).want(t, 400)
+	}
+
+	// Raw source and attachments.
+	other := h.do("GET", "/api/email-messages/?thread_id="+threads[0]["thread_id"].(string), nil, tn.keyOne).want(t, 200).object(t)["results"].([]any)[0].(map[string]any)
+	raw := h.do("GET", fmt.Sprintf("/api/email-messages/%v/raw/", other["id"]), nil, tn.keyOne).want(t, 200)
+	if !bytes.Contains(raw.Body, []byte("Message-ID: <m3@x>")) || raw.Header.Get("Content-Type") != "message/rfc822" {
+		t.Fatalf("raw %q", raw.Body)
+	}
+	att := other["attachments"].([]any)[0].(map[string]any)
+	if att["filename"] != "data.csv" || att["size"] != 3.0 {
+		t.Fatalf("attachment %v", att)
+	}
+	dl := h.do("GET", "/api/attachments/"+att["uuid"].(string)+"/", nil, tn.keyOne).want(t, 200)
+	if string(dl.Body) != "a,b" || !strings.HasPrefix(dl.Header.Get("Content-Disposition"), "attachment") {
+		t.Fatalf("download %q %v", dl.Body, dl.Header)
+	}
+	h.do("GET", "/api/attachments/"+att["uuid"].(string)+"/", nil, tn.keyTwo).want(t, 404)
+	h.do("GET", fmt.Sprintf("/api/email-messages/%v/raw/", other["id"]), nil, tn.otherAccount).want(t, 404)
+
+	// New correspondents became auto contacts.
+	if l := h.do("GET", "/api/contacts/?source=auto", nil, tn.keyOne).want(t, 200).list(t); len(l) != 3 {
+		t.Fatalf("auto contacts %v", l)
+	}
+}
+
+func TestSendingMail(t *testing.T) {
+	h := newHarness(t)
+	h.runOutbox()
+	tn := newTenants(t, h)
+	h.do("POST", "/api/email-messages/compose/", map[string]any{"to_email": "x@example.org", "content": "hi"}, tn.mgmt).want(t, 400)
+	h.do("POST", "/api/email-messages/compose/?inbox=99999", map[string]any{"to_email": "x@example.org", "content": "hi"}, tn.mgmt).want(t, 404)
+	for body, field := range map[string]string{
+		`{"content": "hi"}`: "to_email",
+		`{"to_email": "not an address", "content": "hi"}`:                                                              "to_email",
+		`{"to_email": "x@example.org\r\nBcc: y@example.org", "content": "hi"}`:                                         "to_email",
+		`{"to_email": "x@example.org", "subject": "a\r\nBcc: y@example.org", "content": "hi"}`:                         "subject",
+		`{"to_email": "x@example.org"}`:                                                                                "content",
+		`{"to_email": "x@example.org", "content": "hi", "attachment_uuids": ["00000000-0000-4000-8000-000000000000"]}`: "attachment_uuids",
+		`{"to_email": "x@example.org", "content": "hi", "cc": ["ok@example.org", "bad"]}`:                              "cc",
+	} {
+		if e := h.raw("POST", "/api/email-messages/compose/", "application/json", strings.NewReader(body), tn.keyOne).want(t, 400).object(t); e[field] == nil {
+			t.Errorf("%s should name %s: %v", body, field, e)
+		}
+	}
+
+	// An upload, then a message carrying it to two people and a Bcc.
+	var mp bytes.Buffer
+	w := multipart.NewWriter(&mp)
+	fw, _ := w.CreateFormFile("file", "notes.txt")
+	fw.Write([]byte("attached notes"))
+	w.Close()
+	up := h.raw("POST", "/api/attachments/", w.FormDataContentType(), &mp, tn.keyOne).want(t, 201).object(t)
+	h.do("POST", "/api/email-messages/compose/", map[string]any{"to_email": "x@example.org", "content": "hi", "attachment_uuids": []any{up["uuid"]}}, tn.keyTwo).want(t, 400)
+	sent := h.do("POST", "/api/email-messages/compose/", map[string]any{
+		"to_email": "ann@example.org, bob@example.org", "cc": "carol@example.org", "bcc": []any{"dave@example.org"},
+		"subject": "Quarterly", "content": "Numbers attached.", "html": "<p>Numbers attached.</p>", "attachment_uuids": []any{up["uuid"]},
+	}, tn.keyOne).want(t, 201).object(t)
+	if sent["direction"] != "outgoing" || sent["delivery_status"] != "queued" || sent["from_email"] != "one@agents.test" ||
+		sent["to_email"] != "ann@example.org, bob@example.org" || len(sent["bcc"].([]any)) != 1 || len(sent["attachments"].([]any)) != 1 {
+		t.Fatalf("sent %v", sent)
+	}
+	done := h.waitFor(tn.keyOne, sent["id"])
+	if done["delivery_status"] != "sent" {
+		t.Fatalf("delivery %v", done)
+	}
+	relayed := h.relay.Sent()
+	if len(relayed) != 1 || len(relayed[0].Recipients) != 4 || relayed[0].From != "one@agents.test" {
+		t.Fatalf("relayed %+v", relayed)
+	}
+	raw := string(relayed[0].Raw)
+	if strings.Contains(raw, "dave@example.org") || !strings.Contains(raw, "Subject: Quarterly") || !strings.Contains(raw, "notes.txt") {
+		t.Fatalf("relayed message:\n%s", raw)
+	}
+
+	// A reply: derived subject, threading headers, same thread, to the sender only.
+	h.receive("one@agents.test", mailFrom("Ann <ann@example.org>", "q1@example.org", "RE: Quarterly", "Thanks! One question.",
+		"In-Reply-To: <"+sent["message_id"].(string)+">\r\n"))
+	incoming := h.do("GET", "/api/email-messages/?direction=incoming", nil, tn.keyOne).want(t, 200).object(t)["results"].([]any)[0].(map[string]any)
+	if incoming["thread_id"] != sent["thread_id"] {
+		t.Fatalf("the answer did not join the thread: %v", incoming)
+	}
+	h.do("POST", fmt.Sprintf("/api/email-messages/%v/reply/", incoming["id"]), map[string]any{}, tn.keyOne).want(t, 400)
+	h.do("POST", fmt.Sprintf("/api/email-messages/%v/reply/", incoming["id"]), map[string]any{"content": "x"}, tn.keyTwo).want(t, 404)
+	reply := h.do("POST", fmt.Sprintf("/api/email-messages/%v/reply/", incoming["id"]), map[string]any{"content": "Sure.", "subject": "ignored"}, tn.keyOne).want(t, 201).object(t)
+	if reply["subject"] != "Re: Quarterly" || reply["to_email"] != "ann@example.org" || reply["thread_id"] != sent["thread_id"] ||
+		reply["in_reply_to"] != "q1@example.org" || len(reply["cc"].([]any)) != 0 {
+		t.Fatalf("reply %v", reply)
+	}
+	h.waitFor(tn.keyOne, reply["id"])
+	replyRaw := strings.NewReplacer("\r\n ", " ", "\r\n\t", " ").Replace(string(h.relay.Sent()[1].Raw)) // unfolded
+	if !strings.Contains(replyRaw, "In-Reply-To: <q1@example.org>") || !strings.Contains(replyRaw, "References: <"+sent["message_id"].(string)+"> <q1@example.org>") {
+		t.Fatalf("reply headers:\n%s", replyRaw)
+	}
+	all := h.do("POST", fmt.Sprintf("/api/email-messages/%v/reply-all/", incoming["id"]), map[string]any{"content": "All of you.", "cc": "erin@example.org"}, tn.keyOne).want(t, 201).object(t)
+	if all["to_email"] != "ann@example.org" || fmt.Sprint(all["cc"]) != "[carol@example.org erin@example.org]" {
+		t.Fatalf("reply-all %v", all) // one@agents.test (ourselves) is left out
+	}
+
+	// Forward carries the attachments and quotes the original.
+	fwd := h.do("POST", fmt.Sprintf("/api/email-messages/%v/forward/", sent["id"]), map[string]any{"to_email": "frank@example.org", "content": "FYI"}, tn.keyOne).want(t, 201).object(t)
+	if fwd["subject"] != "Fwd: Quarterly" || len(fwd["attachments"].([]any)) != 1 || !strings.Contains(fwd["content"].(string), "---------- Forwarded message ---------") {
+		t.Fatalf("forward %v", fwd)
+	}
+	h.do("POST", fmt.Sprintf("/api/email-messages/%v/forward/", sent["id"]), map[string]any{"content": "FYI"}, tn.keyOne).want(t, 400)
+}
+
+func TestLocalAndUndeliverableRecipients(t *testing.T) {
+	h := newHarness(t)
+	h.runOutbox()
+	tn := newTenants(t, h)
+	h.relay.Outcome = func(rcpt string) ports.RelayOutcome {
+		if strings.HasPrefix(rcpt, "bounce") {
+			return ports.RelayOutcome{Err: fmt.Errorf("550 5.1.1 no such user"), Permanent: true}
+		}
+		return ports.RelayOutcome{}
+	}
+	m := h.do("POST", "/api/email-messages/compose/", map[string]any{
+		"to_email": []any{"two@agents.test", "ghost@agents.test", "bounce@example.org", "ok@example.org"}, "subject": "Hello two", "content": "hi",
+	}, tn.keyOne).want(t, 201).object(t)
+	done := h.waitFor(tn.keyOne, m["id"])
+	if done["delivery_status"] != "failed" || !strings.Contains(done["delivery_error"].(string), "ghost@agents.test") ||
+		!strings.Contains(done["delivery_error"].(string), "bounce@example.org: 550") || strings.Contains(done["delivery_error"].(string), "ok@example.org") {
+		t.Fatalf("delivery %v", done)
+	}
+	got := h.do("GET", "/api/email-messages/", nil, tn.keyTwo).want(t, 200).object(t)
+	if got["count"] != 1.0 || got["results"].([]any)[0].(map[string]any)["subject"] != "Hello two" {
+		t.Fatalf("local delivery %v", got)
+	}
+}
+
+func TestNoRelayConfigured(t *testing.T) {
+	h := newHarnessWith(t, func(d *app.Deps) { d.Mail.Relay = nil })
+	h.runOutbox()
+	tn := newTenants(t, h)
+	m := h.do("POST", "/api/email-messages/compose/", map[string]any{"to_email": "out@example.org", "content": "hi"}, tn.keyOne).want(t, 201).object(t)
+	done := h.waitFor(tn.keyOne, m["id"])
+	if done["delivery_status"] != "failed" || !strings.Contains(done["delivery_error"].(string), "CALLSIGN_SMTP_RELAY") {
+		t.Fatalf("without a relay: %v", done)
+	}
+}
+
+func TestMailScoping(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	h.receive("one@agents.test", "From: ann@example.org\r\nMessage-ID: <s1@x>\r\nSubject: Scoped\r\nMIME-Version: 1.0\r\n"+
+		"Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nbody\r\n"+
+		"--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\n\r\nA\r\n--b--\r\n")
+	msgs, _, err := h.app.Mail.Messages(context.Background(), principalOf(t, h, tn.keyOne), "", ports.MessageFilter{Limit: 1})
+	if err != nil || len(msgs) != 1 {
+		t.Fatal(msgs, err)
+	}
+	m := msgs[0]
+	inbox, thread, att := fmt.Sprintf("/api/email/%d/", m.InboxID), "/api/email-inbox/"+m.ThreadID+"/", "/api/attachments/"+m.Attachments[0].ID+"/"
+	msg := fmt.Sprintf("/api/email-messages/%d/", m.ID)
+	q := "?identity=" + tn.one
+	ok4, created, nf := [4]int{200, 200, 404, 404}, [4]int{201, 201, 404, 404}, -1
+	runScopeCases(t, h, tn, []scopeCase{
+		{"GET", "/api/email/" + q, nil, [4]int{200, 200, 200, 200}, 1},
+		{"GET", inbox, nil, ok4, nf},
+		{"POST", "/api/email/" + q, nil, created, nf},
+		{"GET", "/api/email-inbox/" + q, nil, [4]int{200, 200, 200, 200}, 1},
+		{"GET", thread, nil, ok4, nf},
+		{"GET", msg, nil, ok4, nf},
+		{"PATCH", msg, map[string]any{"is_read": true}, ok4, nf},
+		{"PUT", msg, map[string]any{"is_read": false}, ok4, nf},
+		{"GET", msg + "raw/", nil, ok4, nf},
+		{"GET", att, nil, ok4, nf},
+		{"POST", msg + "reply/", map[string]any{"content": "r"}, created, nf},
+		{"POST", msg + "reply-all/", map[string]any{"content": "r"}, created, nf},
+		{"POST", msg + "forward/", map[string]any{"to_email": "z@example.org", "content": "f"}, created, nf},
+		{"POST", "/api/email-messages/compose/" + q, map[string]any{"to_email": "z@example.org", "content": "c"}, created, nf},
+		{"POST", fmt.Sprintf("/api/email-messages/compose/?inbox=%d", m.InboxID), map[string]any{"to_email": "z@example.org", "content": "c"}, created, nf},
+	})
+	// The paginated list: the sibling and the other account see nothing of identity one.
+	for key, want := range map[string]float64{tn.keyTwo: 0, tn.otherAccount: 0} {
+		if got := h.do("GET", "/api/email-messages/"+q, nil, key).want(t, 200).object(t)["count"]; got != want {
+			t.Errorf("count %v, want %v", got, want)
+		}
+	}
+	if got := h.do("GET", "/api/email-messages/"+q, nil, tn.keyOne).want(t, 200).object(t)["count"].(float64); got < 1 {
+		t.Errorf("own identity sees %v", got)
+	}
+}

@@ -1,0 +1,375 @@
+package memory
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+type messageRow struct {
+	core.EmailMessage // Attachments are kept in the attachments table
+	raw               []byte
+}
+
+type outboxRow struct {
+	ports.OutboxEntry
+	claimedUntil time.Time
+}
+
+type domainRow struct {
+	accountID string
+	core.Domain
+}
+
+// mailTables are the maps of the mail store, created on first use.
+type mailTables struct {
+	messages    map[int64]*messageRow
+	threads     map[string]*core.Thread
+	attachments map[string]*ports.AttachmentContent
+	outbox      map[int64]*outboxRow
+	domains     map[string]*domainRow
+	clocks      map[string]time.Time // the last creation time per account
+}
+
+func (s *Store) mailTables() *mailTables {
+	if s.mail.messages == nil {
+		s.mail = mailTables{
+			messages: map[int64]*messageRow{}, threads: map[string]*core.Thread{},
+			attachments: map[string]*ports.AttachmentContent{}, outbox: map[int64]*outboxRow{},
+			domains: map[string]*domainRow{}, clocks: map[string]time.Time{},
+		}
+	}
+	return &s.mail
+}
+
+func (s *Store) SaveMail(_ context.Context, mails []ports.NewMail) ([]core.EmailMessage, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	t := s.mailTables()
+	for _, nm := range mails {
+		if _, ok := s.inboxes[nm.Message.InboxID]; !ok {
+			return nil, core.NotFound("Inbox not found.")
+		}
+	}
+	out := make([]core.EmailMessage, 0, len(mails))
+	for _, nm := range mails {
+		m := nm.Message
+		if nm.Dedupe {
+			if dup := s.findByMessageID(m.InboxID, m.MessageID, core.Incoming); dup != nil {
+				out = append(out, dup.EmailMessage)
+				continue
+			}
+		}
+		// Strictly increasing per account, so a created_after cursor is exact.
+		if last := t.clocks[m.AccountID]; !m.CreatedAt.After(last) {
+			m.CreatedAt = last.Add(time.Microsecond)
+		}
+		t.clocks[m.AccountID] = m.CreatedAt
+		var err error
+		if m.ThreadID, err = s.threadFor(m, nm.NewThreadID); err != nil {
+			return nil, err
+		}
+		m.ID = s.nextID()
+		m.Attachments = nil
+		for _, a := range nm.Attachments {
+			a.MessageID = m.ID
+			a.Size = int64(len(a.Content))
+			t.attachments[a.ID] = &a
+			m.Attachments = append(m.Attachments, a.Attachment)
+		}
+		t.threads[m.ThreadID].Add(m)
+		t.messages[m.ID] = &messageRow{EmailMessage: m, raw: nm.Raw}
+		if c := nm.Correspondent; c != nil && s.contactClash(*c) == "" {
+			s.contacts[c.ID] = &contactRow{*c}
+		}
+		if e := nm.Outbox; e != nil {
+			e := *e
+			e.MessageID = m.ID
+			t.outbox[m.ID] = &outboxRow{OutboxEntry: e}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// threadFor finds the thread a message joins by its In-Reply-To and
+// References within its inbox, or starts one.
+func (s *Store) threadFor(m core.EmailMessage, newID string) (string, error) {
+	t := &s.mail
+	var best *messageRow
+	for _, ref := range append([]string{m.InReplyTo}, m.References...) {
+		if r := s.findByMessageID(m.InboxID, ref, ""); r != nil && (best == nil || r.ID > best.ID) {
+			best = r
+		}
+	}
+	if best != nil {
+		return best.ThreadID, nil
+	}
+	if _, taken := t.threads[newID]; taken {
+		return "", conflict("thread_id", "This thread id is taken.")
+	}
+	t.threads[newID] = &core.Thread{ID: newID, AccountID: m.AccountID, IdentityID: m.IdentityID, InboxID: m.InboxID}
+	return newID, nil
+}
+
+// findByMessageID is the latest message of an inbox with a Message-ID (of a
+// direction, unless dir is empty).
+func (s *Store) findByMessageID(inboxID int64, msgID string, dir core.Direction) *messageRow {
+	if msgID == "" {
+		return nil
+	}
+	var found *messageRow
+	for _, r := range s.mail.messages {
+		if r.InboxID == inboxID && r.MessageID == msgID && (dir == "" || r.Direction == dir) && (found == nil || r.ID > found.ID) {
+			found = r
+		}
+	}
+	return found
+}
+
+func (s *Store) Message(_ context.Context, accountID string, id int64) (core.EmailMessage, error) {
+	if err := s.lock(); err != nil {
+		return core.EmailMessage{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.mailTables().messages[id]
+	if !ok || r.AccountID != accountID {
+		return core.EmailMessage{}, core.NotFound("Message not found.")
+	}
+	return r.EmailMessage, nil
+}
+
+func (s *Store) MessageByMessageID(_ context.Context, inboxID int64, messageID string) (core.EmailMessage, error) {
+	if err := s.lock(); err != nil {
+		return core.EmailMessage{}, err
+	}
+	defer s.mu.Unlock()
+	s.mailTables()
+	if r := s.findByMessageID(inboxID, messageID, ""); r != nil {
+		return r.EmailMessage, nil
+	}
+	return core.EmailMessage{}, core.NotFound("Message not found.")
+}
+
+func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.EmailMessage, int, error) {
+	if err := s.lock(); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.mailTables().messages, func(r *messageRow) bool {
+		switch {
+		case !f.Scope.Allows(r.AccountID, r.IdentityID),
+			f.InboxID != 0 && r.InboxID != f.InboxID,
+			f.ThreadID != "" && r.ThreadID != f.ThreadID,
+			f.Direction != "" && r.Direction != f.Direction,
+			f.FromEmail != "" && !strings.EqualFold(r.FromEmail, f.FromEmail),
+			f.IsRead != nil && r.IsRead != *f.IsRead,
+			f.CreatedAfter != nil && !r.CreatedAt.After(*f.CreatedAfter):
+			return false
+		}
+		return true
+	}, func(a, b *messageRow) bool {
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt)
+		}
+		return a.ID < b.ID
+	})
+	total := len(rows)
+	rows = rows[min(f.Offset, len(rows)):]
+	if f.Limit > 0 && len(rows) > f.Limit {
+		rows = rows[:f.Limit]
+	}
+	out := make([]core.EmailMessage, len(rows))
+	for i, r := range rows {
+		out[i] = r.EmailMessage
+	}
+	return out, total, nil
+}
+
+func (s *Store) RawMessage(_ context.Context, accountID string, id int64) ([]byte, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.mailTables().messages[id]
+	if !ok || r.AccountID != accountID {
+		return nil, core.NotFound("Message not found.")
+	}
+	return r.raw, nil
+}
+
+func (s *Store) SetRead(_ context.Context, accountID string, id int64, read bool) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	t := s.mailTables()
+	r, ok := t.messages[id]
+	if !ok || r.AccountID != accountID {
+		return core.NotFound("Message not found.")
+	}
+	if r.IsRead == read {
+		return nil
+	}
+	r.IsRead = read
+	if r.Direction == core.Incoming {
+		if read {
+			t.threads[r.ThreadID].UnreadCount--
+		} else {
+			t.threads[r.ThreadID].UnreadCount++
+		}
+	}
+	return nil
+}
+
+func (s *Store) Thread(_ context.Context, accountID, id string) (core.Thread, error) {
+	if err := s.lock(); err != nil {
+		return core.Thread{}, err
+	}
+	defer s.mu.Unlock()
+	th, ok := s.mailTables().threads[id]
+	if !ok || th.AccountID != accountID {
+		return core.Thread{}, core.NotFound("Thread not found.")
+	}
+	return *th, nil
+}
+
+func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.mailTables().threads, func(th *core.Thread) bool {
+		return f.Scope.Allows(th.AccountID, th.IdentityID) && (f.InboxID == 0 || th.InboxID == f.InboxID) &&
+			(f.HasUnread == nil || (th.UnreadCount > 0) == *f.HasUnread)
+	}, func(a, b *core.Thread) bool {
+		if !a.LastMessageAt.Equal(b.LastMessageAt) {
+			return a.LastMessageAt.After(b.LastMessageAt)
+		}
+		return a.ID < b.ID
+	})
+	out := make([]core.Thread, len(rows))
+	for i, r := range rows {
+		out[i] = *r
+	}
+	return out, nil
+}
+
+func (s *Store) SaveUpload(_ context.Context, a ports.AttachmentContent) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if !s.ownsIdentity(a.AccountID, a.IdentityID) {
+		return core.NotFound("Identity not found.")
+	}
+	s.mailTables().attachments[a.ID] = &a
+	return nil
+}
+
+func (s *Store) Attachment(_ context.Context, accountID, id string) (ports.AttachmentContent, error) {
+	if err := s.lock(); err != nil {
+		return ports.AttachmentContent{}, err
+	}
+	defer s.mu.Unlock()
+	a, ok := s.mailTables().attachments[id]
+	if !ok || a.AccountID != accountID {
+		return ports.AttachmentContent{}, core.NotFound("Attachment not found.")
+	}
+	return *a, nil
+}
+
+func (s *Store) ClaimOutbox(_ context.Context, now, leaseUntil time.Time, limit int) ([]ports.OutboxEntry, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	due := values(s.mailTables().outbox, func(r *outboxRow) bool {
+		return !r.NextAttempt.After(now) && !r.claimedUntil.After(now)
+	}, func(a, b *outboxRow) bool {
+		if !a.NextAttempt.Equal(b.NextAttempt) {
+			return a.NextAttempt.Before(b.NextAttempt)
+		}
+		return a.MessageID < b.MessageID
+	})
+	var out []ports.OutboxEntry
+	for _, r := range due[:min(limit, len(due))] {
+		r.claimedUntil = leaseUntil
+		r.Attempts++
+		out = append(out, r.OutboxEntry)
+	}
+	return out, nil
+}
+
+func (s *Store) RetryOutbox(_ context.Context, e ports.OutboxEntry, _ string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.mailTables().outbox[e.MessageID]
+	if !ok {
+		return core.NotFound("Outbox entry not found.")
+	}
+	r.Recipients, r.Failures, r.NextAttempt, r.claimedUntil = e.Recipients, e.Failures, e.NextAttempt, time.Time{}
+	return nil
+}
+
+func (s *Store) FinishOutbox(_ context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	t := s.mailTables()
+	delete(t.outbox, messageID)
+	r, ok := t.messages[messageID]
+	if !ok {
+		return core.NotFound("Message not found.")
+	}
+	r.DeliveryStatus, r.DeliveryError = status, deliveryError
+	return nil
+}
+
+func (s *Store) SaveCustomDomain(_ context.Context, accountID string, d core.Domain) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	t := s.mailTables()
+	if r, ok := t.domains[d.Name]; ok && r.accountID != accountID {
+		return conflict("domain", "This domain belongs to another account.")
+	}
+	d.Type = core.DomainCustom
+	t.domains[d.Name] = &domainRow{accountID: accountID, Domain: d}
+	return nil
+}
+
+func (s *Store) CustomDomains(_ context.Context, accountID string) ([]core.Domain, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.mailTables().domains, func(r *domainRow) bool { return r.accountID == accountID },
+		func(a, b *domainRow) bool { return a.Name < b.Name })
+	out := make([]core.Domain, len(rows))
+	for i, r := range rows {
+		out[i] = r.Domain
+	}
+	return out, nil
+}
+
+func (s *Store) VerifiedDomainOwner(_ context.Context, domain string) (string, error) {
+	if err := s.lock(); err != nil {
+		return "", err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.mailTables().domains[domain]
+	if !ok || r.Status != core.DomainVerified {
+		return "", core.NotFound("Domain not found.")
+	}
+	return r.accountID, nil
+}

@@ -1,0 +1,304 @@
+// Package relay hands outbound mail to the SMTP relay of CALLSIGN_SMTP_RELAY,
+// implementing ports.MailRelay with go-smtp's client.
+package relay
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/emersion/go-sasl"
+	"github.com/emersion/go-smtp"
+
+	"github.com/callsign/callsign/ports"
+)
+
+// Config says how to reach the relay.
+type Config struct {
+	Host        string
+	Port        string
+	ImplicitTLS bool // smtps: TLS from the first byte instead of STARTTLS
+	// Username and Password, when set, are sent with AUTH PLAIN, and never
+	// over clear text to a host other than this machine.
+	Username  string
+	Password  string
+	HeloName  string        // our name in EHLO; "" means "localhost"
+	TLSConfig *tls.Config   // nil: the system roots, with ServerName = Host
+	Timeout   time.Duration // bound on one whole connection; 0 means 2 minutes
+}
+
+// Relay is a ports.MailRelay that opens one connection per message.
+type Relay struct {
+	cfg  Config
+	addr string
+	tls  *tls.Config
+}
+
+var _ ports.MailRelay = (*Relay)(nil)
+
+// New returns a relay for cfg.
+func New(cfg Config) *Relay {
+	if cfg.HeloName == "" {
+		cfg.HeloName = "localhost"
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 2 * time.Minute
+	}
+	tc := &tls.Config{}
+	if cfg.TLSConfig != nil {
+		tc = cfg.TLSConfig.Clone()
+	}
+	if tc.ServerName == "" {
+		// go-smtp's NewClient knows no server name, and without one the
+		// certificate could not be checked.
+		tc.ServerName = cfg.Host
+	}
+	return &Relay{cfg: cfg, addr: net.JoinHostPort(cfg.Host, cfg.Port), tls: tc}
+}
+
+// Relay offers raw to every recipient in one SMTP transaction. Each RCPT is
+// sent on its own so that one refused recipient does not sink the others.
+func (r *Relay) Relay(ctx context.Context, from string, recipients []string, raw []byte) []ports.RelayOutcome {
+	out := make([]ports.RelayOutcome, len(recipients))
+	all := make([]int, len(recipients))
+	for i, rcpt := range recipients {
+		out[i].Recipient = rcpt
+		all[i] = i
+	}
+	if len(recipients) == 0 {
+		return out
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, r.cfg.Timeout,
+		fmt.Errorf("no answer within %v", r.cfg.Timeout))
+	defer cancel() // also closes the connection (see dial)
+
+	c, err := r.connect(ctx)
+	if err != nil {
+		return settle(out, all, err)
+	}
+	defer c.Quit() // the outcomes are settled by then; a failed QUIT changes none
+
+	opts := &smtp.MailOptions{Size: int64(len(raw))}
+	if !isASCII(from) || !allASCII(recipients) {
+		if ok, _ := c.Extension("SMTPUTF8"); !ok {
+			// RFC 6531 §3.2: such a message must not be sent, and a retry
+			// will not change the relay's abilities.
+			return settle(out, all, &failure{permanent: true,
+				msg: fmt.Sprintf("relay %s does not support SMTPUTF8, which non-ASCII addresses need", r.addr)})
+		}
+		opts.UTF8 = true
+	}
+	if err := c.Mail(from, opts); err != nil {
+		return settle(out, all, r.failure(ctx, "MAIL FROM:<"+from+">", err))
+	}
+
+	var accepted []int
+	for i, rcpt := range recipients {
+		err := c.Rcpt(rcpt, nil)
+		if err == nil {
+			accepted = append(accepted, i)
+			continue
+		}
+		f := r.failure(ctx, "RCPT TO:<"+rcpt+">", err)
+		if sessionOver(err) {
+			// The transaction is gone, with the recipients accepted so far.
+			return settle(out, append(accepted, all[i:]...), f)
+		}
+		settle(out, []int{i}, f)
+	}
+	if len(accepted) == 0 {
+		return out
+	}
+	if err := data(c, raw); err != nil {
+		settle(out, accepted, r.failure(ctx, "DATA", err))
+	}
+	return out
+}
+
+// connect opens a session that is ready for MAIL: TLS as configured, EHLO
+// with our name, and AUTH when there are credentials. On failure the
+// connection is left for ctx's end to close (see dial).
+func (r *Relay) connect(ctx context.Context) (*smtp.Client, error) {
+	conn, err := r.dial(ctx)
+	if err != nil {
+		return nil, r.failure(ctx, "connect", err)
+	}
+	var c *smtp.Client
+	hello := "greeting/EHLO" // the steps Hello below may fail at
+	if r.cfg.ImplicitTLS {
+		tc := tls.Client(conn, r.tls)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return nil, r.failure(ctx, "TLS handshake", err)
+		}
+		c = smtp.NewClient(tc)
+	} else {
+		// go-smtp has no STARTTLS on an open client, by design: the name in
+		// the clear-text EHLO is "localhost", and Hello below gives ours on
+		// the encrypted session, the only one a server may trust.
+		c, err = smtp.NewClientStartTLS(conn, r.tls)
+		switch {
+		case isNoStartTLS(err):
+			if !clearTextAllowed(r.cfg.Host, r.cfg.Username != "") {
+				return nil, &failure{msg: fmt.Sprintf(
+					"relay %s does not offer STARTTLS: refusing to send the password in clear text", r.addr)}
+			}
+			// NewClientStartTLS closed that connection; go on without TLS.
+			if conn, err = r.dial(ctx); err != nil {
+				return nil, r.failure(ctx, "connect", err)
+			}
+			c = smtp.NewClient(conn)
+		case err != nil:
+			return nil, r.failure(ctx, "greeting/EHLO/STARTTLS", err)
+		default:
+			hello = "TLS handshake/EHLO" // tls.Client shakes hands on first use
+		}
+	}
+	if err := c.Hello(r.cfg.HeloName); err != nil {
+		return nil, r.failure(ctx, hello+" "+r.cfg.HeloName, err)
+	}
+	if r.cfg.Username == "" {
+		return c, nil
+	}
+	if !c.SupportsAuth(sasl.Plain) {
+		_, mechs := c.Extension("AUTH")
+		if mechs == "" {
+			mechs = "none"
+		}
+		return nil, &failure{msg: fmt.Sprintf(
+			"relay %s does not offer AUTH PLAIN (it offers: %s)", r.addr, mechs)}
+	}
+	if err := c.Auth(sasl.NewPlainClient("", r.cfg.Username, r.cfg.Password)); err != nil {
+		return nil, r.failure(ctx, "AUTH PLAIN as "+r.cfg.Username, err)
+	}
+	return c, nil
+}
+
+// dial connects and closes the connection when ctx ends: go-smtp sets and
+// clears its own deadlines around each command, so closing the socket is the
+// one way to hold it to ours, and Relay's deferred cancel closes it in every
+// case.
+func (r *Relay) dial(ctx context.Context) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", r.addr)
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, func() { conn.Close() })
+	return conn, nil
+}
+
+// data sends the message; its error is the relay's final reply, if any.
+func data(c *smtp.Client, raw []byte) error {
+	w, err := c.Data()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(raw); err != nil {
+		return err
+	}
+	_, err = w.CloseWithResponse()
+	return err
+}
+
+// clearTextAllowed reports whether a session may go on without TLS: only if
+// it carries no password, or carries it no further than this machine (a
+// local relay such as a development mail catcher).
+func clearTextAllowed(host string, credentials bool) bool {
+	if !credentials || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// isNoStartTLS recognises NewClientStartTLS's refusal of a relay that does
+// not offer STARTTLS: go-smtp v0.25.1 gives it no type of its own.
+func isNoStartTLS(err error) bool {
+	return err != nil && err.Error() == "smtp: server doesn't support STARTTLS"
+}
+
+// failure is an outcome's error, worded for the user (it is shown as
+// delivery_error).
+type failure struct {
+	msg       string
+	permanent bool
+}
+
+func (f *failure) Error() string { return f.msg }
+
+// failure words err, which happened at step: the relay's reply with its code
+// when there is one (5xx is permanent), else the local cause, which is
+// temporary.
+func (r *Relay) failure(ctx context.Context, step string, err error) *failure {
+	var reply *smtp.SMTPError
+	var f failure
+	switch {
+	case errors.As(err, &reply):
+		f.permanent = reply.Code/100 == 5
+		f.msg = fmt.Sprintf("relay %s rejected %s: %s", r.addr, step, describe(reply))
+	case context.Cause(ctx) != nil:
+		f.msg = fmt.Sprintf("relay %s: %s: %v", r.addr, step, context.Cause(ctx))
+	default:
+		f.msg = fmt.Sprintf("relay %s: %s: %v", r.addr, step, err)
+	}
+	f.msg = r.redact(f.msg)
+	return &f
+}
+
+// redact removes the password from a relay's text, in case the relay echoes
+// what it was sent.
+func (r *Relay) redact(s string) string {
+	if r.cfg.Password == "" {
+		return s
+	}
+	plain := base64.StdEncoding.EncodeToString([]byte("\x00" + r.cfg.Username + "\x00" + r.cfg.Password))
+	return strings.NewReplacer(plain, "[redacted]", r.cfg.Password, "[redacted]").Replace(s)
+}
+
+// describe renders a reply as the relay sent it: code, enhanced code, text.
+func describe(e *smtp.SMTPError) string {
+	s := fmt.Sprintf("%03d", e.Code)
+	if ec := e.EnhancedCode; ec != smtp.EnhancedCodeNotSet && ec != smtp.NoEnhancedCode {
+		s += fmt.Sprintf(" %d.%d.%d", ec[0], ec[1], ec[2])
+	}
+	if e.Message != "" {
+		s += " " + strings.Join(strings.Fields(e.Message), " ")
+	}
+	return s
+}
+
+// sessionOver tells a refusal of one command, after which the session goes
+// on, from a broken connection or a 421 (the relay is closing it).
+func sessionOver(err error) bool {
+	var reply *smtp.SMTPError
+	return !errors.As(err, &reply) || reply.Code == 421
+}
+
+// settle records err for the recipients at idx.
+func settle(out []ports.RelayOutcome, idx []int, err error) []ports.RelayOutcome {
+	var f *failure
+	permanent := errors.As(err, &f) && f.permanent
+	for _, i := range idx {
+		out[i].Err, out[i].Permanent = err, permanent
+	}
+	return out
+}
+
+func isASCII(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r >= utf8.RuneSelf }) < 0
+}
+
+func allASCII(ss []string) bool {
+	for _, s := range ss {
+		if !isASCII(s) {
+			return false
+		}
+	}
+	return true
+}

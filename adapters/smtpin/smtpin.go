@@ -1,0 +1,160 @@
+// Package smtpin is the inbound SMTP listener (emersion/go-smtp): it checks
+// recipients against our inboxes, refuses to relay, and hands each message
+// to the app's delivery path, answering 250 only once the message is stored.
+package smtpin
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+)
+
+// MaxRecipients bounds RCPT TO per message; one more is answered 452.
+const MaxRecipients = 100
+
+// Options configure the listener.
+type Options struct {
+	// Hostname is the name in the greeting.
+	Hostname        string
+	MaxMessageBytes int64
+	// TLSConfig, when set, makes the listener offer STARTTLS.
+	TLSConfig *tls.Config
+	Log       *slog.Logger
+	// Timeout bounds each read and write, and the handling of each message.
+	Timeout time.Duration
+}
+
+// Server accepts mail for our inboxes.
+type Server struct {
+	mail    *app.Mail
+	log     *slog.Logger
+	timeout time.Duration
+	srv     *smtp.Server
+}
+
+// New builds the listener around the app's mail service.
+func New(mail *app.Mail, opts Options) *Server {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Minute
+	}
+	s := &Server{mail: mail, log: opts.Log, timeout: opts.Timeout}
+	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		return &session{s: s, remote: c.Conn().RemoteAddr().String()}, nil
+	}))
+	srv.Domain = opts.Hostname
+	// go-smtp's defaults are unlimited: every limit is set here.
+	srv.MaxMessageBytes = opts.MaxMessageBytes
+	srv.MaxRecipients = MaxRecipients
+	srv.MaxLineLength = 2000
+	srv.ReadTimeout, srv.WriteTimeout = opts.Timeout, opts.Timeout
+	srv.EnableSMTPUTF8 = true
+	srv.TLSConfig = opts.TLSConfig
+	srv.ErrorLog = logAdapter{opts.Log}
+	s.srv = srv
+	return s
+}
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.srv.Serve(ln)
+	if errors.Is(err, smtp.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting and waits for open sessions, until ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+
+type logAdapter struct{ log *slog.Logger }
+
+func (l logAdapter) Printf(format string, v ...any) { l.log.Warn("smtp: " + fmt.Sprintf(format, v...)) }
+func (l logAdapter) Println(v ...any)               { l.log.Warn("smtp: " + fmt.Sprint(v...)) }
+
+// session is one SMTP connection's transaction state.
+type session struct {
+	s       *Server
+	remote  string
+	from    string
+	inboxes []core.Inbox
+}
+
+func (se *session) Reset() { se.from, se.inboxes = "", nil }
+
+func (se *session) Logout() error { return nil }
+
+func (se *session) Mail(from string, _ *smtp.MailOptions) error {
+	se.Reset()
+	se.from = from
+	return nil
+}
+
+// SMTP replies for the ways a recipient or a message can fail.
+var (
+	replyNoSuchUser  = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user here"}
+	replyRelayDenied = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Relay access denied"}
+	replyBadAddress  = &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: "Bad recipient address syntax"}
+	replyTryLater    = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure storing the message; try again later"}
+	replyUnreadable  = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "The message could not be read"}
+)
+
+func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ctx, cancel := context.WithTimeout(context.Background(), se.s.timeout)
+	defer cancel()
+	in, err := se.s.mail.ResolveRecipient(ctx, to)
+	if err != nil {
+		switch core.KindOf(err) {
+		case core.KindNotFound:
+			return replyNoSuchUser
+		case core.KindForbidden:
+			return replyRelayDenied
+		case core.KindInvalid:
+			return replyBadAddress
+		}
+		se.s.log.Error("smtp: looking up a recipient failed", "remote", se.remote, "err", err)
+		return replyTryLater
+	}
+	for _, have := range se.inboxes {
+		if have.ID == in.ID {
+			return nil // the same inbox twice is stored once
+		}
+	}
+	se.inboxes = append(se.inboxes, in)
+	return nil
+}
+
+// Data reads the message and answers 250 only after it is stored; when the
+// store fails the sender hears 451 and retries, so nothing accepted is lost.
+func (se *session) Data(r io.Reader) error {
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return err // go-smtp answers 552 for an oversized message
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), se.s.timeout)
+	defer cancel()
+	_, err = se.s.mail.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw})
+	if err != nil {
+		switch core.KindOf(err) {
+		case core.KindInvalid:
+			return replyUnreadable
+		case core.KindTooLarge:
+			return smtp.ErrDataTooLarge
+		}
+		se.s.log.Error("smtp: storing a message failed", "remote", se.remote, "err", err)
+		return replyTryLater
+	}
+	return nil
+}

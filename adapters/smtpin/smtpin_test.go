@@ -1,0 +1,322 @@
+package smtpin_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-smtp"
+
+	"github.com/callsign/callsign/adapters/mailmime"
+	"github.com/callsign/callsign/adapters/memory"
+	"github.com/callsign/callsign/adapters/smtpin"
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+type world struct {
+	t       *testing.T
+	store   *memory.Store
+	app     *app.App
+	owner   core.Principal
+	inboxes map[string]core.Inbox
+	addr    string
+}
+
+func newWorld(t *testing.T, tlsConfig *tls.Config, maxBytes int64) *world {
+	t.Helper()
+	w := &world{t: t, store: memory.NewStore(), inboxes: map[string]core.Inbox{}}
+	clock := memory.NewClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
+	clock.Step = time.Millisecond
+	w.app = app.New(app.Deps{Store: w.store, Clock: clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
+		MailDomains: []string{"agents.test"},
+		Mail:        app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: maxBytes}})
+	ctx := context.Background()
+	b, err := w.app.Accounts.Create(ctx, "owner@example.com", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.owner, err = w.app.Auth.Authenticate(ctx, b.ManagementKey); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"alice", "bob"} {
+		n := name
+		ident, err := w.app.Identities.Create(ctx, w.owner, app.IdentityInput{Name: &n, EmailIdentifier: &n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := w.store.InboxByEmail(ctx, ident.Inbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.inboxes[name] = in
+	}
+	srv := smtpin.New(w.app.Mail, smtpin.Options{Hostname: "mx.agents.test", MaxMessageBytes: maxBytes, TLSConfig: tlsConfig, Timeout: 10 * time.Second})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	w.addr = ln.Addr().String()
+	return w
+}
+
+func (w *world) dial() *smtp.Client {
+	w.t.Helper()
+	c, err := smtp.Dial(w.addr)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := c.Hello("client.example.org"); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// messages lists what an inbox holds.
+func (w *world) messages(inbox string) []core.EmailMessage {
+	w.t.Helper()
+	msgs, _, err := w.store.Messages(context.Background(), ports.MessageFilter{Scope: core.Scope{AccountID: w.owner.AccountID}, InboxID: w.inboxes[inbox].ID})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return msgs
+}
+
+func wantCode(t *testing.T, err error, code int, enhanced smtp.EnhancedCode) {
+	t.Helper()
+	var se *smtp.SMTPError
+	if !errors.As(err, &se) || se.Code != code || (enhanced != smtp.EnhancedCode{} && se.EnhancedCode != enhanced) {
+		t.Fatalf("want %d %v, got %v", code, enhanced, err)
+	}
+}
+
+func fixture(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mail", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func send(c *smtp.Client, from string, to []string, raw []byte) error {
+	if err := c.Mail(from, nil); err != nil {
+		return err
+	}
+	for _, r := range to {
+		if err := c.Rcpt(r, nil); err != nil {
+			return err
+		}
+	}
+	wc, err := c.Data()
+	if err != nil {
+		return err
+	}
+	if _, err := wc.Write(raw); err != nil {
+		return err
+	}
+	return wc.Close()
+}
+
+func TestExtensionsAndFixtures(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	c := w.dial()
+	for _, ext := range []string{"SIZE", "8BITMIME", "PIPELINING", "SMTPUTF8"} {
+		if ok, _ := c.Extension(ext); !ok {
+			t.Errorf("%s is not advertised", ext)
+		}
+	}
+	if ok, param := c.Extension("SIZE"); !ok || param != "1048576" {
+		t.Errorf("SIZE %q", param)
+	}
+	if ok, _ := c.Extension("STARTTLS"); ok {
+		t.Error("STARTTLS offered without a certificate")
+	}
+	entries, err := os.ReadDir(filepath.Join("..", "..", "testdata", "mail"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".eml") {
+			continue
+		}
+		if err := send(c, "sender@example.org", []string{"alice@agents.test"}, fixture(t, e.Name())); err != nil {
+			t.Errorf("%s: %v", e.Name(), err)
+			continue
+		}
+		n++
+	}
+	if got := len(w.messages("alice")); got != n {
+		t.Fatalf("stored %d of %d fixtures", got, n)
+	}
+}
+
+func TestOneMessageToSeveralInboxesIsStoredOncePerInbox(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	c := w.dial()
+	raw := fixture(t, "alternative.eml")
+	if err := send(c, "s@example.org", []string{"alice@agents.test", "BOB@agents.test", "alice@AGENTS.test"}, raw); err != nil {
+		t.Fatal(err)
+	}
+	a, b := w.messages("alice"), w.messages("bob")
+	if len(a) != 1 || len(b) != 1 || a[0].ThreadID == b[0].ThreadID {
+		t.Fatalf("alice %d, bob %d", len(a), len(b))
+	}
+	if a[0].Subject == "" || a[0].Text == "" || a[0].Direction != core.Incoming {
+		t.Fatalf("stored %+v", a[0])
+	}
+	// The sender became an auto contact of both identities.
+	contacts, _ := w.app.Contacts.List(context.Background(), w.owner, "", core.ContactAuto)
+	if len(contacts) != 2 {
+		t.Fatalf("auto contacts %+v", contacts)
+	}
+}
+
+func TestRecipientRefusals(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	c := w.dial()
+	if err := c.Mail("s@example.org", nil); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, c.Rcpt("nobody@agents.test", nil), 550, smtp.EnhancedCode{5, 1, 1})
+	wantCode(t, c.Rcpt("someone@elsewhere.example", nil), 550, smtp.EnhancedCode{5, 7, 1})
+	if err := c.Rcpt("alice@agents.test", nil); err != nil {
+		t.Fatalf("a good recipient after refused ones: %v", err)
+	}
+	c.Reset()
+
+	// More than 100 recipients: the 101st is 452.
+	if err := c.Mail("s@example.org", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range smtpin.MaxRecipients {
+		if err := c.Rcpt("alice@agents.test", nil); err != nil {
+			t.Fatalf("recipient %d: %v", i, err)
+		}
+	}
+	wantCode(t, c.Rcpt("bob@agents.test", nil), 452, smtp.EnhancedCode{})
+}
+
+func TestTooLarge(t *testing.T) {
+	w := newWorld(t, nil, 4096)
+	c := w.dial()
+	big := []byte("Subject: big\r\n\r\n" + strings.Repeat(strings.Repeat("x", 70)+"\r\n", 80))
+	wantCode(t, send(c, "s@example.org", []string{"alice@agents.test"}, big), 552, smtp.EnhancedCode{})
+	if n := len(w.messages("alice")); n != 0 {
+		t.Fatalf("an oversized message was stored: %d", n)
+	}
+}
+
+func TestUnreadableMessageIsRefused(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	c := w.dial()
+	wantCode(t, send(c, "s@example.org", []string{"alice@agents.test"}, []byte("\r\n")), 554, smtp.EnhancedCode{5, 6, 0})
+}
+
+func TestStoreFailureDuringDataIs451AndStoresNothing(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	c := w.dial()
+	if err := c.Mail("s@example.org", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Rcpt("alice@agents.test", nil); err != nil {
+		t.Fatal(err)
+	}
+	w.store.Fail = errors.New("disk full")
+	wc, err := c.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc.Write(fixture(t, "plain.eml"))
+	wantCode(t, wc.Close(), 451, smtp.EnhancedCode{4, 3, 0})
+	w.store.Fail = nil
+	if n := len(w.messages("alice")); n != 0 {
+		t.Fatalf("a message was half-written: %d", n)
+	}
+	// The sender retries, and now it is stored.
+	if err := send(c, "s@example.org", []string{"alice@agents.test"}, fixture(t, "plain.eml")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.messages("alice")); n != 1 {
+		t.Fatalf("after the retry: %d", n)
+	}
+}
+
+func TestStartTLS(t *testing.T) {
+	cfg := selfSigned(t)
+	w := newWorld(t, cfg, 1<<20)
+	c, err := smtp.DialStartTLS(w.addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.TLSConnectionState(); !ok {
+		t.Fatal("no TLS after STARTTLS")
+	}
+	if err := send(c, "s@example.org", []string{"alice@agents.test"}, fixture(t, "plain.eml")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func selfSigned(t *testing.T) *tls.Config {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "mx.agents.test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"mx.agents.test"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+}
+
+func TestManyConnectionsAtOnce(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			c, err := smtp.Dial(w.addr)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			for j := range 5 {
+				raw := fmt.Sprintf("From: s%d@example.org\r\nMessage-ID: <%d.%d@x>\r\nSubject: n\r\n\r\nhi\r\n", i, i, j)
+				if err := send(c, "s@example.org", []string{"alice@agents.test"}, []byte(raw)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(w.messages("alice")); n != 40 {
+		t.Fatalf("stored %d of 40", n)
+	}
+}

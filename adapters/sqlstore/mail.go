@@ -1,0 +1,402 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// jsonList stores a list of strings as a JSON array.
+type jsonList []string
+
+func (l jsonList) text() string {
+	if len(l) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal([]string(l))
+	return string(b)
+}
+
+func parseList(s string) []string {
+	var l []string
+	_ = json.Unmarshal([]byte(s), &l)
+	return l
+}
+
+type messageRow struct {
+	ID             int64  `db:"id"`
+	AccountID      string `db:"account_id"`
+	IdentityID     string `db:"identity_id"`
+	InboxID        int64  `db:"inbox_id"`
+	ThreadID       string `db:"thread_id"`
+	MessageID      string `db:"message_id"`
+	InReplyTo      string `db:"in_reply_to"`
+	Refs           string `db:"refs"`
+	FromEmail      string `db:"from_email"`
+	FromName       string `db:"from_name"`
+	To             string `db:"to_addrs"`
+	Cc             string `db:"cc_addrs"`
+	Bcc            string `db:"bcc_addrs"`
+	Subject        string `db:"subject"`
+	Text           string `db:"text_body"`
+	HTML           string `db:"html_body"`
+	Direction      string `db:"direction"`
+	IsRead         bool   `db:"is_read"`
+	DeliveryStatus string `db:"delivery_status"`
+	DeliveryError  string `db:"delivery_error"`
+	CreatedAt      int64  `db:"created_at"`
+}
+
+func (r messageRow) core() core.EmailMessage {
+	return core.EmailMessage{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, InboxID: r.InboxID, ThreadID: r.ThreadID,
+		MessageID: r.MessageID, InReplyTo: r.InReplyTo, References: parseList(r.Refs), FromEmail: r.FromEmail, FromName: r.FromName,
+		To: parseList(r.To), Cc: parseList(r.Cc), Bcc: parseList(r.Bcc), Subject: r.Subject, Text: r.Text, HTML: r.HTML,
+		Direction: core.Direction(r.Direction), IsRead: r.IsRead, DeliveryStatus: core.DeliveryStatus(r.DeliveryStatus),
+		DeliveryError: r.DeliveryError, CreatedAt: fromUS(r.CreatedAt)}
+}
+
+const messageColumns = `id, account_id, identity_id, inbox_id, thread_id, message_id, in_reply_to, refs, from_email, from_name,
+	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, direction, is_read, delivery_status, delivery_error, created_at`
+
+type threadRow struct {
+	ID              string `db:"id"`
+	AccountID       string `db:"account_id"`
+	IdentityID      string `db:"identity_id"`
+	InboxID         int64  `db:"inbox_id"`
+	Subject         string `db:"subject"`
+	Preview         string `db:"preview"`
+	MessageCount    int    `db:"message_count"`
+	UnreadCount     int    `db:"unread_count"`
+	AttachmentNames string `db:"attachment_names"`
+	Participants    string `db:"participants"`
+	LastMessageAt   int64  `db:"last_message_at"`
+}
+
+func (r threadRow) core() core.Thread {
+	t := core.Thread{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, InboxID: r.InboxID, Subject: r.Subject,
+		Preview: r.Preview, MessageCount: r.MessageCount, UnreadCount: r.UnreadCount,
+		AttachmentNames: parseList(r.AttachmentNames), Participants: parseList(r.Participants)}
+	if r.LastMessageAt != 0 {
+		t.LastMessageAt = fromUS(r.LastMessageAt)
+	}
+	return t
+}
+
+const threadColumns = `id, account_id, identity_id, inbox_id, subject, preview, message_count, unread_count,
+	attachment_names, participants, last_message_at`
+
+type attachmentRow struct {
+	ID          string        `db:"id"`
+	AccountID   string        `db:"account_id"`
+	IdentityID  string        `db:"identity_id"`
+	MessageID   sql.NullInt64 `db:"message_id"`
+	Filename    string        `db:"filename"`
+	ContentType string        `db:"content_type"`
+	Size        int64         `db:"size"`
+	Inline      bool          `db:"inline"`
+	ContentID   string        `db:"content_id"`
+	CreatedAt   int64         `db:"created_at"`
+	Content     []byte        `db:"content"`
+}
+
+func (r attachmentRow) core() ports.AttachmentContent {
+	return ports.AttachmentContent{Attachment: core.Attachment{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID,
+		MessageID: r.MessageID.Int64, Filename: r.Filename, ContentType: r.ContentType, Size: r.Size, Inline: r.Inline,
+		ContentID: r.ContentID, CreatedAt: fromUS(r.CreatedAt)}, Content: r.Content}
+}
+
+const attachmentMeta = "id, account_id, identity_id, message_id, filename, content_type, size, inline, content_id, created_at"
+
+func (db *DB) Message(ctx context.Context, accountID string, id int64) (core.EmailMessage, error) {
+	var r messageRow
+	if err := db.r.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ? AND account_id = ?`), id, accountID); err != nil {
+		return core.EmailMessage{}, notFound(err, "Message")
+	}
+	msgs := []core.EmailMessage{r.core()}
+	err := db.attachAttachments(ctx, db.r, msgs)
+	return msgs[0], err
+}
+
+func (db *DB) MessageByMessageID(ctx context.Context, inboxID int64, messageID string) (core.EmailMessage, error) {
+	var r messageRow
+	if err := db.r.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages
+		WHERE inbox_id = ? AND message_id = ? ORDER BY id DESC LIMIT 1`), inboxID, messageID); err != nil {
+		return core.EmailMessage{}, notFound(err, "Message")
+	}
+	msgs := []core.EmailMessage{r.core()}
+	err := db.attachAttachments(ctx, db.r, msgs)
+	return msgs[0], err
+}
+
+// attachAttachments fills the attachment lists of msgs in one query.
+func (db *DB) attachAttachments(ctx context.Context, q sqlx.QueryerContext, msgs []core.EmailMessage) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(msgs))
+	at := make(map[int64]int, len(msgs))
+	for i, m := range msgs {
+		ids[i], at[m.ID] = m.ID, i
+	}
+	query, args, err := sqlx.In(`SELECT `+attachmentMeta+` FROM attachments WHERE message_id IN (?) ORDER BY message_id, position`, ids)
+	if err != nil {
+		return err
+	}
+	var rows []attachmentRow
+	if err := sqlx.SelectContext(ctx, q, &rows, db.q(query), args...); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		i := at[r.MessageID.Int64]
+		msgs[i].Attachments = append(msgs[i].Attachments, r.core().Attachment)
+	}
+	return nil
+}
+
+// where collects the conditions of a filtered query.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) add(cond string, args ...any) {
+	w.conds = append(w.conds, cond)
+	w.args = append(w.args, args...)
+}
+
+func (w *where) scope(s core.Scope) {
+	w.add("account_id = ?", s.AccountID)
+	if s.IdentityID != "" {
+		w.add("identity_id = ?", s.IdentityID)
+	}
+}
+
+func (w *where) sql() string { return " WHERE " + strings.Join(w.conds, " AND ") }
+
+func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.EmailMessage, int, error) {
+	if f.Scope.Empty {
+		return nil, 0, nil
+	}
+	var w where
+	w.scope(f.Scope)
+	if f.InboxID != 0 {
+		w.add("inbox_id = ?", f.InboxID)
+	}
+	if f.ThreadID != "" {
+		w.add("thread_id = ?", f.ThreadID)
+	}
+	if f.Direction != "" {
+		w.add("direction = ?", string(f.Direction))
+	}
+	if f.FromEmail != "" {
+		w.add("lower(from_email) = lower(?)", f.FromEmail)
+	}
+	if f.IsRead != nil {
+		w.add("is_read = ?", *f.IsRead)
+	}
+	if f.CreatedAfter != nil {
+		w.add("created_at > ?", us(*f.CreatedAfter))
+	}
+	var total int
+	if err := db.r.GetContext(ctx, &total, db.q(`SELECT COUNT(*) FROM email_messages`+w.sql()), w.args...); err != nil {
+		return nil, 0, err
+	}
+	if total <= f.Offset {
+		return nil, total, nil
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = total
+	}
+	var rows []messageRow
+	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+messageColumns+` FROM email_messages`+w.sql()+
+		` ORDER BY created_at, id LIMIT ? OFFSET ?`), append(w.args, limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	msgs := toCore(rows)
+	return msgs, total, db.attachAttachments(ctx, db.r, msgs)
+}
+
+func (db *DB) RawMessage(ctx context.Context, accountID string, id int64) ([]byte, error) {
+	var raw []byte
+	err := db.r.GetContext(ctx, &raw, db.q(`SELECT s.raw FROM email_sources s JOIN email_messages m ON m.id = s.message_id
+		WHERE s.message_id = ? AND m.account_id = ?`), id, accountID)
+	return raw, notFound(err, "Message")
+}
+
+func (db *DB) SetRead(ctx context.Context, accountID string, id int64, read bool) error {
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		var m messageRow
+		if err := tx.GetContext(ctx, &m, db.q(`SELECT id, thread_id, direction, is_read FROM email_messages
+			WHERE id = ? AND account_id = ?`+db.forUpdate()), id, accountID); err != nil {
+			return notFound(err, "Message")
+		}
+		if m.IsRead == read {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, db.q(`UPDATE email_messages SET is_read = ? WHERE id = ?`), read, id); err != nil {
+			return err
+		}
+		if m.Direction != string(core.Incoming) {
+			return nil
+		}
+		delta := -1
+		if !read {
+			delta = 1
+		}
+		_, err := tx.ExecContext(ctx, db.q(`UPDATE email_threads SET unread_count = unread_count + ? WHERE id = ?`), delta, m.ThreadID)
+		return err
+	})
+}
+
+// forUpdate locks the selected rows until the transaction ends, where the
+// dialect can (SQLite's writer lock already covers the whole database).
+func (db *DB) forUpdate() string {
+	if db.dialect == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+func (db *DB) Thread(ctx context.Context, accountID, id string) (core.Thread, error) {
+	var r threadRow
+	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ? AND account_id = ?`), id, accountID)
+	return r.core(), notFound(err, "Thread")
+}
+
+func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread, error) {
+	if f.Scope.Empty {
+		return nil, nil
+	}
+	var w where
+	w.scope(f.Scope)
+	if f.InboxID != 0 {
+		w.add("inbox_id = ?", f.InboxID)
+	}
+	if f.HasUnread != nil {
+		if *f.HasUnread {
+			w.add("unread_count > 0")
+		} else {
+			w.add("unread_count = 0")
+		}
+	}
+	var rows []threadRow
+	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+threadColumns+` FROM email_threads`+w.sql()+` ORDER BY last_message_at DESC, id`), w.args...)
+	return toCore(rows), err
+}
+
+func (db *DB) insertAttachment(ctx context.Context, tx sqlx.ExecerContext, a ports.AttachmentContent, messageID int64, position int) error {
+	msg := sql.NullInt64{Int64: messageID, Valid: messageID != 0}
+	_, err := tx.ExecContext(ctx, db.q(`INSERT INTO attachments (id, account_id, identity_id, message_id, position, filename,
+		content_type, size, inline, content_id, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		a.ID, a.AccountID, a.IdentityID, msg, position, a.Filename, a.ContentType, int64(len(a.Content)), a.Inline, a.ContentID, a.Content, us(a.CreatedAt))
+	return err
+}
+
+func (db *DB) SaveUpload(ctx context.Context, a ports.AttachmentContent) error {
+	return db.insertAttachment(ctx, db.w, a, 0, 0)
+}
+
+func (db *DB) Attachment(ctx context.Context, accountID, id string) (ports.AttachmentContent, error) {
+	var r attachmentRow
+	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+attachmentMeta+`, content FROM attachments WHERE id = ? AND account_id = ?`), id, accountID)
+	return r.core(), notFound(err, "Attachment")
+}
+
+type outboxRow struct {
+	MessageID    int64  `db:"message_id"`
+	AccountID    string `db:"account_id"`
+	EnvelopeFrom string `db:"envelope_from"`
+	Recipients   string `db:"recipients"`
+	Failures     string `db:"failures"`
+	Attempts     int    `db:"attempts"`
+	NextAttempt  int64  `db:"next_attempt_at"`
+	GiveUpAt     int64  `db:"give_up_at"`
+}
+
+func (r outboxRow) core() ports.OutboxEntry {
+	return ports.OutboxEntry{MessageID: r.MessageID, AccountID: r.AccountID, EnvelopeFrom: r.EnvelopeFrom,
+		Recipients: parseList(r.Recipients), Failures: parseList(r.Failures), Attempts: r.Attempts,
+		NextAttempt: fromUS(r.NextAttempt), GiveUpAt: fromUS(r.GiveUpAt)}
+}
+
+// ClaimOutbox leases due entries in one statement. On PostgreSQL, SKIP
+// LOCKED lets several instances claim side by side without waiting on or
+// taking each other's rows; SQLite has one writer at a time anyway.
+func (db *DB) ClaimOutbox(ctx context.Context, now, leaseUntil time.Time, limit int) ([]ports.OutboxEntry, error) {
+	skipLocked := ""
+	if db.dialect == Postgres {
+		skipLocked = " FOR UPDATE SKIP LOCKED"
+	}
+	var rows []outboxRow
+	err := db.w.SelectContext(ctx, &rows, db.q(`UPDATE email_outbox SET claimed_until = ?, attempts = attempts + 1
+		WHERE message_id IN (SELECT message_id FROM email_outbox WHERE next_attempt_at <= ? AND claimed_until <= ?
+			ORDER BY next_attempt_at, message_id LIMIT ?`+skipLocked+`)
+		RETURNING message_id, account_id, envelope_from, recipients, failures, attempts, next_attempt_at, give_up_at`),
+		us(leaseUntil), us(now), us(now), limit)
+	return toCore(rows), err
+}
+
+func (db *DB) RetryOutbox(ctx context.Context, e ports.OutboxEntry, lastError string) error {
+	return db.execOne(ctx, "Outbox entry", `UPDATE email_outbox SET recipients = ?, failures = ?, next_attempt_at = ?,
+		claimed_until = 0, last_error = ? WHERE message_id = ?`,
+		jsonList(e.Recipients).text(), jsonList(e.Failures).text(), us(e.NextAttempt), lastError, e.MessageID)
+}
+
+func (db *DB) FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error {
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM email_outbox WHERE message_id = ?`), messageID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, db.q(`UPDATE email_messages SET delivery_status = ?, delivery_error = ? WHERE id = ?`),
+			string(status), deliveryError, messageID)
+		return err
+	})
+}
+
+func (db *DB) SaveCustomDomain(ctx context.Context, accountID string, d core.Domain) error {
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		var owner string
+		err := tx.GetContext(ctx, &owner, db.q(`SELECT account_id FROM custom_domains WHERE domain = ?`), d.Name)
+		switch {
+		case err == sql.ErrNoRows:
+			_, err = tx.ExecContext(ctx, db.q(`INSERT INTO custom_domains (domain, account_id, status, created_at) VALUES (?, ?, ?, ?)`),
+				d.Name, accountID, string(d.Status), us(time.Now()))
+			return conflictOr(err, map[string]string{"domain": "This domain belongs to another account."})
+		case err != nil:
+			return err
+		case owner != accountID:
+			return &core.Error{Kind: core.KindConflict, Message: "This domain belongs to another account.",
+				Fields: map[string][]string{"domain": {"This domain belongs to another account."}}}
+		}
+		_, err = tx.ExecContext(ctx, db.q(`UPDATE custom_domains SET status = ? WHERE domain = ?`), string(d.Status), d.Name)
+		return err
+	})
+}
+
+func (db *DB) CustomDomains(ctx context.Context, accountID string) ([]core.Domain, error) {
+	var rows []struct {
+		Name   string `db:"domain"`
+		Status string `db:"status"`
+	}
+	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT domain, status FROM custom_domains WHERE account_id = ? ORDER BY domain`), accountID)
+	out := make([]core.Domain, len(rows))
+	for i, r := range rows {
+		out[i] = core.Domain{Name: r.Name, Type: core.DomainCustom, Status: core.DomainStatus(r.Status)}
+	}
+	return out, err
+}
+
+func (db *DB) VerifiedDomainOwner(ctx context.Context, domain string) (string, error) {
+	var owner string
+	err := db.r.GetContext(ctx, &owner, db.q(`SELECT account_id FROM custom_domains WHERE domain = ? AND status = 'verified'`), domain)
+	return owner, notFound(err, "Domain")
+}

@@ -1,0 +1,118 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Errors of the inbound path, which the SMTP adapter turns into replies.
+var (
+	errNoSuchMailbox = core.NotFound("No such mailbox here.")
+	errRelayDenied   = core.Forbidden("This service does not relay mail for that domain.")
+)
+
+// ResolveRecipient finds the inbox an envelope recipient names. A domain
+// we do not serve is Forbidden (no open relay); an unknown mailbox on one
+// of ours is NotFound.
+func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, error) {
+	local, domain, ok := core.SplitAddress(strings.TrimSpace(addr))
+	if !ok {
+		return core.Inbox{}, core.Invalid("to", "Not an address.")
+	}
+	domain = core.NormalizeDomain(domain)
+	served, _, err := s.servesDomain(ctx, domain)
+	if err != nil {
+		return core.Inbox{}, err
+	}
+	if !served {
+		return core.Inbox{}, errRelayDenied
+	}
+	in, err := s.deps.Store.InboxByEmail(ctx, strings.ToLower(local)+"@"+domain)
+	if isNotFound(err) {
+		return core.Inbox{}, errNoSuchMailbox
+	}
+	return in, err
+}
+
+// InboundMail is a message arriving for some of our inboxes.
+type InboundMail struct {
+	EnvelopeFrom string
+	Inboxes      []core.Inbox // resolved recipients; one copy is stored per inbox
+	Raw          []byte
+}
+
+// Deliver parses a message and stores one copy per inbox, with its
+// attachments, thread and sender contact, durably, before it returns. It
+// fails with KindInvalid only when the bytes are not a message at all;
+// any other error means nothing was stored and the sender should retry.
+func (s *Mail) Deliver(ctx context.Context, in InboundMail) ([]core.EmailMessage, error) {
+	if int64(len(in.Raw)) > s.mail.MaxMessageBytes {
+		return nil, core.TooLarge("The message is larger than %d bytes.", s.mail.MaxMessageBytes)
+	}
+	parsed, err := s.mail.Parser.Parse(in.Raw)
+	if err != nil {
+		return nil, core.Invalid(core.NonFieldErrors, "Unreadable message: %v", err)
+	}
+	now := s.now()
+	mails := make([]ports.NewMail, 0, len(in.Inboxes))
+	seen := map[int64]bool{}
+	for _, inbox := range in.Inboxes {
+		if seen[inbox.ID] {
+			continue
+		}
+		seen[inbox.ID] = true
+		nm, err := s.inboundCopy(parsed, in, inbox, now)
+		if err != nil {
+			return nil, err
+		}
+		mails = append(mails, nm)
+	}
+	return s.deps.Store.SaveMail(ctx, mails)
+}
+
+// inboundCopy is the record of parsed for one inbox.
+func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.Inbox, now time.Time) (ports.NewMail, error) {
+	threadID, err := core.RandomToken(s.deps.Random, 12)
+	if err != nil {
+		return ports.NewMail{}, err
+	}
+	from := parsed.FromEmail
+	if from == "" {
+		from = in.EnvelopeFrom
+	}
+	msgID := parsed.MessageID
+	if msgID == "" {
+		// Replies need something to point at.
+		msgID = "generated." + s.deps.IDs.NewUUID() + "@" + domainOf(inbox.Email)
+	}
+	m := core.EmailMessage{
+		AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID,
+		MessageID: msgID, InReplyTo: parsed.InReplyTo, References: parsed.References,
+		FromEmail: from, FromName: parsed.FromName, To: parsed.To, Cc: parsed.Cc,
+		Subject: parsed.Subject, Text: parsed.Text, HTML: parsed.HTML,
+		Direction: core.Incoming, CreatedAt: now,
+	}
+	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw}
+	for i, part := range parsed.Attachments {
+		nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
+			Attachment: core.Attachment{ID: s.deps.IDs.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,
+				Filename: part.Filename, ContentType: part.ContentType, Size: int64(len(part.Content)),
+				Inline: part.Inline, ContentID: part.ContentID, CreatedAt: now},
+			Content: parsed.Attachments[i].Content,
+		})
+	}
+	if c, err := core.NormalizeContact(core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,
+		Email: from, DisplayName: parsed.FromName, Source: core.ContactAuto, CreatedAt: now, UpdatedAt: now}); err == nil && !strings.EqualFold(from, inbox.Email) {
+		nm.Correspondent = &c
+	}
+	return nm, nil
+}
+
+func domainOf(addr string) string {
+	_, d, _ := core.SplitAddress(addr)
+	return d
+}

@@ -1,0 +1,267 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Mail is email: inboxes and domains, inbound delivery, reading, sending
+// and the outbox (spec §4).
+type Mail struct {
+	*base
+	mail MailDeps
+	// wake nudges the outbox worker after a message is queued.
+	wake chan struct{}
+}
+
+// MailDeps is what mail needs beyond the shared dependencies.
+type MailDeps struct {
+	Parser   ports.MailParser
+	Composer ports.MailComposer
+	// Relay delivers to the outside world; nil means no external delivery:
+	// such recipients fail with a clear delivery_error.
+	Relay ports.MailRelay
+	// MaxMessageBytes bounds a message (inbound, composed) and an upload.
+	MaxMessageBytes int64
+	// Retry is the outbox's schedule for temporary failures.
+	Retry RetryPolicy
+}
+
+// RetryPolicy spaces out delivery attempts: First, then doubling up to Max,
+// until GiveUpAfter has passed since the message was queued.
+type RetryPolicy struct {
+	First, Max, GiveUpAfter time.Duration
+}
+
+// DefaultRetry retries for up to two days, as mail servers customarily do.
+var DefaultRetry = RetryPolicy{First: 30 * time.Second, Max: time.Hour, GiveUpAfter: 48 * time.Hour}
+
+// after is the pause before the attempt following `attempts` attempts.
+func (p RetryPolicy) after(attempts int) time.Duration {
+	d := p.First
+	for i := 1; i < attempts && d < p.Max; i++ {
+		d *= 2
+	}
+	return min(d, p.Max)
+}
+
+// Domains lists the platform domains and the account's own.
+func (s *Mail) Domains(ctx context.Context, p core.Principal) ([]core.Domain, error) {
+	out := make([]core.Domain, 0, len(s.deps.MailDomains))
+	for _, d := range s.deps.MailDomains {
+		out = append(out, core.Domain{Name: d, Type: core.DomainPlatform, Status: core.DomainVerified})
+	}
+	custom, err := s.deps.Store.CustomDomains(ctx, p.AccountID)
+	return append(out, custom...), err
+}
+
+// servesDomain reports whether mail for domain is ours: a platform domain
+// (for every account) or a verified custom domain (for its account; the
+// owner is returned).
+func (s *Mail) servesDomain(ctx context.Context, domain string) (bool, string, error) {
+	for _, d := range s.deps.MailDomains {
+		if d == domain {
+			return true, "", nil
+		}
+	}
+	owner, err := s.deps.Store.VerifiedDomainOwner(ctx, domain)
+	if isNotFound(err) {
+		return false, "", nil
+	}
+	return err == nil, owner, err
+}
+
+// inboxAddress checks an address asked for by an account: well formed, and
+// on a domain the account may use.
+func (s *Mail) inboxAddress(ctx context.Context, accountID, field, addr string) (string, error) {
+	email, err := core.NormalizeEmail(field, addr)
+	if err != nil {
+		return "", err
+	}
+	local, domain, _ := core.SplitAddress(email)
+	if local, err = core.NormalizeLocalPart(field, local); err != nil {
+		return "", err
+	}
+	served, owner, err := s.servesDomain(ctx, domain)
+	if err != nil {
+		return "", err
+	}
+	if !served || owner != "" && owner != accountID {
+		return "", core.Invalid(field, "The service does not receive mail for %q.", domain)
+	}
+	return local + "@" + domain, nil
+}
+
+// CheckAvailability reports whether an address can be had.
+func (s *Mail) CheckAvailability(ctx context.Context, p core.Principal, addr string) (string, bool, error) {
+	if strings.TrimSpace(addr) == "" {
+		return "", false, core.Invalid("email", "This parameter is required.")
+	}
+	email, err := s.inboxAddress(ctx, p.AccountID, "email", addr)
+	if err != nil {
+		return "", false, err
+	}
+	_, err = s.deps.Store.InboxByEmail(ctx, email)
+	if isNotFound(err) {
+		return email, true, nil
+	}
+	return email, false, err
+}
+
+// CreateInbox gives an identity another address: the one asked for, or one
+// generated from the identity's name. It needs an active subscription.
+func (s *Mail) CreateInbox(ctx context.Context, p core.Principal, requested, addr string) (core.Inbox, error) {
+	ident, err := s.selectedIdentity(ctx, p, requested)
+	if err != nil {
+		return core.Inbox{}, err
+	}
+	acct, err := s.deps.Store.Account(ctx, p.AccountID)
+	if err != nil {
+		return core.Inbox{}, err
+	}
+	if !acct.SubscriptionActive {
+		return core.Inbox{}, core.PaymentRequired("Creating an inbox needs an active subscription.")
+	}
+	in := core.Inbox{AccountID: p.AccountID, IdentityID: ident.ID, CreatedAt: s.now()}
+	if strings.TrimSpace(addr) != "" {
+		if in.Email, err = s.inboxAddress(ctx, p.AccountID, "email", addr); err != nil {
+			return core.Inbox{}, err
+		}
+		in.UUID = s.deps.IDs.NewUUID()
+		if in.ID, err = s.deps.Store.CreateInbox(ctx, in); err != nil {
+			if core.KindOf(err) == core.KindConflict {
+				return core.Inbox{}, core.Conflict("The address %s is already taken.", in.Email)
+			}
+			return core.Inbox{}, err
+		}
+		return in, nil
+	}
+	ids := &Identities{s.base}
+	for attempt := 1; ; attempt++ {
+		local, err := ids.generatedLocalPart(ident.Name, attempt)
+		if err != nil {
+			return core.Inbox{}, err
+		}
+		in.UUID, in.Email = s.deps.IDs.NewUUID(), local+"@"+s.deps.MailDomains[0]
+		in.ID, err = s.deps.Store.CreateInbox(ctx, in)
+		if core.KindOf(err) != core.KindConflict || attempt >= generatedAttempts {
+			return in, err
+		}
+	}
+}
+
+// Inboxes lists the inboxes in scope, newest first.
+func (s *Mail) Inboxes(ctx context.Context, p core.Principal, requested string) ([]core.Inbox, error) {
+	return s.deps.Store.Inboxes(ctx, p.Scope(requested))
+}
+
+// Inbox shows one inbox in scope.
+func (s *Mail) Inbox(ctx context.Context, p core.Principal, id int64) (core.Inbox, error) {
+	in, err := s.deps.Store.Inbox(ctx, id)
+	if err != nil {
+		return core.Inbox{}, err
+	}
+	if !p.Scope("").Allows(in.AccountID, in.IdentityID) {
+		return core.Inbox{}, core.NotFound("Inbox not found.")
+	}
+	return in, nil
+}
+
+// Threads lists thread summaries in scope, latest activity first.
+func (s *Mail) Threads(ctx context.Context, p core.Principal, requested string, inboxID int64, hasUnread *bool) ([]core.Thread, error) {
+	return s.deps.Store.Threads(ctx, ports.ThreadFilter{Scope: p.Scope(requested), InboxID: inboxID, HasUnread: hasUnread})
+}
+
+// Thread shows a thread and its messages, oldest first.
+func (s *Mail) Thread(ctx context.Context, p core.Principal, id string) (core.Thread, []core.EmailMessage, error) {
+	t, err := s.deps.Store.Thread(ctx, p.AccountID, id)
+	if err != nil {
+		return core.Thread{}, nil, err
+	}
+	if !p.Scope("").Allows(t.AccountID, t.IdentityID) {
+		return core.Thread{}, nil, core.NotFound("Thread not found.")
+	}
+	msgs, _, err := s.deps.Store.Messages(ctx, ports.MessageFilter{Scope: p.Scope(""), ThreadID: id, Limit: maxThreadMessages})
+	return t, msgs, err
+}
+
+// maxThreadMessages bounds a thread's detail view.
+const maxThreadMessages = 1000
+
+// Messages lists messages for cursor polling: oldest first, after the cursor.
+func (s *Mail) Messages(ctx context.Context, p core.Principal, requested string, f ports.MessageFilter) ([]core.EmailMessage, int, error) {
+	f.Scope = p.Scope(requested)
+	return s.deps.Store.Messages(ctx, f)
+}
+
+// Message shows one message in scope.
+func (s *Mail) Message(ctx context.Context, p core.Principal, id int64) (core.EmailMessage, error) {
+	m, err := s.deps.Store.Message(ctx, p.AccountID, id)
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	if !p.Scope("").Allows(m.AccountID, m.IdentityID) {
+		return core.EmailMessage{}, core.NotFound("Message not found.")
+	}
+	return m, nil
+}
+
+// SetRead marks a message read or unread.
+func (s *Mail) SetRead(ctx context.Context, p core.Principal, id int64, read bool) (core.EmailMessage, error) {
+	m, err := s.Message(ctx, p, id)
+	if err != nil {
+		return m, err
+	}
+	if m.IsRead != read {
+		if err := s.deps.Store.SetRead(ctx, p.AccountID, id, read); err != nil {
+			return m, err
+		}
+		m.IsRead = read
+	}
+	return m, nil
+}
+
+// Raw is a message's RFC 5322 source.
+func (s *Mail) Raw(ctx context.Context, p core.Principal, id int64) ([]byte, error) {
+	if _, err := s.Message(ctx, p, id); err != nil {
+		return nil, err
+	}
+	return s.deps.Store.RawMessage(ctx, p.AccountID, id)
+}
+
+// Attachment is an attachment with its bytes, scoped like its message.
+func (s *Mail) Attachment(ctx context.Context, p core.Principal, id string) (ports.AttachmentContent, error) {
+	a, err := s.deps.Store.Attachment(ctx, p.AccountID, id)
+	if err != nil {
+		return a, err
+	}
+	if !p.Scope("").Allows(a.AccountID, a.IdentityID) {
+		return ports.AttachmentContent{}, core.NotFound("Attachment not found.")
+	}
+	return a, nil
+}
+
+// Upload stores a file to attach to a message later.
+func (s *Mail) Upload(ctx context.Context, p core.Principal, requested, filename, contentType string, content []byte) (core.Attachment, error) {
+	ident, err := s.selectedIdentity(ctx, p, requested)
+	if err != nil {
+		return core.Attachment{}, err
+	}
+	if int64(len(content)) > s.mail.MaxMessageBytes {
+		return core.Attachment{}, core.TooLarge("The file is larger than %d bytes.", s.mail.MaxMessageBytes)
+	}
+	filename = strings.TrimSpace(filename)
+	if filename == "" || core.HasLineBreak(filename) || len(filename) > 255 {
+		return core.Attachment{}, core.Invalid("file", "The file needs a name of at most 255 characters on one line.")
+	}
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	a := core.Attachment{ID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Filename: filename,
+		ContentType: contentType, Size: int64(len(content)), CreatedAt: s.now()}
+	return a, s.deps.Store.SaveUpload(ctx, ports.AttachmentContent{Attachment: a, Content: content})
+}

@@ -1,0 +1,163 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+const (
+	// outboxLease is how long a claimed entry is ours; a worker that dies
+	// with it leaves it to be claimed again after this.
+	outboxLease = 5 * time.Minute
+	// outboxBatch is how many entries a worker claims at once.
+	outboxBatch = 16
+	// outboxPoll is how often the worker looks for due retries when nothing
+	// nudges it.
+	outboxPoll = time.Second
+)
+
+// nudgeOutbox wakes the worker without blocking.
+func (s *Mail) nudgeOutbox() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// RunOutbox delivers queued messages until ctx ends. Several workers, in
+// this instance or others sharing the database, may run at once: each entry
+// is leased to one of them at a time.
+func (s *Mail) RunOutbox(ctx context.Context) {
+	tick := time.NewTicker(outboxPoll)
+	defer tick.Stop()
+	for {
+		for s.deliverDue(ctx) == outboxBatch {
+			// A full batch: more may be waiting.
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// deliverDue makes one attempt at each due entry it can claim.
+func (s *Mail) deliverDue(ctx context.Context) int {
+	now := s.now()
+	entries, err := s.deps.Store.ClaimOutbox(ctx, now, now.Add(outboxLease), outboxBatch)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.deps.Log.Error("outbox: claiming messages failed", "err", err)
+		}
+		return 0
+	}
+	for _, e := range entries {
+		s.attempt(ctx, e)
+	}
+	return len(entries)
+}
+
+// attempt tries every remaining recipient of e once: our own inboxes
+// through local delivery, the rest through the relay. Recipients that fail
+// for good are recorded; those that may succeed later are retried.
+func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
+	log := s.deps.Log.With("message", e.MessageID, "attempt", e.Attempts)
+	raw, err := s.deps.Store.RawMessage(ctx, e.AccountID, e.MessageID)
+	if err != nil {
+		log.Error("outbox: reading the message failed", "err", err)
+		return // the lease runs out and another attempt follows
+	}
+	var retry []string
+	var lastErr string
+	fail := func(rcpt, reason string) { e.Failures = append(e.Failures, rcpt+": "+reason) }
+	var local []core.Inbox
+	var localRcpts, external []string
+	for _, rcpt := range e.Recipients {
+		in, err := s.ResolveRecipient(ctx, rcpt)
+		switch {
+		case err == nil:
+			local, localRcpts = append(local, in), append(localRcpts, rcpt)
+		case err == errNoSuchMailbox:
+			fail(rcpt, "550 5.1.1 no such mailbox")
+		case err == errRelayDenied:
+			external = append(external, rcpt)
+		default:
+			retry, lastErr = append(retry, rcpt), err.Error()
+		}
+	}
+	if len(local) > 0 {
+		if err := s.deliverLocally(ctx, e.EnvelopeFrom, local, raw); err != nil {
+			retry, lastErr = append(retry, localRcpts...), "local delivery: "+err.Error()
+		}
+	}
+	if len(external) > 0 && s.mail.Relay == nil {
+		for _, rcpt := range external {
+			fail(rcpt, "no outbound relay is configured (CALLSIGN_SMTP_RELAY is not set), so mail cannot leave this server")
+		}
+	} else if len(external) > 0 {
+		for _, o := range s.mail.Relay.Relay(ctx, e.EnvelopeFrom, external, raw) {
+			switch {
+			case o.Err == nil:
+			case o.Permanent:
+				fail(o.Recipient, o.Err.Error())
+			default:
+				retry, lastErr = append(retry, o.Recipient), o.Err.Error()
+			}
+		}
+	}
+	s.settle(ctx, log, e, retry, lastErr)
+}
+
+// deliverLocally stores an outgoing message in our own recipient inboxes,
+// through the inbound path. A retried attempt does not make copies.
+func (s *Mail) deliverLocally(ctx context.Context, from string, inboxes []core.Inbox, raw []byte) error {
+	parsed, err := s.mail.Parser.Parse(raw)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	mails := make([]ports.NewMail, 0, len(inboxes))
+	for _, in := range inboxes {
+		nm, err := s.inboundCopy(parsed, InboundMail{EnvelopeFrom: from, Raw: raw}, in, now)
+		if err != nil {
+			return err
+		}
+		nm.Dedupe = true
+		mails = append(mails, nm)
+	}
+	_, err = s.deps.Store.SaveMail(ctx, mails)
+	return err
+}
+
+// settle records the outcome of an attempt: finished (sent, or failed with
+// every reason), or another attempt later, unless time is up.
+func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry, retry []string, lastErr string) {
+	now := s.now()
+	next := now.Add(s.mail.Retry.after(e.Attempts))
+	var err error
+	switch {
+	case len(retry) == 0 && len(e.Failures) == 0:
+		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliverySent, "")
+	case len(retry) == 0:
+		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
+	case next.After(e.GiveUpAt):
+		for _, rcpt := range retry {
+			e.Failures = append(e.Failures, fmt.Sprintf("%s: gave up after %d attempts: %s", rcpt, e.Attempts, lastErr))
+		}
+		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
+	default:
+		e.Recipients, e.NextAttempt = retry, next
+		err = s.deps.Store.RetryOutbox(ctx, e, lastErr)
+	}
+	if err != nil {
+		log.Error("outbox: recording the attempt failed", "err", err)
+	}
+}

@@ -1,0 +1,298 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// SendInput is what a caller writes: the body of compose, reply, reply-all
+// and forward. Nil or empty means absent.
+type SendInput struct {
+	To, Cc, Bcc   []string
+	Subject       *string
+	Content       *string // the text body
+	HTML          string  // an optional HTML alternative
+	AttachmentIDs []string
+}
+
+// maxSubjectLength is RFC 5322's line limit, less room for "Subject: ".
+const maxSubjectLength = 900
+
+// maxRecipients bounds the recipients of one message, as the SMTP listener does.
+const maxRecipients = 100
+
+// draft is a message on its way to being composed and queued.
+type draft struct {
+	inbox       core.Inbox
+	to, cc, bcc []string
+	subject     string
+	text, html  string
+	inReplyTo   string
+	references  []string
+	attachments []ports.AttachmentContent
+}
+
+// Compose sends a new message from the identity's inbox: an identity key's
+// own (or ?inbox= of its own), or ?identity= / ?inbox= for a management key.
+func (s *Mail) Compose(ctx context.Context, p core.Principal, requested string, inboxID int64, in SendInput) (core.EmailMessage, error) {
+	inbox, err := s.sendingInbox(ctx, p, requested, inboxID)
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	var problems core.Problems
+	d := draft{inbox: inbox}
+	d.to = addressList(&problems, "to_email", in.To, true)
+	d.cc = addressList(&problems, "cc", in.Cc, false)
+	d.bcc = addressList(&problems, "bcc", in.Bcc, false)
+	if in.Subject != nil {
+		d.subject = checkSubject(&problems, *in.Subject)
+	}
+	d.text, d.html = requireContent(&problems, in)
+	return s.queue(ctx, p, d, in.AttachmentIDs, &problems)
+}
+
+// Reply answers a message: the sender only, or with all, every recipient
+// too (never ourselves). The subject is derived from the original.
+func (s *Mail) Reply(ctx context.Context, p core.Principal, id int64, in SendInput, all bool) (core.EmailMessage, error) {
+	orig, inbox, err := s.original(ctx, p, id)
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	var problems core.Problems
+	d := draft{inbox: inbox, subject: core.ReplySubject(orig.Subject), inReplyTo: orig.MessageID, references: threadRefs(orig)}
+	self := func(a string) bool { return strings.EqualFold(a, inbox.Email) }
+	if orig.Direction == core.Incoming {
+		d.to = []string{orig.FromEmail}
+	} else {
+		d.to = orig.To // replying to our own message continues to its recipients
+	}
+	extraCc := addressList(&problems, "cc", in.Cc, false)
+	if all {
+		d.to = uniqueAddrs(append(d.to, orig.To...), self)
+		d.cc = uniqueAddrs(append(append([]string(nil), orig.Cc...), extraCc...), func(a string) bool { return self(a) || containsFold(d.to, a) })
+	} else {
+		d.to = uniqueAddrs(d.to, func(string) bool { return false })
+		d.cc = uniqueAddrs(extraCc, func(a string) bool { return containsFold(d.to, a) })
+	}
+	if len(d.to) == 0 {
+		problems.Add(core.NonFieldErrors, "The original message has no one to reply to.")
+	}
+	d.bcc = addressList(&problems, "bcc", in.Bcc, false)
+	d.text, d.html = requireContent(&problems, in)
+	return s.queue(ctx, p, d, in.AttachmentIDs, &problems)
+}
+
+// Forward sends a message on, quoted below the caller's content, with its
+// attachments.
+func (s *Mail) Forward(ctx context.Context, p core.Principal, id int64, in SendInput) (core.EmailMessage, error) {
+	orig, inbox, err := s.original(ctx, p, id)
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	var problems core.Problems
+	d := draft{inbox: inbox, subject: core.ForwardSubject(orig.Subject), inReplyTo: orig.MessageID, references: threadRefs(orig)}
+	d.to = addressList(&problems, "to_email", in.To, true)
+	d.cc = addressList(&problems, "cc", in.Cc, false)
+	d.bcc = addressList(&problems, "bcc", in.Bcc, false)
+	text, htmlBody := requireContent(&problems, in)
+	header := forwardHeader(orig)
+	d.text = text + "\n\n" + header + "\n\n" + orig.Text
+	if htmlBody != "" || orig.HTML != "" {
+		if htmlBody == "" {
+			htmlBody = "<p>" + strings.ReplaceAll(html.EscapeString(text), "\n", "<br>") + "</p>"
+		}
+		origHTML := orig.HTML
+		if origHTML == "" {
+			origHTML = "<pre>" + html.EscapeString(orig.Text) + "</pre>"
+		}
+		d.html = htmlBody + "<br><br><div>" + strings.ReplaceAll(html.EscapeString(header), "\n", "<br>") + "</div><br>" + origHTML
+	}
+	for _, a := range orig.Attachments {
+		full, err := s.deps.Store.Attachment(ctx, p.AccountID, a.ID)
+		if err != nil {
+			return core.EmailMessage{}, err
+		}
+		d.attachments = append(d.attachments, full)
+	}
+	return s.queue(ctx, p, d, in.AttachmentIDs, &problems)
+}
+
+func forwardHeader(m core.EmailMessage) string {
+	from := m.FromEmail
+	if m.FromName != "" {
+		from = m.FromName + " <" + m.FromEmail + ">"
+	}
+	lines := []string{"---------- Forwarded message ---------", "From: " + from,
+		"Date: " + m.CreatedAt.Format("Mon, 2 Jan 2006 15:04:05 -0700"), "Subject: " + m.Subject, "To: " + strings.Join(m.To, ", ")}
+	if len(m.Cc) > 0 {
+		lines = append(lines, "Cc: "+strings.Join(m.Cc, ", "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// maxReferences bounds the References header of our replies.
+const maxReferences = 20
+
+// threadRefs is the References of a reply to m (RFC 5322 §3.6.4): m's own
+// References, or failing those its In-Reply-To, then m itself.
+func threadRefs(m core.EmailMessage) []string {
+	parent := m.References
+	if len(parent) == 0 && m.InReplyTo != "" {
+		parent = []string{m.InReplyTo}
+	}
+	refs := append(append([]string(nil), parent...), m.MessageID)
+	if len(refs) > maxReferences {
+		refs = append(refs[:1:1], refs[len(refs)-maxReferences+1:]...) // keep the root
+	}
+	return refs
+}
+
+// original is a message to answer and the inbox it sits in.
+func (s *Mail) original(ctx context.Context, p core.Principal, id int64) (core.EmailMessage, core.Inbox, error) {
+	m, err := s.Message(ctx, p, id)
+	if err != nil {
+		return m, core.Inbox{}, err
+	}
+	in, err := s.deps.Store.Inbox(ctx, m.InboxID)
+	return m, in, err
+}
+
+// sendingInbox picks the inbox a new message leaves from (spec §4 rules 3, 4).
+func (s *Mail) sendingInbox(ctx context.Context, p core.Principal, requested string, inboxID int64) (core.Inbox, error) {
+	if inboxID != 0 {
+		in, err := s.Inbox(ctx, p, inboxID)
+		if err == nil && requested != "" && in.IdentityID != requested {
+			err = core.NotFound("Inbox not found.")
+		}
+		return in, err
+	}
+	if requested == "" && p.IsManagement() {
+		return core.Inbox{}, core.Invalid(core.NonFieldErrors, "A management key must pass identity or inbox.")
+	}
+	ident, err := s.selectedIdentity(ctx, p, requested)
+	if err != nil {
+		return core.Inbox{}, err
+	}
+	return s.deps.Store.InboxByEmail(ctx, ident.Inbox)
+}
+
+// addressList checks a list of addresses; required lists need one.
+func addressList(problems *core.Problems, field string, addrs []string, required bool) []string {
+	if required && len(addrs) == 0 {
+		problems.Add(field, "This field is required.")
+		return nil
+	}
+	out := make([]string, 0, len(addrs))
+	for _, a := range addrs {
+		email, err := core.NormalizeEmail(field, a)
+		if err != nil {
+			problems.Add(field, "%q is not a valid email address.", a)
+			continue
+		}
+		out = append(out, email)
+	}
+	return uniqueAddrs(out, func(string) bool { return false })
+}
+
+func checkSubject(problems *core.Problems, subject string) string {
+	switch {
+	case core.HasLineBreak(subject):
+		problems.Add("subject", "Line breaks are not allowed.")
+	case len(subject) > maxSubjectLength:
+		problems.Add("subject", "Ensure this field has no more than %d characters.", maxSubjectLength)
+	}
+	return subject
+}
+
+func requireContent(problems *core.Problems, in SendInput) (string, string) {
+	if in.Content == nil {
+		problems.Add("content", "This field is required.")
+		return "", in.HTML
+	}
+	return *in.Content, in.HTML
+}
+
+// uniqueAddrs drops repeats (ignoring case) and addresses drop says to.
+func uniqueAddrs(addrs []string, drop func(string) bool) []string {
+	var out []string
+	for _, a := range addrs {
+		if a != "" && !drop(a) && !containsFold(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// queue composes d and stores it as outgoing, queued for delivery in the
+// same transaction.
+func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs []string, problems *core.Problems) (core.EmailMessage, error) {
+	for _, id := range uploadIDs {
+		a, err := s.Attachment(ctx, p, id)
+		if isNotFound(err) || err == nil && a.IdentityID != d.inbox.IdentityID {
+			problems.Add("attachment_uuids", "Unknown attachment %q.", id)
+			continue
+		}
+		if err != nil {
+			return core.EmailMessage{}, err
+		}
+		d.attachments = append(d.attachments, a)
+	}
+	if len(d.to)+len(d.cc)+len(d.bcc) > maxRecipients {
+		problems.Add(core.NonFieldErrors, "A message may have at most %d recipients.", maxRecipients)
+	}
+	if err := problems.Err(); err != nil {
+		return core.EmailMessage{}, err
+	}
+	now := s.now()
+	msgID := s.deps.IDs.NewUUID() + "@" + domainOf(d.inbox.Email)
+	out := ports.OutgoingMail{FromEmail: d.inbox.Email, To: d.to, Cc: d.cc, Subject: d.subject, Text: d.text, HTML: d.html,
+		MessageID: msgID, InReplyTo: d.inReplyTo, References: d.references, Date: now}
+	size := len(d.text) + len(d.html)
+	for _, a := range d.attachments {
+		out.Attachments = append(out.Attachments, ports.MailPart{Filename: a.Filename, ContentType: a.ContentType, Content: a.Content})
+		size += len(a.Content)
+	}
+	if int64(size) > s.mail.MaxMessageBytes {
+		return core.EmailMessage{}, core.TooLarge("The message is larger than %d bytes.", s.mail.MaxMessageBytes)
+	}
+	raw, err := s.mail.Composer.Compose(out)
+	if err != nil {
+		return core.EmailMessage{}, fmt.Errorf("composing: %w", err)
+	}
+	threadID, err := core.RandomToken(s.deps.Random, 12)
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	m := core.EmailMessage{AccountID: d.inbox.AccountID, IdentityID: d.inbox.IdentityID, InboxID: d.inbox.ID,
+		MessageID: msgID, InReplyTo: d.inReplyTo, References: d.references, FromEmail: d.inbox.Email,
+		To: d.to, Cc: d.cc, Bcc: d.bcc, Subject: d.subject, Text: d.text, HTML: d.html,
+		Direction: core.Outgoing, IsRead: true, DeliveryStatus: core.DeliveryQueued, CreatedAt: now}
+	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: raw,
+		Outbox: &ports.OutboxEntry{AccountID: m.AccountID, EnvelopeFrom: d.inbox.Email,
+			Recipients:  uniqueAddrs(append(append(append([]string(nil), d.to...), d.cc...), d.bcc...), func(string) bool { return false }),
+			NextAttempt: now, GiveUpAt: now.Add(s.mail.Retry.GiveUpAfter)}}
+	for _, a := range d.attachments {
+		a.ID, a.MessageID, a.CreatedAt = s.deps.IDs.NewUUID(), 0, now
+		nm.Attachments = append(nm.Attachments, a)
+	}
+	stored, err := s.deps.Store.SaveMail(ctx, []ports.NewMail{nm})
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	s.nudgeOutbox()
+	return stored[0], nil
+}
