@@ -22,11 +22,23 @@ type Deps struct {
 	Cipher ports.Cipher
 	Hasher ports.PasswordHasher
 	Log    *slog.Logger
+	// Tokens signs access, refresh and session tokens.
+	Tokens ports.Tokens
+	// ExternalSignIn is the OpenID Connect provider; nil when none is configured.
+	ExternalSignIn ports.ExternalSignIn
+	// DevicePollInterval is the device flow's polling interval; 0 means
+	// DefaultDevicePollInterval (tests shorten it).
+	DevicePollInterval time.Duration
 	// Random is the crypto source for keys, names and passwords; nil means crypto/rand.
 	Random io.Reader
 	// MailDomains are the platform's mail domains; the first is the default.
 	MailDomains []string
 	Mail        MailDeps
+	// Telephony is the phone provider (Twilio or the simulator).
+	Telephony ports.Telephony
+	// PublicURL is where the service is reached from outside
+	// (CALLSIGN_BASE_URL), for the webhooks given to the provider.
+	PublicURL string
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -38,6 +50,11 @@ type App struct {
 	Vault      *Vault
 	Contacts   *Contacts
 	Mail       *Mail
+	Mailboxes  *Mailboxes
+	Sources    *Sources
+	Device     *Device
+	Phone      *Phone
+	SMS        *SMS
 }
 
 // New builds the services over deps.
@@ -52,14 +69,21 @@ func New(deps Deps) *App {
 		deps.Mail.Retry = DefaultRetry
 	}
 	base := &base{deps: deps}
+	auth := &Auth{base}
+	mail := &Mail{base: base, mail: deps.Mail, wake: make(chan struct{}, 1)}
 	return &App{
 		Accounts:   &Accounts{base},
-		Auth:       &Auth{base},
+		Auth:       auth,
 		Identities: &Identities{base},
 		Health:     &Health{base},
 		Vault:      &Vault{base: base, cipher: deps.Cipher},
 		Contacts:   &Contacts{base},
-		Mail:       &Mail{base: base, mail: deps.Mail, wake: make(chan struct{}, 1)},
+		Mail:       mail,
+		Mailboxes:  &Mailboxes{base: base, auth: auth, mail: mail},
+		Sources:    &Sources{base: base, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)},
+		Device:     &Device{base},
+		Phone:      &Phone{base},
+		SMS:        &SMS{base},
 	}
 }
 

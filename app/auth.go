@@ -24,6 +24,9 @@ var errBadKey = core.Unauthorized("Invalid API key.")
 func (s *Auth) Authenticate(ctx context.Context, presented string) (core.Principal, error) {
 	t, ok := core.ParseKeyType(presented)
 	if !ok {
+		if !strings.HasPrefix(presented, "svc_") {
+			return s.authenticateToken(ctx, presented)
+		}
 		return core.Principal{}, errBadKey
 	}
 	k, err := s.deps.Store.KeyByHash(ctx, core.HashKey(presented))
@@ -85,23 +88,35 @@ func (s *Auth) CreateIdentityKey(ctx context.Context, p core.Principal, in KeyIn
 }
 
 func (s *Auth) mintKey(ctx context.Context, accountID string, t core.KeyType, identityID, name string) (core.NewKey, error) {
-	k, err := core.MintKey(t, s.deps.Random)
+	k, err := s.newKey(accountID, t, identityID, name)
 	if err != nil {
 		return core.NewKey{}, err
 	}
-	k.Record.AccountID, k.Record.IdentityID, k.Record.Name, k.Record.CreatedAt = accountID, identityID, name, s.now()
 	if k.Record.ID, err = s.deps.Store.CreateKey(ctx, k.Record); err != nil {
 		return core.NewKey{}, err
 	}
 	return k, nil
 }
 
-func validateKeyName(name string) error {
-	if len([]rune(name)) > MaxKeyNameLength {
-		return core.Invalid("name", "Ensure this field has no more than %d characters.", MaxKeyNameLength)
+// newKey draws a key for the account without storing it.
+func (s *Auth) newKey(accountID string, t core.KeyType, identityID, name string) (core.NewKey, error) {
+	k, err := core.MintKey(t, s.deps.Random)
+	if err != nil {
+		return core.NewKey{}, err
+	}
+	k.Record.AccountID, k.Record.IdentityID, k.Record.Name, k.Record.CreatedAt = accountID, identityID, name, s.now()
+	return k, nil
+}
+
+func validateKeyName(name string) error { return validateLabel("name", name, MaxKeyNameLength) }
+
+// validateLabel checks a one-line name of at most max characters.
+func validateLabel(field, name string, max int) error {
+	if len([]rune(name)) > max {
+		return core.Invalid(field, "Ensure this field has no more than %d characters.", max)
 	}
 	if strings.ContainsAny(name, "\r\n\x00") {
-		return core.Invalid("name", "Line breaks are not allowed.")
+		return core.Invalid(field, "Line breaks are not allowed.")
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"time"
 
@@ -24,6 +26,11 @@ func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, e
 		return core.Inbox{}, core.Invalid("to", "Not an address.")
 	}
 	domain = core.NormalizeDomain(domain)
+	email := strings.ToLower(local) + "@" + domain
+	now := s.now()
+	if in, ok := s.recipients.get(email, now); ok {
+		return in, nil
+	}
 	served, _, err := s.servesDomain(ctx, domain)
 	if err != nil {
 		return core.Inbox{}, err
@@ -31,9 +38,12 @@ func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, e
 	if !served {
 		return core.Inbox{}, errRelayDenied
 	}
-	in, err := s.deps.Store.InboxByEmail(ctx, strings.ToLower(local)+"@"+domain)
+	in, err := s.deps.Store.InboxByEmail(ctx, email)
 	if isNotFound(err) {
 		return core.Inbox{}, errNoSuchMailbox
+	}
+	if err == nil {
+		s.recipients.put(email, in, now)
 	}
 	return in, err
 }
@@ -43,6 +53,9 @@ type InboundMail struct {
 	EnvelopeFrom string
 	Inboxes      []core.Inbox // resolved recipients; one copy is stored per inbox
 	Raw          []byte
+	// Dedupe skips an inbox that already holds the message (by Message-ID):
+	// for redeliveries, such as mail pulled again from an IMAP source.
+	Dedupe bool
 }
 
 // Deliver parses a message and stores one copy per inbox, with its
@@ -71,7 +84,21 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) ([]core.EmailMessage
 		}
 		mails = append(mails, nm)
 	}
-	return s.deps.Store.SaveMail(ctx, mails)
+	return s.save(ctx, mails)
+}
+
+// save stores mails, then tells whoever watches their inboxes.
+func (s *Mail) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMessage, error) {
+	stored, err := s.deps.Store.SaveMail(ctx, mails)
+	if err != nil {
+		return nil, err
+	}
+	inboxes := make([]int64, len(stored))
+	for i, m := range stored {
+		inboxes[i] = m.InboxID
+	}
+	s.changes.notify(inboxes...)
+	return stored, nil
 }
 
 // inboundCopy is the record of parsed for one inbox.
@@ -85,7 +112,12 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 		from = in.EnvelopeFrom
 	}
 	msgID := parsed.MessageID
-	if msgID == "" {
+	switch {
+	case msgID == "" && in.Dedupe:
+		// Derived from the bytes, so that a redelivery matches the first copy.
+		sum := sha256.Sum256(in.Raw)
+		msgID = "generated." + hex.EncodeToString(sum[:16]) + "@" + domainOf(inbox.Email)
+	case msgID == "":
 		// Replies need something to point at.
 		msgID = "generated." + s.deps.IDs.NewUUID() + "@" + domainOf(inbox.Email)
 	}
@@ -96,7 +128,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 		Subject: parsed.Subject, Text: parsed.Text, HTML: parsed.HTML,
 		Direction: core.Incoming, CreatedAt: now,
 	}
-	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw}
+	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, Dedupe: in.Dedupe}
 	for i, part := range parsed.Attachments {
 		nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
 			Attachment: core.Attachment{ID: s.deps.IDs.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,
@@ -105,8 +137,11 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 			Content: parsed.Attachments[i].Content,
 		})
 	}
+	if strings.EqualFold(from, inbox.Email) || s.known.has(inbox.IdentityID, from, now) {
+		return nm, nil
+	}
 	if c, err := core.NormalizeContact(core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,
-		Email: from, DisplayName: parsed.FromName, Source: core.ContactAuto, CreatedAt: now, UpdatedAt: now}); err == nil && !strings.EqualFold(from, inbox.Email) {
+		Email: from, DisplayName: parsed.FromName, Source: core.ContactAuto, CreatedAt: now, UpdatedAt: now}); err == nil {
 		nm.Correspondent = &c
 	}
 	return nm, nil

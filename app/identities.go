@@ -16,6 +16,10 @@ type IdentityInput struct {
 	Name            *string
 	EmailIdentifier *string
 	Domain          *string
+	// ProvisionPhone, on create, buys a number in CountryCode (default US)
+	// as part of making the identity: if it cannot be had, no identity is made.
+	ProvisionPhone bool
+	CountryCode    string
 }
 
 // generatedAttempts bounds the retries when a generated name or address is taken.
@@ -37,12 +41,35 @@ func (s *Identities) Create(ctx context.Context, p core.Principal, in IdentityIn
 		local, err = core.NormalizeLocalPart("email_identifier", *in.EmailIdentifier)
 		problems.Merge(err)
 	}
+	var country string
+	if in.ProvisionPhone {
+		country, err = normalizeCountry(in.CountryCode)
+		problems.Merge(err)
+	}
 	if err := problems.Err(); err != nil {
 		return core.Identity{}, err
 	}
 	now := s.now()
+	identityID := s.deps.IDs.NewUUID()
+	// The number is bought first and stored with the identity in one
+	// transaction: a failed purchase leaves no identity behind, and a failed
+	// store gives the number back.
+	var phone *core.PhoneNumber
+	if in.ProvisionPhone {
+		phones := &Phone{s.base}
+		number, err := phones.buy(ctx, p.AccountID, identityID, country)
+		if err != nil {
+			return core.Identity{}, err
+		}
+		phone = &number
+		defer func() {
+			if phone != nil {
+				phones.release(ctx, *phone)
+			}
+		}()
+	}
 	for attempt := 0; ; attempt++ {
-		ident := core.Identity{ID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, CreatedAt: now, UpdatedAt: now}
+		ident := core.Identity{ID: identityID, AccountID: p.AccountID, CreatedAt: now, UpdatedAt: now}
 		if in.Name != nil {
 			ident.Name = strings.TrimSpace(*in.Name)
 		} else if ident.Name, err = s.freeName(ctx, p.AccountID); err != nil {
@@ -56,8 +83,11 @@ func (s *Identities) Create(ctx context.Context, p core.Principal, in IdentityIn
 		}
 		ident.Inbox = addrLocal + "@" + domain
 		inbox := core.Inbox{UUID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Email: ident.Inbox, CreatedAt: now}
-		_, err = s.deps.Store.CreateIdentity(ctx, ident, inbox)
+		_, err = s.deps.Store.CreateIdentity(ctx, ident, inbox, phone)
 		if err == nil {
+			if phone != nil {
+				ident.Phone, phone = phone.Number, nil // kept: nothing to release
+			}
 			return ident, nil
 		}
 		// A clash on something we generated is ours to retry; a clash on what

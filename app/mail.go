@@ -16,6 +16,12 @@ type Mail struct {
 	mail MailDeps
 	// wake nudges the outbox worker after a message is queued.
 	wake chan struct{}
+	// changes tells mail clients watching an inbox that its mail changed.
+	changes changeFeed
+	// known skips recording correspondents recorded moments ago.
+	known knownSenders
+	// recipients caches ResolveRecipient's answers.
+	recipients inboxCache
 }
 
 // MailDeps is what mail needs beyond the shared dependencies.
@@ -221,6 +227,7 @@ func (s *Mail) SetRead(ctx context.Context, p core.Principal, id int64, read boo
 			return m, err
 		}
 		m.IsRead = read
+		s.changes.notify(m.InboxID)
 	}
 	return m, nil
 }

@@ -126,14 +126,13 @@ func (s *Mail) deliverLocally(ctx context.Context, from string, inboxes []core.I
 	now := s.now()
 	mails := make([]ports.NewMail, 0, len(inboxes))
 	for _, in := range inboxes {
-		nm, err := s.inboundCopy(parsed, InboundMail{EnvelopeFrom: from, Raw: raw}, in, now)
+		nm, err := s.inboundCopy(parsed, InboundMail{EnvelopeFrom: from, Raw: raw, Dedupe: true}, in, now)
 		if err != nil {
 			return err
 		}
-		nm.Dedupe = true
 		mails = append(mails, nm)
 	}
-	_, err = s.deps.Store.SaveMail(ctx, mails)
+	_, err = s.save(ctx, mails)
 	return err
 }
 

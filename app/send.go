@@ -289,7 +289,7 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 		a.ID, a.MessageID, a.CreatedAt = s.deps.IDs.NewUUID(), 0, now
 		nm.Attachments = append(nm.Attachments, a)
 	}
-	stored, err := s.deps.Store.SaveMail(ctx, []ports.NewMail{nm})
+	stored, err := s.save(ctx, []ports.NewMail{nm})
 	if err != nil {
 		return core.EmailMessage{}, err
 	}

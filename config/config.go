@@ -20,6 +20,7 @@ type Config struct {
 	HTTPAddr    string
 	SMTPAddr    string
 	IMAPAddr    string
+	IMAPSAddr   string // implicit-TLS IMAP; "" for none
 	BaseURL     string // no trailing slash
 	MailDomains []string
 
@@ -41,8 +42,13 @@ type Config struct {
 	OIDCClientSecret   string
 	RateLimitPerSecond float64 // 0: no limit
 	RateLimitBurst     int
+	// TrustedProxies are proxies (IPs or CIDRs) whose X-Forwarded-For names
+	// the client, for per-address limits; none: the peer is the client.
+	TrustedProxies []string
 
 	LogLevel string
+	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there.
+	DebugAddr string
 }
 
 // Relay is the outbound SMTP relay of CALLSIGN_SMTP_RELAY.
@@ -126,6 +132,14 @@ func Load(getenv Getenv) (Config, error) {
 		}
 	}
 	c.SMTPRelayCA = get("CALLSIGN_SMTP_RELAY_CA", "")
+	if c.IMAPSAddr = get("CALLSIGN_IMAPS_ADDR", ""); c.IMAPSAddr != "" {
+		if msg := checkListenAddr(c.IMAPSAddr); msg != "" {
+			return fail("CALLSIGN_IMAPS_ADDR", "%s", msg)
+		}
+		if c.SMTPTLSCert == "" {
+			return fail("CALLSIGN_IMAPS_ADDR", "implicit TLS needs a certificate: set CALLSIGN_SMTP_TLS_CERT and CALLSIGN_SMTP_TLS_KEY")
+		}
+	}
 
 	c.Telephony = get("CALLSIGN_TELEPHONY", "sim")
 	c.TwilioAccountSID, c.TwilioAuthToken = get("TWILIO_ACCOUNT_SID", ""), get("TWILIO_AUTH_TOKEN", "")
@@ -178,6 +192,21 @@ func Load(getenv Getenv) (Config, error) {
 
 	if c.RateLimitPerSecond, c.RateLimitBurst, err = parseRateLimit(get("CALLSIGN_RATE_LIMIT", "20:40")); err != nil {
 		return fail("CALLSIGN_RATE_LIMIT", "%v", err)
+	}
+	for _, p := range strings.Split(get("CALLSIGN_TRUSTED_PROXIES", ""), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
+			return fail("CALLSIGN_TRUSTED_PROXIES", "%q is not an IP address or CIDR range", p)
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p)
+	}
+
+	if c.DebugAddr = get("CALLSIGN_DEBUG_ADDR", ""); c.DebugAddr != "" {
+		if msg := checkListenAddr(c.DebugAddr); msg != "" {
+			return fail("CALLSIGN_DEBUG_ADDR", "%s", msg)
+		}
 	}
 
 	c.LogLevel = strings.ToLower(get("CALLSIGN_LOG_LEVEL", "info"))

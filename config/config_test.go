@@ -74,7 +74,10 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"TWILIO_ACCOUNT_SID", "", map[string]string{"CALLSIGN_TELEPHONY": "twilio"}},
 		{"CALLSIGN_RATE_LIMIT", "fast", nil},
 		{"CALLSIGN_SMTP_MAX_BYTES", "lots", nil},
+		{"CALLSIGN_IMAPS_ADDR", "127.0.0.1:993", nil}, // implicit TLS without a certificate
+		{"CALLSIGN_IMAPS_ADDR", "993", map[string]string{"CALLSIGN_SMTP_TLS_CERT": "c.pem", "CALLSIGN_SMTP_TLS_KEY": "k.pem"}},
 		{"CALLSIGN_JWT_SECRET", "short", nil},
+		{"CALLSIGN_TRUSTED_PROXIES", "10.0.0.0/33", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}
 		for k, v := range tc.alsoSet {

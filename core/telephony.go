@@ -180,3 +180,15 @@ func ValidateVoiceAgent(v VoiceAgent) error {
 	}
 	return p.Err()
 }
+
+// Add folds a newly stored message into the conversation's summary.
+func (c *Conversation) Add(m SMSMessage) {
+	c.MessageCount++
+	if m.Direction == Incoming && !m.IsRead {
+		c.UnreadCount++
+	}
+	if !m.CreatedAt.Before(c.LastMessageAt) {
+		c.LastMessageAt = m.CreatedAt
+		c.Preview = Preview(m.Body)
+	}
+}

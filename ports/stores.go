@@ -22,6 +22,9 @@ type Store interface {
 	VaultStore
 	ContactStore
 	MailStore
+	MailSourceStore
+	DeviceGrantStore
+	PhoneStore
 }
 
 // AccountStore keeps accounts.
@@ -50,10 +53,11 @@ type KeyStore interface {
 
 // IdentityStore keeps identities.
 type IdentityStore interface {
-	// CreateIdentity stores an identity with its first inbox in one
-	// transaction and returns the inbox's new id. A taken name clashes on
-	// "name", a taken address on "email".
-	CreateIdentity(ctx context.Context, id core.Identity, inbox core.Inbox) (int64, error)
+	// CreateIdentity stores an identity with its first inbox, and its phone
+	// number when one was provisioned for it, in one transaction, and
+	// returns the inbox's new id. A taken name clashes on "name", a taken
+	// address on "email".
+	CreateIdentity(ctx context.Context, id core.Identity, inbox core.Inbox, phone *core.PhoneNumber) (int64, error)
 	Identity(ctx context.Context, accountID, id string) (core.Identity, error)
 	// Identities lists the identities in scope, oldest first.
 	Identities(ctx context.Context, scope core.Scope) ([]core.Identity, error)
@@ -220,6 +224,14 @@ type ThreadFilter struct {
 	HasUnread *bool
 }
 
+// MailboxEntry is a message as a mailbox view lists it.
+type MailboxEntry struct {
+	ID        int64
+	IsRead    bool
+	Size      int64 // of the raw source
+	CreatedAt time.Time
+}
+
 // MailStore keeps messages, threads, attachments and the outbox.
 type MailStore interface {
 	// SaveMail stores messages with their attachments, thread updates,
@@ -233,6 +245,9 @@ type MailStore interface {
 	// MessageByMessageID finds a message of an inbox by its Message-ID header.
 	MessageByMessageID(ctx context.Context, inboxID int64, messageID string) (core.EmailMessage, error)
 	RawMessage(ctx context.Context, accountID string, id int64) ([]byte, error)
+	// MailboxEntries lists an inbox's messages of one direction, by id, in
+	// the light form an IMAP mailbox view needs.
+	MailboxEntries(ctx context.Context, inboxID int64, dir core.Direction) ([]MailboxEntry, error)
 	// SetRead marks a message read or unread, and keeps its thread's count right.
 	SetRead(ctx context.Context, accountID string, id int64, read bool) error
 

@@ -49,6 +49,11 @@ func (s *server) fail(c *gin.Context, err error) {
 		c.AbortWithStatusJSON(se.status, detail{se.msg})
 		return
 	}
+	var oe *core.OAuthError
+	if errors.As(err, &oe) {
+		c.AbortWithStatusJSON(http.StatusBadRequest, oauthErrorView{Error: oe.Code, Description: oe.Description})
+		return
+	}
 	var e *core.Error
 	if !errors.As(err, &e) {
 		s.log.Error("request failed", "method", c.Request.Method, "route", c.FullPath(), "err", err)
@@ -56,17 +61,28 @@ func (s *server) fail(c *gin.Context, err error) {
 		return
 	}
 	status := statusOf(e.Kind)
+	setErrorHeaders(c, e)
 	if e.Kind == core.KindUnauthorized {
 		c.Header("WWW-Authenticate", `Bearer realm="api"`)
-	}
-	if e.Kind == core.KindRateLimited && e.RetryAfterSeconds > 0 {
-		c.Header("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
 	}
 	if e.Kind == core.KindInvalid && len(e.Fields) > 0 {
 		c.AbortWithStatusJSON(status, e.Fields)
 		return
 	}
 	c.AbortWithStatusJSON(status, detail{e.Message})
+}
+
+// setErrorHeaders adds the headers an error's status calls for.
+func setErrorHeaders(c *gin.Context, e *core.Error) {
+	if e.Kind == core.KindRateLimited && e.RetryAfterSeconds > 0 {
+		c.Header("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
+	}
+}
+
+// oauthErrorView is RFC 6749 §5.2's error body, for the device token route.
+type oauthErrorView struct {
+	Error       string `json:"error"`
+	Description string `json:"error_description,omitempty"`
 }
 
 // statusError is an HTTP-only failure with no core kind: 404 and 405 for

@@ -21,6 +21,7 @@ import (
 
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/memory"
+	"github.com/callsign/callsign/adapters/simtel"
 	"github.com/callsign/callsign/app"
 )
 
@@ -33,6 +34,7 @@ type harness struct {
 	store *memory.Store
 	clock *memory.Clock
 	relay *memory.Relay
+	sim   *simtel.Sim
 	logs  *syncBuffer
 }
 
@@ -60,14 +62,20 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), relay: &memory.Relay{}, logs: logs}
+	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), relay: &memory.Relay{}, sim: simtel.New(), logs: logs}
 	h.clock.Step = time.Millisecond
 	deps := app.Deps{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log,
-		MailDomains: []string{"agents.test", "bots.test"},
+		MailDomains: []string{"agents.test", "bots.test"}, Telephony: h.sim, PublicURL: "http://api.test",
 		Mail: app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay, MaxMessageBytes: 1 << 20,
 			Retry: app.RetryPolicy{First: time.Millisecond, Max: time.Millisecond, GiveUpAfter: time.Hour}}}
 	change(&deps)
 	h.app = app.New(deps)
+	h.sim.Inbound = func(ctx context.Context, from, to, body, sid string) {
+		if _, err := h.app.SMS.Receive(ctx, app.InboundSMS{From: from, To: to, Body: body, SID: sid}); err != nil {
+			t.Errorf("simulated delivery: %v", err)
+		}
+	}
+	t.Cleanup(h.sim.Wait)
 	h.h = New(h.app, Options{Log: log, BaseURL: "http://api.test", MaxUploadBytes: 1 << 20})
 	return h
 }
@@ -189,6 +197,7 @@ func openAPI(t *testing.T) (*openapi3.T, routers.Router) {
 	t.Helper()
 	docOnce.Do(func() {
 		openapi3filter.RegisterBodyDecoder("application/vnd.oai.openapi", openapi3filter.PlainBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("text/xml", openapi3filter.PlainBodyDecoder)
 		loader := openapi3.NewLoader()
 		docLoaded, docErr = loader.LoadFromData(OpenAPIDocument)
 		if docErr != nil {

@@ -25,6 +25,10 @@ func readIdentityInput(c *gin.Context) (app.IdentityInput, error) {
 		return app.IdentityInput{}, err
 	}
 	ii := app.IdentityInput{Name: in.str("name"), EmailIdentifier: in.str("email_identifier"), Domain: in.str("domain")}
+	if b := in.boolean("provision_phone"); b != nil {
+		ii.ProvisionPhone = *b
+	}
+	ii.CountryCode = in.text("country_code")
 	return ii, in.err()
 }
 

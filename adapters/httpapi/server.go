@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -23,13 +24,28 @@ type Options struct {
 	BaseURL string
 	// MaxUploadBytes bounds an attachment upload (CALLSIGN_SMTP_MAX_BYTES).
 	MaxUploadBytes int64
+	// RateLimit is the bucket per key, and per client address on the
+	// sign-in and device routes (CALLSIGN_RATE_LIMIT); zero turns it off.
+	RateLimit RateLimit
+	// TrustedProxies are the proxies (IPs or CIDRs) whose X-Forwarded-For
+	// names the client; with none, the client is the peer address.
+	TrustedProxies []string
+	// FormKey signs the verification page's CSRF tokens and sign-in state;
+	// nil means a random key, good until the process ends.
+	FormKey []byte
+	// Now tells the time to the rate limiter and the page; nil means time.Now.
+	Now func() time.Time
 }
 
 type server struct {
-	app       *app.App
-	log       *slog.Logger
-	baseURL   string
-	maxUpload int64
+	app           *app.App
+	log           *slog.Logger
+	baseURL       string
+	maxUpload     int64
+	limits        limits
+	formKey       []byte
+	secureCookies bool
+	now           func() time.Time
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -43,7 +59,19 @@ func New(a *app.App, opts Options) http.Handler {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	if s.now = opts.Now; s.now == nil {
+		s.now = time.Now
+	}
+	s.limits = newLimits(opts.RateLimit, s.now)
+	if s.formKey = opts.FormKey; len(s.formKey) == 0 {
+		s.formKey = []byte(rand.Text())
+	}
+	s.secureCookies = strings.HasPrefix(s.baseURL, "https://")
 	e := gin.New()
+	if err := e.SetTrustedProxies(opts.TrustedProxies); err != nil {
+		s.log.Error("ignoring the trusted proxies", "err", err)
+		_ = e.SetTrustedProxies(nil)
+	}
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
 	e.Use(s.accessLog, gin.CustomRecoveryWithWriter(nil, s.recovered))
@@ -60,8 +88,9 @@ func (s *server) routes(e *gin.Engine) {
 	api := e.Group("/api")
 	api.GET("/health/ping/", s.handle(s.ping))
 	api.GET("/schema/", s.schema)
+	s.signInRoutes(api)
 
-	authed := api.Group("", s.authenticate)
+	authed := api.Group("", s.authenticate, s.throttleKey)
 	authed.GET("/health/whoami/", s.handle(s.whoami))
 
 	keys := authed.Group("/auth/keys")
@@ -108,6 +137,9 @@ func (s *server) routes(e *gin.Engine) {
 	authed.POST("/email/", s.handle(s.createInbox))
 	authed.GET("/email/check-availability/", s.handle(s.checkAvailability))
 	authed.GET("/email/:id/", s.handle(s.getInbox))
+	authed.PUT("/email/:id/source/", s.handle(s.putSource))
+	authed.GET("/email/:id/source/", s.handle(s.getSource))
+	authed.DELETE("/email/:id/source/", s.handle(s.deleteSource))
 	authed.GET("/email-inbox/", s.handle(s.listThreads))
 	authed.GET("/email-inbox/:id/", s.handle(s.getThread))
 	authed.GET("/email-messages/", s.handle(s.listMessages))
@@ -121,6 +153,26 @@ func (s *server) routes(e *gin.Engine) {
 	authed.POST("/email-messages/:id/forward/", s.handle(s.respond("forward")))
 	authed.POST("/attachments/", s.handle(s.uploadAttachment))
 	authed.GET("/attachments/:uuid/", s.downloadAttachment)
+
+	authed.POST("/identities/:uuid/provision-phone/", s.handle(s.provisionPhone))
+	authed.GET("/identities/:uuid/voice-agent/", s.handle(s.getVoiceAgent))
+	authed.PUT("/identities/:uuid/voice-agent/", s.handle(s.setVoiceAgent(true)))
+	authed.PATCH("/identities/:uuid/voice-agent/", s.handle(s.setVoiceAgent(false)))
+	authed.GET("/phone/", s.handle(s.listPhones))
+	authed.GET("/phone/:id/", s.handle(s.getPhone))
+	authed.GET("/messages/", s.handle(s.listSMS))
+	authed.POST("/messages/send/", s.handle(s.sendSMS))
+	authed.GET("/messages/:id/", s.handle(s.getSMS))
+	authed.PUT("/messages/:id/", s.handle(s.updateSMS(true)))
+	authed.PATCH("/messages/:id/", s.handle(s.updateSMS(false)))
+	authed.GET("/sms-inbox/", s.handle(s.listConversations))
+	authed.GET("/sms-inbox/:id/", s.handle(s.getConversation))
+
+	// Provider webhooks: Twilio signs its requests; the simulator's takes a key.
+	hooks := e.Group("/webhooks")
+	hooks.POST("/twilio/sms/", s.inboundSMSWebhook)
+	hooks.POST("/twilio/status/", s.handle(s.statusWebhook))
+	hooks.POST("/sim/sms/", s.authenticate, s.throttleKey, s.handle(s.simulatedSMS))
 }
 
 const principalKey = "callsign.principal"
@@ -140,6 +192,10 @@ func (s *server) authenticate(c *gin.Context) {
 	}
 	p, err := s.app.Auth.Authenticate(c.Request.Context(), token)
 	if err != nil {
+		// Failed attempts count against the address, so guessing is throttled too.
+		if wait := s.limits.addresses.take(c.ClientIP()); wait > 0 {
+			err = throttled(wait)
+		}
 		s.fail(c, err)
 		return
 	}

@@ -113,6 +113,19 @@ func (s *Store) accountTables() []func(accountID string) {
 			deleteWhere(t.outbox, func(r *outboxRow) bool { return r.AccountID == a })
 			deleteWhere(t.domains, func(r *domainRow) bool { return r.accountID == a })
 		},
+		func(a string) {
+			t := s.phoneTables()
+			deleteWhere(t.phones, func(r *core.PhoneNumber) bool { return r.AccountID == a })
+			deleteWhere(t.sms, func(r *core.SMSMessage) bool { return r.AccountID == a })
+			deleteWhere(t.conversations, func(r *core.Conversation) bool { return r.AccountID == a })
+			deleteWhere(t.voice, func(r *core.VoiceAgent) bool { return r.AccountID == a })
+		},
+		func(a string) {
+			deleteWhere(s.sourceRows(), func(r *sourceRow) bool { return r.Source.AccountID == a })
+		},
+		func(a string) {
+			deleteWhere(s.authTables().grants, func(g *core.DeviceGrant) bool { return g.AccountID == a })
+		},
 	}
 }
 
@@ -144,9 +157,14 @@ func (s *Store) CreateKey(_ context.Context, k core.APIKey) (int64, error) {
 	if _, ok := s.accounts[k.AccountID]; !ok {
 		return 0, core.NotFound("Account not found.")
 	}
+	return s.insertKey(k), nil
+}
+
+// insertKey stores k under the lock the caller holds and returns its new id.
+func (s *Store) insertKey(k core.APIKey) int64 {
 	k.ID = s.nextID()
 	s.keys[k.ID] = &keyRow{k}
-	return k.ID, nil
+	return k.ID
 }
 
 func (s *Store) KeyByHash(_ context.Context, hash []byte) (core.APIKey, error) {

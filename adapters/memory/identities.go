@@ -7,7 +7,7 @@ import (
 	"github.com/callsign/callsign/core"
 )
 
-func (s *Store) CreateIdentity(_ context.Context, ident core.Identity, inbox core.Inbox) (int64, error) {
+func (s *Store) CreateIdentity(_ context.Context, ident core.Identity, inbox core.Inbox, phone *core.PhoneNumber) (int64, error) {
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
@@ -23,7 +23,12 @@ func (s *Store) CreateIdentity(_ context.Context, ident core.Identity, inbox cor
 	if err := s.addressFree(inbox.Email); err != nil {
 		return 0, err
 	}
-	ident.Inbox = inbox.Email
+	ident.Inbox, ident.Phone = inbox.Email, ""
+	if phone != nil {
+		if _, err := s.addPhone(*phone); err != nil {
+			return 0, err
+		}
+	}
 	s.identities[ident.ID] = &identityRow{ident}
 	inbox.ID = s.nextID()
 	s.inboxes[inbox.ID] = &inboxRow{inbox}
@@ -48,7 +53,9 @@ func (s *Store) Identity(_ context.Context, accountID, id string) (core.Identity
 	if !ok || r.AccountID != accountID {
 		return core.Identity{}, core.NotFound("Identity not found.")
 	}
-	return r.Identity, nil
+	ident := r.Identity
+	ident.Phone = s.phoneOf(ident.ID)
+	return ident, nil
 }
 
 func (s *Store) Identities(_ context.Context, scope core.Scope) ([]core.Identity, error) {
@@ -61,6 +68,7 @@ func (s *Store) Identities(_ context.Context, scope core.Scope) ([]core.Identity
 	out := make([]core.Identity, len(rows))
 	for i, r := range rows {
 		out[i] = r.Identity
+		out[i].Phone = s.phoneOf(r.ID)
 	}
 	return out, nil
 }

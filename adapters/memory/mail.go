@@ -97,18 +97,19 @@ func (s *Store) SaveMail(_ context.Context, mails []ports.NewMail) ([]core.Email
 	return out, nil
 }
 
-// threadFor finds the thread a message joins by its In-Reply-To and
-// References within its inbox, or starts one.
+// threadFor finds the thread a message joins within its inbox, as the SQL
+// store does: the In-Reply-To message, else the newest referenced one the
+// inbox has; otherwise it starts one.
 func (s *Store) threadFor(m core.EmailMessage, newID string) (string, error) {
 	t := &s.mail
-	var best *messageRow
-	for _, ref := range append([]string{m.InReplyTo}, m.References...) {
-		if r := s.findByMessageID(m.InboxID, ref, ""); r != nil && (best == nil || r.ID > best.ID) {
-			best = r
-		}
+	refs := []string{m.InReplyTo}
+	for i := len(m.References) - 1; i >= 0; i-- {
+		refs = append(refs, m.References[i])
 	}
-	if best != nil {
-		return best.ThreadID, nil
+	for _, ref := range refs {
+		if r := s.findByMessageID(m.InboxID, ref, ""); r != nil {
+			return r.ThreadID, nil
+		}
 	}
 	if _, taken := t.threads[newID]; taken {
 		return "", conflict("thread_id", "This thread id is taken.")

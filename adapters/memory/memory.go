@@ -22,6 +22,9 @@ type Store struct {
 	secrets    map[string]*secretRow
 	contacts   map[string]*contactRow
 	mail       mailTables
+	phone      phoneTables
+	sources    map[string]*sourceRow // by id; created on first use
+	auth       authTables
 	seq        int64
 	// Fail, when set, is returned by every call: a store that is down.
 	Fail error

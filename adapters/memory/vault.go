@@ -189,6 +189,9 @@ func (s *Store) sealedCells() []sealedCell {
 	for id, r := range s.secrets {
 		cells = append(cells, sealedCell{"secrets", id, "value", &r.Value})
 	}
+	for id, r := range s.sourceRows() {
+		cells = append(cells, sealedCell{"mail_sources", id, "password", &r.Password})
+	}
 	sort.Slice(cells, func(i, j int) bool { return sealedBefore(cells[i].value(), cells[j].value()) })
 	return cells
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/callsign/callsign/core"
 )
 
@@ -30,13 +32,13 @@ func (db *DB) CreateAccount(ctx context.Context, a core.Account) error {
 
 func (db *DB) Account(ctx context.Context, id string) (core.Account, error) {
 	var r accountRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+accountColumns+` FROM accounts WHERE id = ?`), id)
+	err := db.get(ctx, &r, db.q(`SELECT `+accountColumns+` FROM accounts WHERE id = ?`), id)
 	return r.core(), notFound(err, "Account")
 }
 
 func (db *DB) AccountByEmail(ctx context.Context, email string) (core.Account, error) {
 	var r accountRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+accountColumns+` FROM accounts WHERE lower(email) = lower(?)`), email)
+	err := db.get(ctx, &r, db.q(`SELECT `+accountColumns+` FROM accounts WHERE lower(email) = lower(?)`), email)
 	return r.core(), notFound(err, "Account")
 }
 
@@ -87,28 +89,34 @@ func (r keyRow) core() core.APIKey {
 const keyColumns = "id, account_id, key_type, identity_id, name, prefix, hash, created_at, last_used_at"
 
 func (db *DB) CreateKey(ctx context.Context, k core.APIKey) (int64, error) {
+	id, err := db.insertKey(ctx, db.w, k)
+	return id, conflictOr(err, nil)
+}
+
+// insertKey stores k through ext (the database or a transaction) and returns its new id.
+func (db *DB) insertKey(ctx context.Context, ext sqlx.ExtContext, k core.APIKey) (int64, error) {
 	var id int64
-	err := db.w.QueryRowxContext(ctx, db.q(`INSERT INTO api_keys (account_id, key_type, identity_id, name, prefix, hash, created_at)
+	err := ext.QueryRowxContext(ctx, db.q(`INSERT INTO api_keys (account_id, key_type, identity_id, name, prefix, hash, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		k.AccountID, string(k.Type), nullString(k.IdentityID), k.Name, k.Prefix, k.Hash, us(k.CreatedAt)).Scan(&id)
-	return id, conflictOr(err, nil)
+	return id, err
 }
 
 func (db *DB) KeyByHash(ctx context.Context, hash []byte) (core.APIKey, error) {
 	var r keyRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`), hash)
+	err := db.get(ctx, &r, db.q(`SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`), hash)
 	return r.core(), notFound(err, "Key")
 }
 
 func (db *DB) Key(ctx context.Context, accountID string, id int64) (core.APIKey, error) {
 	var r keyRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+keyColumns+` FROM api_keys WHERE id = ? AND account_id = ?`), id, accountID)
+	err := db.get(ctx, &r, db.q(`SELECT `+keyColumns+` FROM api_keys WHERE id = ? AND account_id = ?`), id, accountID)
 	return r.core(), notFound(err, "Key")
 }
 
 func (db *DB) Keys(ctx context.Context, accountID string, t core.KeyType, identityID string) ([]core.APIKey, error) {
 	var rows []keyRow
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+keyColumns+` FROM api_keys
+	err := db.sel(ctx, &rows, db.q(`SELECT `+keyColumns+` FROM api_keys
 		WHERE account_id = ? AND key_type = ? AND (? = '' OR identity_id = ?) ORDER BY id`),
 		accountID, string(t), identityID, nullString(identityID))
 	return toCore(rows), err

@@ -47,7 +47,7 @@ func (db *DB) CreateContact(ctx context.Context, c core.Contact) error {
 
 func (db *DB) Contact(ctx context.Context, accountID, id string) (core.Contact, error) {
 	var r contactRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+contactColumns+` FROM contacts WHERE id = ? AND account_id = ?`), id, accountID)
+	err := db.get(ctx, &r, db.q(`SELECT `+contactColumns+` FROM contacts WHERE id = ? AND account_id = ?`), id, accountID)
 	return r.core(), notFound(err, "Contact")
 }
 
@@ -67,7 +67,7 @@ func (db *DB) Contacts(ctx context.Context, f ports.ContactFilter) ([]core.Conta
 		pattern = likeContains(f.Query)
 	}
 	var rows []contactRow
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+contactColumns+` FROM contacts
+	err := db.sel(ctx, &rows, db.q(`SELECT `+contactColumns+` FROM contacts
 		WHERE account_id = ? AND (? = '' OR identity_id = ?)
 		AND (? = '' OR source = ?)
 		AND (? = '' OR lower(email) = lower(?))

@@ -18,6 +18,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -55,6 +57,13 @@ type DB struct {
 	w       *sqlx.DB // writes and transactions
 	r       *sqlx.DB // reads
 	saver   committer
+	// reads caches prepared read statements (SQLite only; see get).
+	reads     sync.Map // rebound query → *sqlx.Stmt
+	readsSize atomic.Int32
+	writes    sync.Map // rebound query → *sqlx.Stmt, on the writing connection
+	// stopCheckpoints ends the SQLite checkpointer.
+	stopCheckpoints context.CancelFunc
+	checkpoints     sync.WaitGroup
 }
 
 // Options tune Open.
@@ -100,8 +109,13 @@ func openPostgres(u string) (*DB, error) {
 }
 
 // sqlitePragmas make every connection durable (synchronous=FULL: an
-// acknowledged write survives power loss) and safe (foreign keys on).
+// acknowledged write survives power loss) and safe (foreign keys on). The
+// writer does not checkpoint the WAL itself (wal_autocheckpoint=0): a
+// background checkpointer does, so commits never pay for copying pages.
 const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+
+// checkpointEvery is how often the WAL is copied back into the database.
+const checkpointEvery = time.Second
 
 func openSQLite(path string, opts Options) (*DB, error) {
 	path = strings.TrimPrefix(path, "file:")
@@ -116,7 +130,7 @@ func openSQLite(path string, opts Options) (*DB, error) {
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + sqlitePragmas
 	// IMMEDIATE transactions take the write lock at BEGIN, so a transaction
 	// never fails halfway on a lock upgrade.
-	w, err := sqlx.Open("sqlite", base+"&_txlock=immediate")
+	w, err := sqlx.Open("sqlite", base+"&_txlock=immediate&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +149,43 @@ func openSQLite(path string, opts Options) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	return &DB{dialect: SQLite, w: w, r: r}, nil
+	db := &DB{dialect: SQLite, w: w, r: r}
+	if err := db.startCheckpoints(base); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// startCheckpoints copies the WAL back into the database file every
+// checkpointEvery on a connection of its own, in PASSIVE mode: it never
+// waits for readers or blocks the writer, and the WAL file is truncated
+// back to a small size whenever it has been checkpointed whole.
+func (db *DB) startCheckpoints(base string) error {
+	conn, err := sqlx.Open("sqlite", base+"&_pragma=journal_size_limit(67108864)")
+	if err != nil {
+		return err
+	}
+	conn.SetMaxOpenConns(1)
+	ctx, cancel := context.WithCancel(context.Background())
+	db.stopCheckpoints = cancel
+	db.checkpoints.Add(1)
+	go func() {
+		defer db.checkpoints.Done()
+		defer conn.Close()
+		tick := time.NewTicker(checkpointEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				_, _ = conn.Exec("PRAGMA wal_checkpoint(PASSIVE)")
+				return
+			case <-tick.C:
+				_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+			}
+		}
+	}()
+	return nil
 }
 
 // Dialect reports which database this is.
@@ -144,6 +194,13 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 // Close commits what is queued, then closes every connection.
 func (db *DB) Close() error {
 	db.stopCommitter()
+	if db.stopCheckpoints != nil {
+		db.stopCheckpoints()
+		db.checkpoints.Wait()
+	}
+	for _, m := range []*sync.Map{&db.reads, &db.writes} {
+		m.Range(func(_, s any) bool { s.(*sqlx.Stmt).Close(); return true })
+	}
 	err := db.w.Close()
 	if db.r != db.w {
 		err = errors.Join(err, db.r.Close())
@@ -226,6 +283,68 @@ func (db *DB) q(query string) string {
 		return sqlx.Rebind(sqlx.DOLLAR, query)
 	}
 	return query
+}
+
+// maxCachedReads bounds the read statement cache; queries are the code's
+// own, so this only guards against an unforeseen variety.
+const maxCachedReads = 512
+
+// readStmt is a prepared statement for a read query on SQLite, where
+// parsing the SQL costs as much as running a small query; nil elsewhere
+// (pgx keeps its own statement cache).
+func (db *DB) readStmt(ctx context.Context, query string) *sqlx.Stmt {
+	if db.dialect != SQLite {
+		return nil
+	}
+	if s, ok := db.reads.Load(query); ok {
+		return s.(*sqlx.Stmt)
+	}
+	if db.readsSize.Load() >= maxCachedReads {
+		return nil
+	}
+	s, err := db.r.PreparexContext(ctx, query)
+	if err != nil {
+		return nil // the plain query below reports the error
+	}
+	if prev, loaded := db.reads.LoadOrStore(query, s); loaded {
+		s.Close()
+		return prev.(*sqlx.Stmt)
+	}
+	db.readsSize.Add(1)
+	return s
+}
+
+// writeStmt is a statement prepared once on SQLite's single writing
+// connection; a transaction binds it with StmtxContext without preparing again.
+func (db *DB) writeStmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if s, ok := db.writes.Load(query); ok {
+		return s.(*sqlx.Stmt), nil
+	}
+	s, err := db.w.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := db.writes.LoadOrStore(query, s); loaded {
+		s.Close()
+		return prev.(*sqlx.Stmt), nil
+	}
+	return s, nil
+}
+
+// get reads one row of a rebound query.
+func (db *DB) get(ctx context.Context, dest any, query string, args ...any) error {
+	if s := db.readStmt(ctx, query); s != nil {
+		return s.GetContext(ctx, dest, args...)
+	}
+	return db.r.GetContext(ctx, dest, query, args...)
+}
+
+// sel reads every row of a rebound query.
+func (db *DB) sel(ctx context.Context, dest any, query string, args ...any) error {
+	if s := db.readStmt(ctx, query); s != nil {
+		return s.SelectContext(ctx, dest, args...)
+	}
+	return db.r.SelectContext(ctx, dest, query, args...)
 }
 
 // notFound turns sql.ErrNoRows into a core NotFound error.

@@ -27,7 +27,7 @@ func (r identityRow) core() core.Identity {
 // identitySelect joins an identity's first inbox address and its phone number.
 const identitySelect = `SELECT i.id, i.account_id, i.name, i.created_at, i.updated_at,
 	(SELECT b.email FROM inboxes b WHERE b.identity_id = i.id ORDER BY b.id LIMIT 1) AS inbox,
-	NULL AS phone
+	(SELECT p.number FROM phone_numbers p WHERE p.identity_id = i.id) AS phone
 	FROM identities i`
 
 var identityConflicts = map[string]string{
@@ -35,7 +35,7 @@ var identityConflicts = map[string]string{
 	"email": "This address is already taken.",
 }
 
-func (db *DB) CreateIdentity(ctx context.Context, ident core.Identity, inbox core.Inbox) (int64, error) {
+func (db *DB) CreateIdentity(ctx context.Context, ident core.Identity, inbox core.Inbox, phone *core.PhoneNumber) (int64, error) {
 	var inboxID int64
 	err := db.tx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO identities (id, account_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`),
@@ -43,7 +43,12 @@ func (db *DB) CreateIdentity(ctx context.Context, ident core.Identity, inbox cor
 			return err
 		}
 		var err error
-		inboxID, err = db.insertInbox(ctx, tx, inbox)
+		if inboxID, err = db.insertInbox(ctx, tx, inbox); err != nil {
+			return err
+		}
+		if phone != nil {
+			_, err = db.insertPhone(ctx, tx, *phone)
+		}
 		return err
 	})
 	return inboxID, conflictOr(err, identityConflicts)
@@ -58,7 +63,7 @@ func (db *DB) insertInbox(ctx context.Context, ext sqlx.ExtContext, in core.Inbo
 
 func (db *DB) Identity(ctx context.Context, accountID, id string) (core.Identity, error) {
 	var r identityRow
-	err := db.r.GetContext(ctx, &r, db.q(identitySelect+` WHERE i.id = ? AND i.account_id = ?`), id, accountID)
+	err := db.get(ctx, &r, db.q(identitySelect+` WHERE i.id = ? AND i.account_id = ?`), id, accountID)
 	return r.core(), notFound(err, "Identity")
 }
 
@@ -67,7 +72,7 @@ func (db *DB) Identities(ctx context.Context, scope core.Scope) ([]core.Identity
 		return nil, nil
 	}
 	var rows []identityRow
-	err := db.r.SelectContext(ctx, &rows, db.q(identitySelect+` WHERE i.account_id = ? AND (? = '' OR i.id = ?)
+	err := db.sel(ctx, &rows, db.q(identitySelect+` WHERE i.account_id = ? AND (? = '' OR i.id = ?)
 		ORDER BY i.created_at, i.id`), scope.AccountID, scope.IdentityID, nullString(scope.IdentityID))
 	return toCore(rows), err
 }
@@ -80,7 +85,7 @@ func (db *DB) UpdateIdentity(ctx context.Context, ident core.Identity) error {
 
 func (db *DB) IdentityNameTaken(ctx context.Context, accountID, name string) (bool, error) {
 	var n int
-	err := db.r.GetContext(ctx, &n, db.q(`SELECT COUNT(*) FROM identities WHERE account_id = ? AND name = ?`), accountID, name)
+	err := db.get(ctx, &n, db.q(`SELECT COUNT(*) FROM identities WHERE account_id = ? AND name = ?`), accountID, name)
 	return n > 0, err
 }
 
@@ -106,13 +111,13 @@ func (db *DB) CreateInbox(ctx context.Context, in core.Inbox) (int64, error) {
 
 func (db *DB) Inbox(ctx context.Context, id int64) (core.Inbox, error) {
 	var r inboxRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+inboxColumns+` FROM inboxes WHERE id = ?`), id)
+	err := db.get(ctx, &r, db.q(`SELECT `+inboxColumns+` FROM inboxes WHERE id = ?`), id)
 	return r.core(), notFound(err, "Inbox")
 }
 
 func (db *DB) InboxByEmail(ctx context.Context, email string) (core.Inbox, error) {
 	var r inboxRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+inboxColumns+` FROM inboxes WHERE email = lower(?)`), email)
+	err := db.get(ctx, &r, db.q(`SELECT `+inboxColumns+` FROM inboxes WHERE email = lower(?)`), email)
 	return r.core(), notFound(err, "Inbox")
 }
 
@@ -121,7 +126,7 @@ func (db *DB) Inboxes(ctx context.Context, scope core.Scope) ([]core.Inbox, erro
 		return nil, nil
 	}
 	var rows []inboxRow
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+inboxColumns+` FROM inboxes
+	err := db.sel(ctx, &rows, db.q(`SELECT `+inboxColumns+` FROM inboxes
 		WHERE account_id = ? AND (? = '' OR identity_id = ?) ORDER BY id DESC`),
 		scope.AccountID, scope.IdentityID, nullString(scope.IdentityID))
 	return toCore(rows), err

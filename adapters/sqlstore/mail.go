@@ -116,27 +116,30 @@ const attachmentMeta = "id, account_id, identity_id, message_id, filename, conte
 
 func (db *DB) Message(ctx context.Context, accountID string, id int64) (core.EmailMessage, error) {
 	var r messageRow
-	if err := db.r.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ? AND account_id = ?`), id, accountID); err != nil {
+	if err := db.get(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ? AND account_id = ?`), id, accountID); err != nil {
 		return core.EmailMessage{}, notFound(err, "Message")
 	}
 	msgs := []core.EmailMessage{r.core()}
-	err := db.attachAttachments(ctx, db.r, msgs)
+	err := db.attachAttachments(ctx, db.sel, msgs)
 	return msgs[0], err
 }
 
 func (db *DB) MessageByMessageID(ctx context.Context, inboxID int64, messageID string) (core.EmailMessage, error) {
 	var r messageRow
-	if err := db.r.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages
+	if err := db.get(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages
 		WHERE inbox_id = ? AND message_id = ? ORDER BY id DESC LIMIT 1`), inboxID, messageID); err != nil {
 		return core.EmailMessage{}, notFound(err, "Message")
 	}
 	msgs := []core.EmailMessage{r.core()}
-	err := db.attachAttachments(ctx, db.r, msgs)
+	err := db.attachAttachments(ctx, db.sel, msgs)
 	return msgs[0], err
 }
 
+// selector runs a rebound query for every row: db.sel, or a transaction's.
+type selector func(ctx context.Context, dest any, query string, args ...any) error
+
 // attachAttachments fills the attachment lists of msgs in one query.
-func (db *DB) attachAttachments(ctx context.Context, q sqlx.QueryerContext, msgs []core.EmailMessage) error {
+func (db *DB) attachAttachments(ctx context.Context, sel selector, msgs []core.EmailMessage) error {
 	if len(msgs) == 0 {
 		return nil
 	}
@@ -150,7 +153,7 @@ func (db *DB) attachAttachments(ctx context.Context, q sqlx.QueryerContext, msgs
 		return err
 	}
 	var rows []attachmentRow
-	if err := sqlx.SelectContext(ctx, q, &rows, db.q(query), args...); err != nil {
+	if err := sel(ctx, &rows, db.q(query), args...); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -205,7 +208,7 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 		w.add("created_at > ?", us(*f.CreatedAfter))
 	}
 	var total int
-	if err := db.r.GetContext(ctx, &total, db.q(`SELECT COUNT(*) FROM email_messages`+w.sql()), w.args...); err != nil {
+	if err := db.get(ctx, &total, db.q(`SELECT COUNT(*) FROM email_messages`+w.sql()), w.args...); err != nil {
 		return nil, 0, err
 	}
 	if total <= f.Offset {
@@ -216,18 +219,18 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 		limit = total
 	}
 	var rows []messageRow
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+messageColumns+` FROM email_messages`+w.sql()+
+	err := db.sel(ctx, &rows, db.q(`SELECT `+messageColumns+` FROM email_messages`+w.sql()+
 		` ORDER BY created_at, id LIMIT ? OFFSET ?`), append(w.args, limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
 	msgs := toCore(rows)
-	return msgs, total, db.attachAttachments(ctx, db.r, msgs)
+	return msgs, total, db.attachAttachments(ctx, db.sel, msgs)
 }
 
 func (db *DB) RawMessage(ctx context.Context, accountID string, id int64) ([]byte, error) {
 	var raw []byte
-	err := db.r.GetContext(ctx, &raw, db.q(`SELECT s.raw FROM email_sources s JOIN email_messages m ON m.id = s.message_id
+	err := db.get(ctx, &raw, db.q(`SELECT s.raw FROM email_sources s JOIN email_messages m ON m.id = s.message_id
 		WHERE s.message_id = ? AND m.account_id = ?`), id, accountID)
 	return raw, notFound(err, "Message")
 }
@@ -268,7 +271,7 @@ func (db *DB) forUpdate() string {
 
 func (db *DB) Thread(ctx context.Context, accountID, id string) (core.Thread, error) {
 	var r threadRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ? AND account_id = ?`), id, accountID)
+	err := db.get(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ? AND account_id = ?`), id, accountID)
 	return r.core(), notFound(err, "Thread")
 }
 
@@ -289,7 +292,7 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 		}
 	}
 	var rows []threadRow
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+threadColumns+` FROM email_threads`+w.sql()+` ORDER BY last_message_at DESC, id`), w.args...)
+	err := db.sel(ctx, &rows, db.q(`SELECT `+threadColumns+` FROM email_threads`+w.sql()+` ORDER BY last_message_at DESC, id`), w.args...)
 	return toCore(rows), err
 }
 
@@ -307,7 +310,7 @@ func (db *DB) SaveUpload(ctx context.Context, a ports.AttachmentContent) error {
 
 func (db *DB) Attachment(ctx context.Context, accountID, id string) (ports.AttachmentContent, error) {
 	var r attachmentRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+attachmentMeta+`, content FROM attachments WHERE id = ? AND account_id = ?`), id, accountID)
+	err := db.get(ctx, &r, db.q(`SELECT `+attachmentMeta+`, content FROM attachments WHERE id = ? AND account_id = ?`), id, accountID)
 	return r.core(), notFound(err, "Attachment")
 }
 
@@ -387,7 +390,7 @@ func (db *DB) CustomDomains(ctx context.Context, accountID string) ([]core.Domai
 		Name   string `db:"domain"`
 		Status string `db:"status"`
 	}
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT domain, status FROM custom_domains WHERE account_id = ? ORDER BY domain`), accountID)
+	err := db.sel(ctx, &rows, db.q(`SELECT domain, status FROM custom_domains WHERE account_id = ? ORDER BY domain`), accountID)
 	out := make([]core.Domain, len(rows))
 	for i, r := range rows {
 		out[i] = core.Domain{Name: r.Name, Type: core.DomainCustom, Status: core.DomainStatus(r.Status)}
@@ -397,6 +400,6 @@ func (db *DB) CustomDomains(ctx context.Context, accountID string) ([]core.Domai
 
 func (db *DB) VerifiedDomainOwner(ctx context.Context, domain string) (string, error) {
 	var owner string
-	err := db.r.GetContext(ctx, &owner, db.q(`SELECT account_id FROM custom_domains WHERE domain = ? AND status = 'verified'`), domain)
+	err := db.get(ctx, &owner, db.q(`SELECT account_id FROM custom_domains WHERE domain = ? AND status = 'verified'`), domain)
 	return owner, notFound(err, "Domain")
 }

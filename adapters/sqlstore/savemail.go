@@ -120,10 +120,14 @@ func (db *DB) commit(batch []*saveRequest) {
 		all = append(all, r.mails...)
 	}
 	var stored []core.EmailMessage
+	var unprepared []string
 	err := db.tx(ctx, func(tx *sqlx.Tx) (err error) {
-		stored, err = db.saveMail(ctx, tx, all)
+		stored, unprepared, err = db.saveMail(ctx, tx, all)
 		return err
 	})
+	for _, q := range unprepared {
+		_, _ = db.writeStmt(ctx, q) // a failure here only costs the next batch a prepare
+	}
 	if err == nil {
 		for _, r := range batch {
 			r.done <- saveResult{msgs: stored[:len(r.mails)]}
@@ -147,13 +151,64 @@ type mailTx struct {
 	tx      *sqlx.Tx
 	clocks  map[string]time.Time    // per account: the last creation time given
 	threads map[string]*core.Thread // touched threads, written at the end
+	stmts   map[string]*sqlx.Stmt
+	// unprepared are queries this transaction had to prepare itself.
+	unprepared []string
+}
+
+// stmt is query's statement for this transaction. On SQLite, parsing a
+// statement costs about as much as running it, so statements are prepared
+// once on the writing connection and bound to each transaction; one not
+// prepared yet is prepared in the transaction and, once the connection is
+// free again, for good (see commit). PostgreSQL's driver keeps its own cache.
+func (mt *mailTx) stmt(query string) (*sqlx.Stmt, error) {
+	if s, ok := mt.stmts[query]; ok {
+		return s, nil
+	}
+	var s *sqlx.Stmt
+	if prepared, ok := mt.db.writes.Load(query); ok {
+		s = mt.tx.StmtxContext(mt.ctx, prepared.(*sqlx.Stmt))
+	} else {
+		var err error
+		if s, err = mt.tx.PreparexContext(mt.ctx, query); err != nil {
+			return nil, err
+		}
+		mt.unprepared = append(mt.unprepared, query)
+	}
+	mt.stmts[query] = s
+	return s, nil
+}
+
+// ExecContext runs a rebound query in the transaction.
+func (mt *mailTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if mt.db.dialect != SQLite {
+		return mt.tx.ExecContext(ctx, query, args...)
+	}
+	s, err := mt.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+// GetContext reads one row of a rebound query in the transaction.
+func (mt *mailTx) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	if mt.db.dialect != SQLite {
+		return mt.tx.GetContext(ctx, dest, query, args...)
+	}
+	s, err := mt.stmt(query)
+	if err != nil {
+		return err
+	}
+	return s.GetContext(ctx, dest, args...)
 }
 
 // saveMail stores mails in tx. Account rows are locked first, in a fixed
 // order, so that concurrent writers (other instances on PostgreSQL) queue
 // on them instead of deadlocking on threads.
-func (db *DB) saveMail(ctx context.Context, tx *sqlx.Tx, mails []ports.NewMail) ([]core.EmailMessage, error) {
-	mt := &mailTx{db: db, ctx: ctx, tx: tx, clocks: map[string]time.Time{}, threads: map[string]*core.Thread{}}
+func (db *DB) saveMail(ctx context.Context, tx *sqlx.Tx, mails []ports.NewMail) (out []core.EmailMessage, unprepared []string, err error) {
+	mt := &mailTx{db: db, ctx: ctx, tx: tx, clocks: map[string]time.Time{}, threads: map[string]*core.Thread{}, stmts: map[string]*sqlx.Stmt{}}
+	defer func() { unprepared = mt.unprepared }()
 	var accounts []string
 	for _, nm := range mails {
 		if !slices.Contains(accounts, nm.Message.AccountID) {
@@ -163,33 +218,33 @@ func (db *DB) saveMail(ctx context.Context, tx *sqlx.Tx, mails []ports.NewMail) 
 	slices.Sort(accounts)
 	for _, a := range accounts {
 		var clock int64
-		if err := tx.GetContext(ctx, &clock, db.q(`SELECT mail_clock FROM accounts WHERE id = ?`+db.forUpdate()), a); err != nil {
-			return nil, notFound(err, "Account")
+		if err := mt.GetContext(ctx, &clock, db.q(`SELECT mail_clock FROM accounts WHERE id = ?`+db.forUpdate()), a); err != nil {
+			return nil, nil, notFound(err, "Account")
 		}
 		mt.clocks[a] = fromUS(clock)
 	}
-	out := make([]core.EmailMessage, 0, len(mails))
+	out = make([]core.EmailMessage, 0, len(mails))
 	for _, nm := range mails {
 		m, err := mt.save(nm)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out = append(out, m)
 	}
 	for a, clock := range mt.clocks {
-		if _, err := tx.ExecContext(ctx, db.q(`UPDATE accounts SET mail_clock = ? WHERE id = ?`), us(clock), a); err != nil {
-			return nil, err
+		if _, err := mt.ExecContext(ctx, db.q(`UPDATE accounts SET mail_clock = ? WHERE id = ?`), us(clock), a); err != nil {
+			return nil, nil, err
 		}
 	}
 	for _, t := range mt.threads {
-		if _, err := tx.ExecContext(ctx, db.q(`UPDATE email_threads SET subject = ?, preview = ?, message_count = ?,
+		if _, err := mt.ExecContext(ctx, db.q(`UPDATE email_threads SET subject = ?, preview = ?, message_count = ?,
 			unread_count = ?, attachment_names = ?, participants = ?, last_message_at = ? WHERE id = ?`),
 			t.Subject, t.Preview, t.MessageCount, t.UnreadCount, jsonList(t.AttachmentNames).text(),
 			jsonList(t.Participants).text(), us(t.LastMessageAt), t.ID); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
@@ -201,7 +256,7 @@ func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
 			WHERE inbox_id = ? AND message_id = ? AND direction = 'incoming' ORDER BY id DESC LIMIT 1`), m.InboxID, m.MessageID)
 		if err == nil {
 			msgs := []core.EmailMessage{r.core()}
-			return msgs[0], db.attachAttachments(ctx, tx, msgs)
+			return msgs[0], db.attachAttachments(ctx, tx.SelectContext, msgs)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return m, err
@@ -218,22 +273,22 @@ func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
 		return m, err
 	}
 	m.ThreadID = thread.ID
-	err = tx.QueryRowxContext(ctx, db.q(`INSERT INTO email_messages (account_id, identity_id, inbox_id, thread_id, message_id,
+	err = mt.GetContext(ctx, &m.ID, db.q(`INSERT INTO email_messages (account_id, identity_id, inbox_id, thread_id, message_id,
 		in_reply_to, refs, from_email, from_name, to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, direction,
 		is_read, delivery_status, delivery_error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING id`),
 		m.AccountID, m.IdentityID, m.InboxID, m.ThreadID, m.MessageID, m.InReplyTo, jsonList(m.References).text(),
 		m.FromEmail, m.FromName, jsonList(m.To).text(), jsonList(m.Cc).text(), jsonList(m.Bcc).text(), m.Subject, m.Text, m.HTML,
-		string(m.Direction), m.IsRead, string(m.DeliveryStatus), m.DeliveryError, us(m.CreatedAt)).Scan(&m.ID)
+		string(m.Direction), m.IsRead, string(m.DeliveryStatus), m.DeliveryError, us(m.CreatedAt))
 	if err != nil {
 		return m, err
 	}
-	if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
+	if _, err := mt.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
 		return m, err
 	}
 	m.Attachments = nil
 	for i, a := range nm.Attachments {
-		if err := db.insertAttachment(ctx, tx, a, m.ID, i); err != nil {
+		if err := db.insertAttachment(ctx, mt, a, m.ID, i); err != nil {
 			return m, err
 		}
 		a.MessageID, a.Size = m.ID, int64(len(a.Content))
@@ -241,12 +296,12 @@ func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
 	}
 	thread.Add(m)
 	if c := nm.Correspondent; c != nil {
-		if _, err := tx.ExecContext(ctx, db.q(insertContact+` ON CONFLICT DO NOTHING`), contactArgs(*c)...); err != nil {
+		if _, err := mt.ExecContext(ctx, db.q(insertContact+` ON CONFLICT DO NOTHING`), contactArgs(*c)...); err != nil {
 			return m, err
 		}
 	}
 	if e := nm.Outbox; e != nil {
-		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_outbox (message_id, account_id, envelope_from, recipients,
+		if _, err := mt.ExecContext(ctx, db.q(`INSERT INTO email_outbox (message_id, account_id, envelope_from, recipients,
 			failures, attempts, next_attempt_at, give_up_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)`),
 			m.ID, m.AccountID, e.EnvelopeFrom, jsonList(e.Recipients).text(), jsonList(e.Failures).text(),
 			us(e.NextAttempt), us(e.GiveUpAt)); err != nil {
@@ -259,39 +314,39 @@ func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
 // thread finds the thread m joins, by the Message-IDs it answers within its
 // inbox, or starts a new one.
 func (mt *mailTx) thread(m core.EmailMessage, newID string) (*core.Thread, error) {
-	db, ctx, tx := mt.db, mt.ctx, mt.tx
-	var refs []string
-	for _, r := range append([]string{m.InReplyTo}, m.References...) {
-		if r != "" {
-			refs = append(refs, r)
-		}
+	db, ctx := mt.db, mt.ctx
+	// The message answered is most likely In-Reply-To, then the newest
+	// reference: probe in that order and stop at the first one the inbox has.
+	refs := make([]string, 0, len(m.References)+1)
+	if m.InReplyTo != "" {
+		refs = append(refs, m.InReplyTo)
 	}
-	if len(refs) > 0 {
-		query, args, err := sqlx.In(`SELECT thread_id FROM email_messages WHERE inbox_id = ? AND message_id IN (?)
-			ORDER BY id DESC LIMIT 1`, m.InboxID, refs)
+	for i := len(m.References) - 1; i >= 0; i-- {
+		refs = append(refs, m.References[i])
+	}
+	for _, ref := range refs {
+		var threadID string
+		err := mt.GetContext(ctx, &threadID, db.q(`SELECT thread_id FROM email_messages WHERE inbox_id = ? AND message_id = ?
+			ORDER BY id DESC LIMIT 1`), m.InboxID, ref)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		var id string
-		err = tx.GetContext(ctx, &id, db.q(query), args...)
-		if err == nil {
-			if t, ok := mt.threads[id]; ok {
-				return t, nil
-			}
-			var r threadRow
-			if err := tx.GetContext(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ?`+db.forUpdate()), id); err != nil {
-				return nil, err
-			}
-			t := r.core()
-			mt.threads[id] = &t
-			return &t, nil
+		if t, ok := mt.threads[threadID]; ok {
+			return t, nil
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
+		var r threadRow
+		if err := mt.GetContext(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ?`+db.forUpdate()), threadID); err != nil {
 			return nil, err
 		}
+		t := r.core()
+		mt.threads[t.ID] = &t
+		return &t, nil
 	}
 	t := &core.Thread{ID: newID, AccountID: m.AccountID, IdentityID: m.IdentityID, InboxID: m.InboxID}
-	if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id) VALUES (?, ?, ?, ?)`),
+	if _, err := mt.ExecContext(ctx, db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id) VALUES (?, ?, ?, ?)`),
 		t.ID, t.AccountID, t.IdentityID, t.InboxID); err != nil {
 		return nil, err
 	}

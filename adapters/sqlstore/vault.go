@@ -41,7 +41,7 @@ func (db *DB) CreatePassword(ctx context.Context, p ports.StoredPassword) error 
 
 func (db *DB) Password(ctx context.Context, accountID, id string) (ports.StoredPassword, error) {
 	var r passwordRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+passwordColumns+` FROM passwords WHERE id = ? AND account_id = ?`), id, accountID)
+	err := db.get(ctx, &r, db.q(`SELECT `+passwordColumns+` FROM passwords WHERE id = ? AND account_id = ?`), id, accountID)
 	return r.core(), notFound(err, "Password")
 }
 
@@ -52,7 +52,7 @@ func (db *DB) Passwords(ctx context.Context, f ports.PasswordFilter) ([]ports.St
 	var rows []passwordRow
 	// A host matches itself and its subdomains: "github.com" finds "gist.github.com".
 	dotted := "." + f.Host
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+passwordColumns+` FROM passwords
+	err := db.sel(ctx, &rows, db.q(`SELECT `+passwordColumns+` FROM passwords
 		WHERE account_id = ? AND (? = '' OR identity_id = ?)
 		AND (? = '' OR host = ? OR substr(host, length(host) - length(?) + 1) = ?)
 		ORDER BY created_at, id`),
@@ -102,7 +102,7 @@ func (db *DB) CreateSecret(ctx context.Context, s ports.StoredSecret) error {
 
 func (db *DB) Secret(ctx context.Context, accountID, id string) (ports.StoredSecret, error) {
 	var r secretRow
-	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+secretColumns+` FROM secrets WHERE id = ? AND account_id = ?`), id, accountID)
+	err := db.get(ctx, &r, db.q(`SELECT `+secretColumns+` FROM secrets WHERE id = ? AND account_id = ?`), id, accountID)
 	return r.core(), notFound(err, "Secret")
 }
 
@@ -111,7 +111,7 @@ func (db *DB) Secrets(ctx context.Context, f ports.SecretFilter) ([]ports.Stored
 		return nil, nil
 	}
 	var rows []secretRow
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT `+secretColumns+` FROM secrets
+	err := db.sel(ctx, &rows, db.q(`SELECT `+secretColumns+` FROM secrets
 		WHERE account_id = ? AND (? = '' OR identity_id = ?) AND (? = '' OR key = ?)
 		ORDER BY created_at, id`),
 		f.Scope.AccountID, f.Scope.IdentityID, nullString(f.Scope.IdentityID), f.Key, f.Key)
@@ -132,6 +132,7 @@ func (db *DB) DeleteSecret(ctx context.Context, accountID, id string) error {
 // sealedColumns are every sealed column, for key rotation. A table added
 // later with sealed values adds itself here.
 var sealedColumns = []struct{ table, field string }{
+	{"mail_sources", "password"},
 	{"passwords", "notes"},
 	{"passwords", "password"},
 	{"secrets", "value"},
@@ -158,7 +159,7 @@ func (db *DB) SealedValues(ctx context.Context, after ports.SealedValue, limit i
 		Field string `db:"f"`
 		Value []byte `db:"v"`
 	}
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT t, id, f, v FROM (`+strings.Join(parts, " UNION ALL ")+`) sealed
+	err := db.sel(ctx, &rows, db.q(`SELECT t, id, f, v FROM (`+strings.Join(parts, " UNION ALL ")+`) sealed
 		WHERE t > ? OR (t = ? AND (id > ? OR (id = ? AND f > ?)))
 		ORDER BY t, id, f LIMIT ?`),
 		after.Table, after.Table, after.ID, after.ID, after.Field, limit)

@@ -38,11 +38,11 @@ func init() {
 			ident, inbox := f.identity(a.ID)
 			now := f.tick()
 			sameName := core.Identity{ID: uuid.NewString(), AccountID: a.ID, Name: ident.Name, CreatedAt: now, UpdatedAt: now}
-			_, err := f.s.CreateIdentity(f.ctx, sameName, core.Inbox{UUID: uuid.NewString(), AccountID: a.ID, IdentityID: sameName.ID, Email: "fresh@agents.test", CreatedAt: now})
+			_, err := f.s.CreateIdentity(f.ctx, sameName, core.Inbox{UUID: uuid.NewString(), AccountID: a.ID, IdentityID: sameName.ID, Email: "fresh@agents.test", CreatedAt: now}, nil)
 			wantConflictOn(t, err, "name")
 
 			sameAddr := core.Identity{ID: uuid.NewString(), AccountID: a.ID, Name: "fresh", CreatedAt: now, UpdatedAt: now}
-			_, err = f.s.CreateIdentity(f.ctx, sameAddr, core.Inbox{UUID: uuid.NewString(), AccountID: a.ID, IdentityID: sameAddr.ID, Email: inbox.Email, CreatedAt: now})
+			_, err = f.s.CreateIdentity(f.ctx, sameAddr, core.Inbox{UUID: uuid.NewString(), AccountID: a.ID, IdentityID: sameAddr.ID, Email: inbox.Email, CreatedAt: now}, nil)
 			wantConflictOn(t, err, "email")
 			// The identity insert ran before the inbox clashed: it must be rolled back.
 			_, err = f.s.Identity(f.ctx, a.ID, sameAddr.ID)
@@ -51,7 +51,7 @@ func init() {
 			// Names are unique per account only.
 			b := f.account()
 			again := core.Identity{ID: uuid.NewString(), AccountID: b.ID, Name: ident.Name, CreatedAt: now, UpdatedAt: now}
-			_, err = f.s.CreateIdentity(f.ctx, again, core.Inbox{UUID: uuid.NewString(), AccountID: b.ID, IdentityID: again.ID, Email: "other@agents.test", CreatedAt: now})
+			_, err = f.s.CreateIdentity(f.ctx, again, core.Inbox{UUID: uuid.NewString(), AccountID: b.ID, IdentityID: again.ID, Email: "other@agents.test", CreatedAt: now}, nil)
 			f.must(err)
 			taken, err := f.s.IdentityNameTaken(f.ctx, a.ID, ident.Name)
 			f.must(err)

@@ -75,7 +75,7 @@ func (f *fixture) identity(accountID string) (core.Identity, core.Inbox) {
 	id := core.Identity{ID: uuid.NewString(), AccountID: accountID, Name: "agent-" + uuid.NewString()[:8], CreatedAt: now, UpdatedAt: now}
 	in := core.Inbox{UUID: uuid.NewString(), AccountID: accountID, IdentityID: id.ID, Email: id.Name + "@agents.test", CreatedAt: now}
 	var err error
-	in.ID, err = f.s.CreateIdentity(f.ctx, id, in)
+	in.ID, err = f.s.CreateIdentity(f.ctx, id, in, nil)
 	f.must(err)
 	id.Inbox = in.Email
 	return id, in

@@ -7,6 +7,7 @@
 //	callsign account set-subscription --account A --active=false
 //	callsign account delete --account A
 //	callsign vault rotate-key [--keep-old]
+//	callsign login --server URL [--name N]
 //	callsign version
 //
 // Configuration comes from the environment (see README.md).
@@ -66,6 +67,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv config
 		err = c.account(args)
 	case "vault":
 		err = c.vault(args)
+	case "login":
+		err = c.login(args)
 	case "version":
 		fmt.Fprintln(stdout, "callsign", version)
 	case "help", "-h", "--help":
@@ -92,6 +95,7 @@ const usage = `usage:
   callsign account set-subscription --account A --active=true|false
   callsign account delete --account A
   callsign vault rotate-key [--keep-old]    re-encrypt the vault under a new key
+  callsign login --server URL [--name N]    connect this machine to an account (device-code login)
   callsign version
 `
 

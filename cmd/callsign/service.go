@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	_ "net/http/pprof" // served only on CALLSIGN_DEBUG_ADDR
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,14 +18,18 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/callsign/callsign/adapters/httpapi"
+	imapadapter "github.com/callsign/callsign/adapters/imap"
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/relay"
+	"github.com/callsign/callsign/adapters/simtel"
 	"github.com/callsign/callsign/adapters/smtpin"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/system"
+	"github.com/callsign/callsign/adapters/twilio"
 	"github.com/callsign/callsign/adapters/vaultcipher"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/config"
+	"github.com/callsign/callsign/ports"
 )
 
 // service is Callsign assembled from the adapters the configuration selects.
@@ -33,9 +38,18 @@ type service struct {
 	log *slog.Logger
 	db  *sqlstore.DB
 	app *app.App
+	// formKey signs the verification page's forms.
+	formKey []byte
+	// sim is the telephony simulator when it is in use: its deliveries
+	// finish before the database closes.
+	sim *simtel.Sim
 
-	httpLn net.Listener
-	smtpLn net.Listener
+	httpLn  net.Listener
+	smtpLn  net.Listener
+	imapLn  net.Listener
+	imapsLn net.Listener // nil without CALLSIGN_IMAPS_ADDR
+	// sourceOptions tune the IMAP source workers (tests make them quick).
+	sourceOptions imapadapter.SupervisorOptions
 }
 
 // openService opens and migrates the database and builds the app. tune,
@@ -50,6 +64,11 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		return nil, err
 	}
 	keyring, err := openKeyring(cfg)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	signIn, err := openSignIn(cfg)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -76,12 +95,32 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		Log:         log,
 		MailDomains: cfg.MailDomains,
 		Mail:        mail,
+		Telephony:   telephony(cfg),
+		PublicURL:   cfg.BaseURL,
 	}
+	signIn.use(&deps)
 	for _, f := range tune {
 		f(&deps)
 	}
 	a := app.New(deps)
-	return &service{cfg: cfg, log: log, db: db, app: a}, nil
+	sim, _ := deps.Telephony.(*simtel.Sim)
+	if sim != nil {
+		// Between two simulated numbers, a message is delivered here.
+		sim.Inbound = func(ctx context.Context, from, to, body, sid string) {
+			if _, err := a.SMS.Receive(ctx, app.InboundSMS{From: from, To: to, Body: body, SID: sid}); err != nil {
+				log.Error("sms: simulated delivery failed", "err", err)
+			}
+		}
+	}
+	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, sim: sim}, nil
+}
+
+// telephony is the provider CALLSIGN_TELEPHONY selects.
+func telephony(cfg config.Config) ports.Telephony {
+	if cfg.Telephony == "twilio" {
+		return twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken})
+	}
+	return simtel.New()
 }
 
 // hostname is the name the service gives itself in SMTP: the host of its
@@ -94,7 +133,12 @@ func hostname(cfg config.Config) string {
 	return u.Hostname()
 }
 
-func (s *service) close() error { return s.db.Close() }
+func (s *service) close() error {
+	if s.sim != nil {
+		s.sim.Wait()
+	}
+	return s.db.Close()
+}
 
 // vaultKeyFile is where the generated vault keys live when
 // CALLSIGN_VAULT_KEY is not set.
@@ -119,6 +163,11 @@ func (s *service) listen() error {
 	if s.smtpLn, err = net.Listen("tcp", s.cfg.SMTPAddr); err != nil {
 		s.httpLn.Close()
 		return fmt.Errorf("CALLSIGN_SMTP_ADDR: %w", err)
+	}
+	if err := s.listenIMAP(); err != nil {
+		s.httpLn.Close()
+		s.smtpLn.Close()
+		return err
 	}
 	return nil
 }
@@ -145,8 +194,11 @@ func (s *service) serve(ctx context.Context) error {
 		return err
 	}
 	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: hostname(s.cfg), MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log})
+	handler := httpapi.New(s.app, httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
+		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
+		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey})
 	api := &http.Server{
-		Handler:           httpapi.New(s.app, httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes}),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      2 * time.Minute,
@@ -171,6 +223,19 @@ func (s *service) serve(ctx context.Context) error {
 		s.app.Mail.RunOutbox(gctx)
 		return nil
 	})
+	s.serveIMAP(gctx, g, tlsConfig)
+	if s.cfg.DebugAddr != "" {
+		// The profiler stays off unless asked for: it shows internals.
+		debug := &http.Server{Addr: s.cfg.DebugAddr, Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
+		g.Go(func() error {
+			s.log.Info("serving the profiler", "addr", s.cfg.DebugAddr)
+			if err := debug.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("CALLSIGN_DEBUG_ADDR: %w", err)
+			}
+			return nil
+		})
+		g.Go(func() error { <-gctx.Done(); return debug.Close() })
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		s.log.Info("shutting down")

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/core"
+)
+
+// deviceGrantType is RFC 8628's grant_type for polling.
+const deviceGrantType = "urn:ietf:params:oauth:grant-type:device_code"
+
+type deviceStartView struct {
+	DeviceCode              string `json:"device_code"`
+	UserCode                string `json:"user_code"`
+	VerificationURI         string `json:"verification_uri"`
+	VerificationURIComplete string `json:"verification_uri_complete"`
+	ExpiresIn               int    `json:"expires_in"`
+	Interval                int    `json:"interval"`
+}
+
+type deviceKeysView struct {
+	ManagementKey string       `json:"management_key"`
+	IdentityKey   string       `json:"identity_key"`
+	Identity      identityView `json:"identity"`
+}
+
+// startDevice is RFC 8628's device authorization request.
+func (s *server) startDevice(c *gin.Context) (int, any, error) {
+	in, err := readInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	name := in.text("client_name")
+	if err := in.err(); err != nil {
+		return 0, nil, err
+	}
+	st, err := s.app.Device.Start(c.Request.Context(), name)
+	if err != nil {
+		return 0, nil, err
+	}
+	code := core.FormatUserCode(st.UserCode)
+	return http.StatusOK, deviceStartView{
+		DeviceCode: st.DeviceCode, UserCode: code,
+		VerificationURI:         s.baseURL + verifyPath,
+		VerificationURIComplete: s.baseURL + verifyPath + "?" + url.Values{"user_code": {code}}.Encode(),
+		ExpiresIn:               int(st.ExpiresIn.Seconds()), Interval: int(st.Interval.Seconds()),
+	}, nil
+}
+
+// pollDevice is RFC 8628's device access token request. Every refusal is
+// in the RFC's shape, {"error": …}, which OAuth clients read.
+func (s *server) pollDevice(c *gin.Context) (int, any, error) {
+	in, err := readInput(c)
+	var bad *core.Error
+	if errors.As(err, &bad) && bad.Kind == core.KindInvalid {
+		return 0, nil, &core.OAuthError{Code: core.OAuthInvalidRequest, Description: bad.Error()}
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	if grant := in.str("grant_type"); grant != nil && *grant != deviceGrantType {
+		return 0, nil, &core.OAuthError{Code: core.OAuthUnsupportedGrantType, Description: "grant_type must be " + deviceGrantType + "."}
+	}
+	code := in.str("device_code")
+	if err := in.err(); err != nil || code == nil {
+		return 0, nil, &core.OAuthError{Code: core.OAuthInvalidRequest, Description: "device_code is required."}
+	}
+	keys, err := s.app.Device.Poll(c.Request.Context(), *code)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, deviceKeysView{ManagementKey: keys.ManagementKey.Secret, IdentityKey: keys.IdentityKey.Secret,
+		Identity: viewIdentity(keys.Identity)}, nil
+}

@@ -1,0 +1,285 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+)
+
+type phoneView struct {
+	ID           int64             `json:"id"`
+	Number       string            `json:"number"`
+	Identity     string            `json:"identity"`
+	CountryCode  string            `json:"country_code"`
+	Capabilities core.Capabilities `json:"capabilities"`
+	Provider     string            `json:"provider"`
+	CreatedDT    apiTime           `json:"created_dt"`
+}
+
+func viewPhone(p core.PhoneNumber) phoneView {
+	return phoneView{ID: p.ID, Number: p.Number, Identity: p.IdentityID, CountryCode: p.CountryCode, Capabilities: p.Capabilities,
+		Provider: p.Provider, CreatedDT: apiTime(p.CreatedAt)}
+}
+
+type smsView struct {
+	ID             int64   `json:"id"`
+	Identity       string  `json:"identity"`
+	PhoneNumber    string  `json:"phone_number"`
+	FromNumber     string  `json:"from_number"`
+	ToNumber       string  `json:"to_number"`
+	Body           string  `json:"body"`
+	Direction      string  `json:"direction"`
+	IsRead         bool    `json:"is_read"`
+	Status         string  `json:"status"`
+	Error          *string `json:"error"`
+	ConversationID string  `json:"conversation_id"`
+	ProviderSID    *string `json:"provider_sid"`
+	CreatedDT      apiTime `json:"created_dt"`
+}
+
+func viewSMS(m core.SMSMessage) smsView {
+	return smsView{ID: m.ID, Identity: m.IdentityID, PhoneNumber: m.PhoneNumber, FromNumber: m.FromNumber, ToNumber: m.ToNumber,
+		Body: m.Body, Direction: string(m.Direction), IsRead: m.IsRead, Status: string(m.Status), Error: optString(m.Error),
+		ConversationID: core.ConversationID(m.PhoneID, m.Counterpart()), ProviderSID: optString(m.ProviderSID), CreatedDT: apiTime(m.CreatedAt)}
+}
+
+type conversationView struct {
+	ConversationID string  `json:"conversation_id"`
+	Identity       string  `json:"identity"`
+	PhoneNumber    string  `json:"phone_number"`
+	Counterpart    string  `json:"counterpart"`
+	MessageCount   int     `json:"message_count"`
+	UnreadCount    int     `json:"unread_count"`
+	Preview        string  `json:"preview"`
+	LastMessageDT  apiTime `json:"last_message_dt"`
+}
+
+func viewConversation(c core.Conversation) conversationView {
+	return conversationView{ConversationID: c.ID, Identity: c.IdentityID, PhoneNumber: c.PhoneNumber, Counterpart: c.Counterpart,
+		MessageCount: c.MessageCount, UnreadCount: c.UnreadCount, Preview: c.Preview, LastMessageDT: apiTime(c.LastMessageAt)}
+}
+
+type voiceAgentView struct {
+	Identity    string   `json:"identity"`
+	ResponseURL *string  `json:"response_url"`
+	Method      string   `json:"method"`
+	Enabled     bool     `json:"enabled"`
+	UpdatedDT   *apiTime `json:"updated_dt"`
+}
+
+func viewVoiceAgent(v core.VoiceAgent) voiceAgentView {
+	return voiceAgentView{Identity: v.IdentityID, ResponseURL: optString(v.ResponseURL), Method: v.Method, Enabled: v.Enabled, UpdatedDT: optTime(&v.UpdatedAt)}
+}
+
+func (s *server) provisionPhone(c *gin.Context) (int, any, error) {
+	id, err := pathUUID(c, "uuid", "Identity")
+	if err != nil {
+		return 0, nil, err
+	}
+	in, err := readInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	country := in.text("country_code")
+	if err := in.err(); err != nil {
+		return 0, nil, err
+	}
+	ident, err := s.app.Phone.Provision(c.Request.Context(), principal(c), id, country)
+	return http.StatusOK, viewIdentity(ident), err
+}
+
+func (s *server) listPhones(c *gin.Context) (int, any, error) {
+	identity, err := identityParam(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	list, err := s.app.Phone.Phones(c.Request.Context(), principal(c), identity)
+	return http.StatusOK, viewAll(list, viewPhone), err
+}
+
+func (s *server) getPhone(c *gin.Context) (int, any, error) {
+	id, err := pathID(c, "id", "Phone number")
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := s.app.Phone.Get(c.Request.Context(), principal(c), id)
+	return http.StatusOK, viewPhone(p), err
+}
+
+func (s *server) sendSMS(c *gin.Context) (int, any, error) {
+	identity, err := identityParam(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	in, err := readInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	to, body := in.str("to"), in.str("body")
+	if to == nil {
+		in.problems.Add("to", "This field is required.")
+	}
+	if body == nil {
+		in.problems.Add("body", "This field is required.")
+	}
+	if err := in.err(); err != nil {
+		return 0, nil, err
+	}
+	m, err := s.app.SMS.Send(c.Request.Context(), principal(c), identity, *to, *body)
+	return http.StatusCreated, viewSMS(m), err
+}
+
+func (s *server) listSMS(c *gin.Context) (int, any, error) {
+	q := newQuery(c)
+	identity, isRead := q.uuid("identity"), q.boolean("is_read")
+	var dir core.Direction
+	if d := q.str("direction"); d != "" {
+		var ok bool
+		if dir, ok = core.ParseDirection(d); !ok {
+			q.problems.Add("direction", "%q is not a valid choice; use incoming or outgoing.", d)
+		}
+	}
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	list, err := s.app.SMS.List(c.Request.Context(), principal(c), identity, dir, isRead)
+	return http.StatusOK, viewAll(list, viewSMS), err
+}
+
+func (s *server) getSMS(c *gin.Context) (int, any, error) {
+	id, err := pathID(c, "id", "Message")
+	if err != nil {
+		return 0, nil, err
+	}
+	m, err := s.app.SMS.Get(c.Request.Context(), principal(c), id)
+	return http.StatusOK, viewSMS(m), err
+}
+
+// updateSMS changes is_read, the one mutable field; PUT requires it.
+func (s *server) updateSMS(replace bool) handler {
+	return func(c *gin.Context) (int, any, error) {
+		id, err := pathID(c, "id", "Message")
+		if err != nil {
+			return 0, nil, err
+		}
+		in, err := readInput(c)
+		if err != nil {
+			return 0, nil, err
+		}
+		read := in.boolean("is_read")
+		if read == nil && replace && !in.problems.Has("is_read") {
+			in.problems.Add("is_read", "This field is required.")
+		}
+		if err := in.err(); err != nil {
+			return 0, nil, err
+		}
+		var m core.SMSMessage
+		if read == nil {
+			m, err = s.app.SMS.Get(c.Request.Context(), principal(c), id)
+		} else {
+			m, err = s.app.SMS.SetRead(c.Request.Context(), principal(c), id, *read)
+		}
+		return http.StatusOK, viewSMS(m), err
+	}
+}
+
+func (s *server) listConversations(c *gin.Context) (int, any, error) {
+	q := newQuery(c)
+	identity, hasUnread, phone := q.uuid("identity"), q.boolean("has_unread"), q.str("phone")
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	list, err := s.app.SMS.Conversations(c.Request.Context(), principal(c), identity, hasUnread, phone)
+	return http.StatusOK, viewAll(list, viewConversation), err
+}
+
+type conversationDetailView struct {
+	conversationView
+	Messages []smsView `json:"messages"`
+}
+
+func (s *server) getConversation(c *gin.Context) (int, any, error) {
+	conv, msgs, err := s.app.SMS.Conversation(c.Request.Context(), principal(c), c.Param("id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, conversationDetailView{viewConversation(conv), viewAll(msgs, viewSMS)}, nil
+}
+
+func (s *server) getVoiceAgent(c *gin.Context) (int, any, error) {
+	id, err := pathUUID(c, "uuid", "Identity")
+	if err != nil {
+		return 0, nil, err
+	}
+	v, err := s.app.Phone.VoiceAgent(c.Request.Context(), principal(c), id)
+	return http.StatusOK, viewVoiceAgent(v), err
+}
+
+func (s *server) setVoiceAgent(replace bool) handler {
+	return func(c *gin.Context) (int, any, error) {
+		id, err := pathUUID(c, "uuid", "Identity")
+		if err != nil {
+			return 0, nil, err
+		}
+		in, err := readInput(c)
+		if err != nil {
+			return 0, nil, err
+		}
+		vi := app.VoiceAgentInput{ResponseURL: in.str("response_url"), Method: in.str("method"), Enabled: in.boolean("enabled")}
+		if err := in.err(); err != nil {
+			return 0, nil, err
+		}
+		v, err := s.app.Phone.SetVoiceAgent(c.Request.Context(), principal(c), id, vi, replace)
+		return http.StatusOK, viewVoiceAgent(v), err
+	}
+}
+
+// emptyTwiML is the answer to an inbound message: nothing to send back.
+const emptyTwiML = `<?xml version="1.0" encoding="UTF-8"?><Response/>`
+
+// providerWebhook reads a signed form POST from the provider. The signature
+// covers the public URL it called, so that URL is built from the base URL
+// configured, never from the Host header.
+func (s *server) providerWebhook(c *gin.Context) (*input, error) {
+	in, err := readInput(c)
+	if err != nil {
+		return nil, err
+	}
+	return in, s.app.SMS.VerifyProviderRequest(s.baseURL+c.Request.URL.RequestURI(), in.form, c.GetHeader("X-Twilio-Signature"))
+}
+
+// inboundSMSWebhook takes an inbound message from Twilio.
+func (s *server) inboundSMSWebhook(c *gin.Context) {
+	in, err := s.providerWebhook(c)
+	if err == nil {
+		_, err = s.app.SMS.Receive(c.Request.Context(), app.InboundSMS{From: in.text("From"), To: in.text("To"), Body: in.text("Body"), SID: in.text("MessageSid")})
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "text/xml; charset=utf-8", []byte(emptyTwiML))
+}
+
+// statusWebhook takes a delivery report from Twilio.
+func (s *server) statusWebhook(c *gin.Context) (int, any, error) {
+	in, err := s.providerWebhook(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.app.SMS.StatusReport(c.Request.Context(), in.text("MessageSid"),
+		in.text("MessageStatus"), in.text("ErrorCode"), in.text("ErrorMessage"))
+}
+
+// simulatedSMS injects an inbound message through the simulator.
+func (s *server) simulatedSMS(c *gin.Context) (int, any, error) {
+	in, err := readInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	m, err := s.app.SMS.Simulate(c.Request.Context(), principal(c), in.text("From"), in.text("To"), in.text("Body"))
+	return http.StatusCreated, viewSMS(m), err
+}

@@ -1,0 +1,114 @@
+package imap_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/callsign/callsign/adapters/mailmime"
+	"github.com/callsign/callsign/adapters/memory"
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// world is the app over the memory fakes, with one account and identities
+// made on demand.
+type world struct {
+	t     *testing.T
+	ctx   context.Context
+	store *memory.Store
+	app   *app.App
+	owner core.Principal
+	mgmt  string // the owner's management key
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	w := &world{t: t, ctx: context.Background(), store: memory.NewStore()}
+	clock := memory.NewClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
+	clock.Step = time.Millisecond
+	w.app = app.New(app.Deps{Store: w.store, Clock: clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
+		MailDomains: []string{"agents.test"},
+		Mail:        app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: 1 << 20}})
+	b, err := w.app.Accounts.Create(w.ctx, "owner@example.com", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.mgmt = b.ManagementKey
+	if w.owner, err = w.app.Auth.Authenticate(w.ctx, b.ManagementKey); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// agent is an identity with its inbox and an identity key.
+type agent struct {
+	inbox core.Inbox
+	key   string
+	p     core.Principal
+}
+
+func (w *world) agent(name string) agent {
+	w.t.Helper()
+	ident, err := w.app.Identities.Create(w.ctx, w.owner, app.IdentityInput{Name: &name, EmailIdentifier: &name})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	in, err := w.store.InboxByEmail(w.ctx, ident.Inbox)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	k, err := w.app.Auth.CreateIdentityKey(w.ctx, w.owner, app.KeyInput{Identity: ident.ID})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	p, err := w.app.Auth.Authenticate(w.ctx, k.Secret)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return agent{inbox: in, key: k.Secret, p: p}
+}
+
+// deliver stores raw in an inbox as SMTP would.
+func (w *world) deliver(in core.Inbox, raw string) core.EmailMessage {
+	w.t.Helper()
+	msgs, err := w.app.Mail.Deliver(w.ctx, app.InboundMail{EnvelopeFrom: "sender@example.org", Inboxes: []core.Inbox{in}, Raw: []byte(raw)})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return msgs[0]
+}
+
+// messages lists an inbox's messages, oldest first.
+func (w *world) messages(in core.Inbox) []core.EmailMessage {
+	w.t.Helper()
+	msgs, _, err := w.store.Messages(w.ctx, ports.MessageFilter{Scope: core.Scope{AccountID: in.AccountID}, InboxID: in.ID})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return msgs
+}
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "mail", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// eventually waits until f is true.
+func eventually(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

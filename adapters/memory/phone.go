@@ -1,0 +1,317 @@
+package memory
+
+import (
+	"context"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// phoneTables are the maps of the phone store, created on first use.
+type phoneTables struct {
+	phones        map[int64]*core.PhoneNumber
+	sms           map[int64]*core.SMSMessage
+	conversations map[string]*core.Conversation // by conversation id
+	voice         map[string]*core.VoiceAgent   // by identity
+}
+
+func (s *Store) phoneTables() *phoneTables {
+	if s.phone.phones == nil {
+		s.phone = phoneTables{phones: map[int64]*core.PhoneNumber{}, sms: map[int64]*core.SMSMessage{},
+			conversations: map[string]*core.Conversation{}, voice: map[string]*core.VoiceAgent{}}
+	}
+	return &s.phone
+}
+
+// phoneOf is the number of an identity, "" when it has none.
+func (s *Store) phoneOf(identityID string) string {
+	for _, p := range s.phoneTables().phones {
+		if p.IdentityID == identityID {
+			return p.Number
+		}
+	}
+	return ""
+}
+
+// addPhone stores p, checking the rules of CreatePhone.
+func (s *Store) addPhone(p core.PhoneNumber) (int64, error) {
+	for _, o := range s.phoneTables().phones {
+		if o.IdentityID == p.IdentityID {
+			return 0, conflict("identity_id", "This identity already has a phone number.")
+		}
+		if o.Number == p.Number {
+			return 0, conflict("number", "This number is already provisioned.")
+		}
+	}
+	p.ID = s.nextID()
+	s.phone.phones[p.ID] = &p
+	return p.ID, nil
+}
+
+func (s *Store) CreatePhone(_ context.Context, p core.PhoneNumber) (int64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if !s.ownsIdentity(p.AccountID, p.IdentityID) {
+		return 0, core.NotFound("Identity not found.")
+	}
+	return s.addPhone(p)
+}
+
+func (s *Store) Phone(_ context.Context, accountID string, id int64) (core.PhoneNumber, error) {
+	if err := s.lock(); err != nil {
+		return core.PhoneNumber{}, err
+	}
+	defer s.mu.Unlock()
+	p, ok := s.phoneTables().phones[id]
+	if !ok || p.AccountID != accountID {
+		return core.PhoneNumber{}, core.NotFound("Phone number not found.")
+	}
+	return *p, nil
+}
+
+func (s *Store) findPhone(match func(*core.PhoneNumber) bool) (core.PhoneNumber, error) {
+	for _, p := range s.phoneTables().phones {
+		if match(p) {
+			return *p, nil
+		}
+	}
+	return core.PhoneNumber{}, core.NotFound("Phone number not found.")
+}
+
+func (s *Store) PhoneByNumber(_ context.Context, number string) (core.PhoneNumber, error) {
+	if err := s.lock(); err != nil {
+		return core.PhoneNumber{}, err
+	}
+	defer s.mu.Unlock()
+	return s.findPhone(func(p *core.PhoneNumber) bool { return p.Number == number })
+}
+
+func (s *Store) PhoneOfIdentity(_ context.Context, accountID, identityID string) (core.PhoneNumber, error) {
+	if err := s.lock(); err != nil {
+		return core.PhoneNumber{}, err
+	}
+	defer s.mu.Unlock()
+	return s.findPhone(func(p *core.PhoneNumber) bool { return p.AccountID == accountID && p.IdentityID == identityID })
+}
+
+func (s *Store) Phones(_ context.Context, scope core.Scope) ([]core.PhoneNumber, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.phoneTables().phones, func(p *core.PhoneNumber) bool { return scope.Allows(p.AccountID, p.IdentityID) },
+		func(a, b *core.PhoneNumber) bool { return a.ID < b.ID })
+	out := make([]core.PhoneNumber, len(rows))
+	for i, r := range rows {
+		out[i] = *r
+	}
+	return out, nil
+}
+
+func (s *Store) SaveSMS(_ context.Context, n ports.NewSMS) (core.SMSMessage, bool, error) {
+	if err := s.lock(); err != nil {
+		return core.SMSMessage{}, false, err
+	}
+	defer s.mu.Unlock()
+	t := s.phoneTables()
+	m := n.Message
+	if m.ProviderSID != "" {
+		for _, o := range t.sms {
+			if o.ProviderSID == m.ProviderSID {
+				return *o, false, nil
+			}
+		}
+	}
+	if _, ok := t.phones[m.PhoneID]; !ok {
+		return core.SMSMessage{}, false, core.NotFound("Phone number not found.")
+	}
+	m.ID = s.nextID()
+	t.sms[m.ID] = &m
+	id := core.ConversationID(m.PhoneID, m.Counterpart())
+	c, ok := t.conversations[id]
+	if !ok {
+		c = &core.Conversation{ID: id, AccountID: m.AccountID, IdentityID: m.IdentityID, PhoneID: m.PhoneID,
+			PhoneNumber: m.PhoneNumber, Counterpart: m.Counterpart()}
+		t.conversations[id] = c
+	}
+	c.Add(m)
+	if ct := n.Correspondent; ct != nil && s.contactClash(*ct) == "" {
+		s.contacts[ct.ID] = &contactRow{*ct}
+	}
+	return m, true, nil
+}
+
+func (s *Store) SMS(_ context.Context, accountID string, id int64) (core.SMSMessage, error) {
+	if err := s.lock(); err != nil {
+		return core.SMSMessage{}, err
+	}
+	defer s.mu.Unlock()
+	m, ok := s.phoneTables().sms[id]
+	if !ok || m.AccountID != accountID {
+		return core.SMSMessage{}, core.NotFound("Message not found.")
+	}
+	return *m, nil
+}
+
+func (s *Store) SMSList(_ context.Context, f ports.SMSFilter) ([]core.SMSMessage, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.phoneTables().sms, func(m *core.SMSMessage) bool {
+		return f.Scope.Allows(m.AccountID, m.IdentityID) && (f.Direction == "" || m.Direction == f.Direction) &&
+			(f.IsRead == nil || m.IsRead == *f.IsRead) && (f.PhoneID == 0 || m.PhoneID == f.PhoneID) &&
+			(f.Counterpart == "" || m.Counterpart() == f.Counterpart)
+	}, func(a, b *core.SMSMessage) bool {
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt) == f.Oldest
+		}
+		return (a.ID < b.ID) == f.Oldest
+	})
+	out := make([]core.SMSMessage, len(rows))
+	for i, r := range rows {
+		out[i] = *r
+	}
+	return out, nil
+}
+
+func (s *Store) SetSMSRead(_ context.Context, accountID string, id int64, read bool) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	t := s.phoneTables()
+	m, ok := t.sms[id]
+	if !ok || m.AccountID != accountID {
+		return core.NotFound("Message not found.")
+	}
+	if m.IsRead == read {
+		return nil
+	}
+	m.IsRead = read
+	if m.Direction == core.Incoming {
+		c := t.conversations[core.ConversationID(m.PhoneID, m.Counterpart())]
+		if read {
+			c.UnreadCount--
+		} else {
+			c.UnreadCount++
+		}
+	}
+	return nil
+}
+
+func (s *Store) UpdateSMSStatus(_ context.Context, sid string, status core.SMSStatus, errText string) (bool, error) {
+	if err := s.lock(); err != nil {
+		return false, err
+	}
+	defer s.mu.Unlock()
+	for _, m := range s.phoneTables().sms {
+		if m.ProviderSID == sid {
+			if core.SMSProgress(status) >= core.SMSProgress(m.Status) {
+				m.Status, m.Error = status, errText
+			}
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (s *Store) SetSMSProvider(_ context.Context, id int64, sid string, status core.SMSStatus) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	m, ok := s.phoneTables().sms[id]
+	if !ok {
+		return core.NotFound("Message not found.")
+	}
+	m.ProviderSID, m.Status = sid, status
+	return nil
+}
+
+func (s *Store) DeleteSMS(_ context.Context, accountID string, id int64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	t := s.phoneTables()
+	m, ok := t.sms[id]
+	if !ok || m.AccountID != accountID {
+		return core.NotFound("Message not found.")
+	}
+	delete(t.sms, id)
+	// Rebuild the conversation from what is left.
+	cid := core.ConversationID(m.PhoneID, m.Counterpart())
+	delete(t.conversations, cid)
+	for _, o := range values(t.sms, func(o *core.SMSMessage) bool {
+		return o.PhoneID == m.PhoneID && o.Counterpart() == m.Counterpart()
+	}, func(a, b *core.SMSMessage) bool { return a.ID < b.ID }) {
+		c, ok := t.conversations[cid]
+		if !ok {
+			c = &core.Conversation{ID: cid, AccountID: o.AccountID, IdentityID: o.IdentityID, PhoneID: o.PhoneID, PhoneNumber: o.PhoneNumber, Counterpart: o.Counterpart()}
+			t.conversations[cid] = c
+		}
+		c.Add(*o)
+	}
+	return nil
+}
+
+func (s *Store) Conversations(_ context.Context, f ports.ConversationFilter) ([]core.Conversation, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.phoneTables().conversations, func(c *core.Conversation) bool {
+		return f.Scope.Allows(c.AccountID, c.IdentityID) && (f.PhoneID == 0 || c.PhoneID == f.PhoneID) &&
+			(f.HasUnread == nil || (c.UnreadCount > 0) == *f.HasUnread)
+	}, func(a, b *core.Conversation) bool {
+		if !a.LastMessageAt.Equal(b.LastMessageAt) {
+			return a.LastMessageAt.After(b.LastMessageAt)
+		}
+		return strings.Compare(a.ID, b.ID) < 0
+	})
+	out := make([]core.Conversation, len(rows))
+	for i, r := range rows {
+		out[i] = *r
+	}
+	return out, nil
+}
+
+func (s *Store) Conversation(_ context.Context, accountID string, phoneID int64, counterpart string) (core.Conversation, error) {
+	if err := s.lock(); err != nil {
+		return core.Conversation{}, err
+	}
+	defer s.mu.Unlock()
+	c, ok := s.phoneTables().conversations[core.ConversationID(phoneID, counterpart)]
+	if !ok || c.AccountID != accountID {
+		return core.Conversation{}, core.NotFound("Conversation not found.")
+	}
+	return *c, nil
+}
+
+func (s *Store) VoiceAgent(_ context.Context, accountID, identityID string) (core.VoiceAgent, error) {
+	if err := s.lock(); err != nil {
+		return core.VoiceAgent{}, err
+	}
+	defer s.mu.Unlock()
+	v, ok := s.phoneTables().voice[identityID]
+	if !ok || v.AccountID != accountID {
+		return core.VoiceAgent{}, core.NotFound("No voice agent is configured.")
+	}
+	return *v, nil
+}
+
+func (s *Store) SaveVoiceAgent(_ context.Context, v core.VoiceAgent) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if !s.ownsIdentity(v.AccountID, v.IdentityID) {
+		return core.NotFound("Identity not found.")
+	}
+	s.phoneTables().voice[v.IdentityID] = &v
+	return nil
+}

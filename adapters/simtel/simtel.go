@@ -1,0 +1,209 @@
+// Package simtel is a phone network in memory, the default ports.Telephony:
+// Callsign runs on a laptop and in tests with no provider account and no
+// network. Its numbers come from ranges reserved for fiction, so none of
+// them can reach a real phone, and messages between them are delivered
+// locally.
+package simtel
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"sync"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// numberRange is a block of fictional numbers, indexed 0..size-1.
+type numberRange struct {
+	size   int
+	number func(i int) string
+}
+
+var (
+	// nanp is +1 NXX 555 01XX: 555-0100..0199 is reserved for fiction in
+	// every North American area code. The US and Canada share it.
+	nanp = &numberRange{8 * 100 * 100, func(i int) string {
+		return fmt.Sprintf("+1%d%02d55501%02d", 2+i/10000, i/100%100, i%100)
+	}}
+	// ofcom is +44 7700 900XXX, Ofcom's range for drama.
+	ofcom = &numberRange{1000, func(i int) string {
+		return fmt.Sprintf("+447700900%03d", i)
+	}}
+
+	ranges    = map[string]*numberRange{"US": nanp, "CA": nanp, "GB": ofcom}
+	simulated = regexp.MustCompile(`^(\+1[2-9][0-9]{2}55501[0-9]{2}|\+447700900[0-9]{3})$`)
+)
+
+// keepSent bounds the record of sent messages, so that a simulator left
+// running does not grow without end.
+const keepSent = 1000
+
+// IsSimulated reports whether number is in one of the simulator's ranges,
+// that is, whether a message to it stays inside the simulator.
+func IsSimulated(number string) bool { return simulated.MatchString(number) }
+
+// Message is a message the simulator accepted.
+type Message struct {
+	SID    string
+	From   string
+	To     string
+	Body   string
+	Status core.SMSStatus
+}
+
+// Sim is the simulated provider. Build it with New.
+type Sim struct {
+	// Inbound receives each message sent to a simulated number, as Twilio's
+	// SMS webhook would. It runs in its own goroutine with a background
+	// context, so a handler that answers by sending never re-enters the
+	// sender's request. Set it before the first SendSMS; nil drops such
+	// messages after recording them.
+	Inbound func(ctx context.Context, from, to, body, sid string)
+
+	mu       sync.Mutex
+	idle     sync.Cond // broadcast when inFlight drops to zero
+	inFlight int       // Inbound calls under way
+	// taken holds the numbers handed out; they are not reused while the
+	// process lives, as a carrier rests a released number.
+	taken map[string]bool
+	sent  []Message // the latest keepSent, oldest first
+}
+
+var _ ports.Telephony = (*Sim)(nil)
+
+// New returns an empty simulator.
+func New() *Sim {
+	s := &Sim{taken: map[string]bool{}}
+	s.idle.L = &s.mu
+	return s
+}
+
+// Name implements ports.Telephony.
+func (s *Sim) Name() string { return "sim" }
+
+// BuyNumber implements ports.Telephony with a random free number from the
+// country's fictional range.
+func (s *Sim) BuyNumber(_ context.Context, req ports.BuyNumber) (ports.BoughtNumber, error) {
+	r, ok := ranges[req.CountryCode]
+	if !ok {
+		return ports.BoughtNumber{}, core.Invalid(core.NonFieldErrors, "the simulator has no numbers in %s", req.CountryCode)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Probe from a random start, so that a crowded range still yields its
+	// last free number rather than a spurious "none left".
+	start := randomIndex(r.size)
+	for i := range r.size {
+		n := r.number((start + i) % r.size)
+		if !s.taken[n] {
+			s.taken[n] = true
+			return ports.BoughtNumber{
+				Number:       n,
+				SID:          newSID("PN"),
+				Capabilities: core.Capabilities{SMS: true, Voice: true},
+			}, nil
+		}
+	}
+	return ports.BoughtNumber{}, core.Invalid(core.NonFieldErrors, "the simulator has no numbers left in %s", req.CountryCode)
+}
+
+// ReleaseNumber implements ports.Telephony; the number stays taken.
+func (s *Sim) ReleaseNumber(_ context.Context, sid string) error {
+	return checkSID(sid)
+}
+
+// SendSMS implements ports.Telephony. A message to a simulated number is
+// delivered to Inbound; any other is recorded as sent and goes no further.
+func (s *Sim) SendSMS(_ context.Context, req ports.SendSMS) (ports.SentSMS, error) {
+	if !core.IsE164(req.To) {
+		return ports.SentSMS{}, core.Invalid(core.NonFieldErrors, "The 'To' number %s is not a valid phone number.", req.To)
+	}
+	m := Message{SID: newSID("SM"), From: req.From, To: req.To, Body: req.Body, Status: core.SMSSent}
+	local := IsSimulated(req.To)
+	if local {
+		m.Status = core.SMSDelivered
+	}
+	s.mu.Lock()
+	s.sent = append(s.sent, m)
+	if len(s.sent) > keepSent {
+		s.sent = slices.Delete(s.sent, 0, len(s.sent)-keepSent)
+	}
+	deliver := local && s.Inbound != nil
+	if deliver {
+		s.inFlight++
+	}
+	s.mu.Unlock()
+	if deliver {
+		// The receiving side is a message of its own, with its own id, as
+		// between two numbers of a real provider.
+		inboundSID := newSID("SM")
+		go func() {
+			defer s.delivered()
+			s.Inbound(context.Background(), m.From, m.To, m.Body, inboundSID)
+		}()
+	}
+	return ports.SentSMS{SID: m.SID, Status: m.Status}, nil
+}
+
+func (s *Sim) delivered() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inFlight--; s.inFlight == 0 {
+		s.idle.Broadcast()
+	}
+}
+
+// Wait returns once no Inbound call is under way, including calls started
+// by deliveries it waited for, so that tests can look at the outcome and
+// shutdown can close what Inbound writes to.
+func (s *Sim) Wait() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.inFlight > 0 {
+		s.idle.Wait()
+	}
+}
+
+// Sent returns the latest messages the simulator accepted, oldest first.
+func (s *Sim) Sent() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.sent)
+}
+
+// SetVoiceURL implements ports.Telephony: the simulator places no calls.
+func (s *Sim) SetVoiceURL(_ context.Context, sid, _, _ string) error {
+	return checkSID(sid)
+}
+
+// VerifyWebhook implements ports.Telephony. Nothing signs for the
+// simulator: its webhook is authenticated with a management key instead.
+func (s *Sim) VerifyWebhook(string, url.Values, string) bool { return false }
+
+func checkSID(sid string) error {
+	if sid == "" {
+		return core.Invalid(core.NonFieldErrors, "a phone number sid is required")
+	}
+	return nil
+}
+
+// newSID makes an id shaped like Twilio's: a two-letter prefix, 32 hex digits.
+func newSID(prefix string) string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails since Go 1.24
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// randomIndex is uniform enough over [0, n): the modulo's bias is below n/2⁶⁴.
+func randomIndex(n int) int {
+	var b [8]byte
+	rand.Read(b[:])
+	return int(binary.BigEndian.Uint64(b[:]) % uint64(n))
+}

@@ -1,0 +1,108 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+type deviceGrantRow struct {
+	ID              string         `db:"id"`
+	DeviceCodeHash  []byte         `db:"device_code_hash"`
+	UserCode        string         `db:"user_code"`
+	ClientName      string         `db:"client_name"`
+	Status          string         `db:"status"`
+	AccountID       sql.NullString `db:"account_id"`
+	IdentityID      sql.NullString `db:"identity_id"`
+	IntervalSeconds int64          `db:"interval_seconds"`
+	CreatedAt       int64          `db:"created_at"`
+	ExpiresAt       int64          `db:"expires_at"`
+	LastPolledAt    sql.NullInt64  `db:"last_polled_at"`
+}
+
+func (r deviceGrantRow) core() core.DeviceGrant {
+	return core.DeviceGrant{ID: r.ID, DeviceCodeHash: r.DeviceCodeHash, UserCode: r.UserCode, ClientName: r.ClientName,
+		Status: core.DeviceGrantStatus(r.Status), AccountID: r.AccountID.String, IdentityID: r.IdentityID.String,
+		Interval: time.Duration(r.IntervalSeconds) * time.Second, CreatedAt: fromUS(r.CreatedAt), ExpiresAt: fromUS(r.ExpiresAt),
+		LastPolledAt: fromNullUS(r.LastPolledAt)}
+}
+
+const deviceGrantColumns = "id, device_code_hash, user_code, client_name, status, account_id, identity_id, interval_seconds, created_at, expires_at, last_polled_at"
+
+func (db *DB) CreateDeviceGrant(ctx context.Context, g core.DeviceGrant) error {
+	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO device_grants (`+deviceGrantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		g.ID, g.DeviceCodeHash, g.UserCode, g.ClientName, string(g.Status), nullString(g.AccountID), nullString(g.IdentityID),
+		int64(g.Interval/time.Second), us(g.CreatedAt), us(g.ExpiresAt), nullUS(g.LastPolledAt))
+	return conflictOr(err, map[string]string{"user_code": "This user code is in use.", "device_code": "This device code is in use."})
+}
+
+func (db *DB) DeviceGrantByDeviceCode(ctx context.Context, hash []byte) (core.DeviceGrant, error) {
+	var r deviceGrantRow
+	err := db.get(ctx, &r, db.q(`SELECT `+deviceGrantColumns+` FROM device_grants WHERE device_code_hash = ?`), hash)
+	return r.core(), notFound(err, "Device grant")
+}
+
+func (db *DB) DeviceGrantByUserCode(ctx context.Context, userCode string) (core.DeviceGrant, error) {
+	var r deviceGrantRow
+	err := db.get(ctx, &r, db.q(`SELECT `+deviceGrantColumns+` FROM device_grants WHERE user_code = ?`), userCode)
+	return r.core(), notFound(err, "Device grant")
+}
+
+func (db *DB) RecordDevicePoll(ctx context.Context, id string, at time.Time, interval time.Duration) error {
+	return db.execOne(ctx, "Device grant", `UPDATE device_grants SET last_polled_at = ?, interval_seconds = ? WHERE id = ?`,
+		us(at), int64(interval/time.Second), id)
+}
+
+func (db *DB) DecideDeviceGrant(ctx context.Context, id string, d ports.DeviceDecision) error {
+	res, err := db.w.ExecContext(ctx, db.q(`UPDATE device_grants SET status = ?, account_id = ?, identity_id = ? WHERE id = ? AND status = 'pending'`),
+		string(d.Status), d.AccountID, nullString(d.IdentityID), id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return err
+	}
+	// Nothing changed: the grant is gone, or someone answered first.
+	var status string
+	if err := db.w.GetContext(ctx, &status, db.q(`SELECT status FROM device_grants WHERE id = ?`), id); err != nil {
+		return notFound(err, "Device grant")
+	}
+	return core.Conflict("This request was already answered.")
+}
+
+func (db *DB) RedeemDeviceGrant(ctx context.Context, id string, keys []core.APIKey) ([]int64, error) {
+	var ids []int64
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, db.q(`UPDATE device_grants SET status = 'redeemed' WHERE id = ? AND status = 'approved'`), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return core.Conflict("This device code was already used.")
+		}
+		for _, k := range keys {
+			keyID, err := db.insertKey(ctx, tx, k)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, keyID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, conflictOr(err, nil)
+	}
+	return ids, nil
+}
+
+func (db *DB) DeleteDeviceGrants(ctx context.Context, expiredBefore time.Time) error {
+	_, err := db.w.ExecContext(ctx, db.q(`DELETE FROM device_grants WHERE expires_at < ?`), us(expiredBefore))
+	return err
+}

@@ -1,0 +1,355 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+type phoneRow struct {
+	ID          int64  `db:"id"`
+	AccountID   string `db:"account_id"`
+	IdentityID  string `db:"identity_id"`
+	Number      string `db:"number"`
+	CountryCode string `db:"country_code"`
+	SMS         bool   `db:"sms"`
+	Voice       bool   `db:"voice"`
+	MMS         bool   `db:"mms"`
+	Provider    string `db:"provider"`
+	ProviderSID string `db:"provider_sid"`
+	CreatedAt   int64  `db:"created_at"`
+}
+
+func (r phoneRow) core() core.PhoneNumber {
+	return core.PhoneNumber{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, Number: r.Number, CountryCode: r.CountryCode,
+		Capabilities: core.Capabilities{SMS: r.SMS, Voice: r.Voice, MMS: r.MMS}, Provider: r.Provider, ProviderSID: r.ProviderSID,
+		CreatedAt: fromUS(r.CreatedAt)}
+}
+
+const phoneColumns = "id, account_id, identity_id, number, country_code, sms, voice, mms, provider, provider_sid, created_at"
+
+var phoneConflicts = map[string]string{
+	"identity_id": "This identity already has a phone number.",
+	"number":      "This number is already provisioned.",
+}
+
+func (db *DB) insertPhone(ctx context.Context, q sqlx.QueryerContext, p core.PhoneNumber) (int64, error) {
+	var id int64
+	err := q.QueryRowxContext(ctx, db.q(`INSERT INTO phone_numbers (account_id, identity_id, number, country_code, sms, voice, mms,
+		provider, provider_sid, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		p.AccountID, p.IdentityID, p.Number, p.CountryCode, p.Capabilities.SMS, p.Capabilities.Voice, p.Capabilities.MMS,
+		p.Provider, p.ProviderSID, us(p.CreatedAt)).Scan(&id)
+	return id, conflictOr(err, phoneConflicts)
+}
+
+func (db *DB) CreatePhone(ctx context.Context, p core.PhoneNumber) (int64, error) {
+	return db.insertPhone(ctx, db.w, p)
+}
+
+func (db *DB) Phone(ctx context.Context, accountID string, id int64) (core.PhoneNumber, error) {
+	var r phoneRow
+	err := db.get(ctx, &r, db.q(`SELECT `+phoneColumns+` FROM phone_numbers WHERE id = ? AND account_id = ?`), id, accountID)
+	return r.core(), notFound(err, "Phone number")
+}
+
+func (db *DB) PhoneByNumber(ctx context.Context, number string) (core.PhoneNumber, error) {
+	var r phoneRow
+	err := db.get(ctx, &r, db.q(`SELECT `+phoneColumns+` FROM phone_numbers WHERE number = ?`), number)
+	return r.core(), notFound(err, "Phone number")
+}
+
+func (db *DB) PhoneOfIdentity(ctx context.Context, accountID, identityID string) (core.PhoneNumber, error) {
+	var r phoneRow
+	err := db.get(ctx, &r, db.q(`SELECT `+phoneColumns+` FROM phone_numbers WHERE identity_id = ? AND account_id = ?`), identityID, accountID)
+	return r.core(), notFound(err, "Phone number")
+}
+
+func (db *DB) Phones(ctx context.Context, scope core.Scope) ([]core.PhoneNumber, error) {
+	if scope.Empty {
+		return nil, nil
+	}
+	var w where
+	w.scope(scope)
+	var rows []phoneRow
+	err := db.sel(ctx, &rows, db.q(`SELECT `+phoneColumns+` FROM phone_numbers`+w.sql()+` ORDER BY id`), w.args...)
+	return toCore(rows), err
+}
+
+type smsRow struct {
+	ID          int64  `db:"id"`
+	AccountID   string `db:"account_id"`
+	IdentityID  string `db:"identity_id"`
+	PhoneID     int64  `db:"phone_id"`
+	PhoneNumber string `db:"phone_number"`
+	FromNumber  string `db:"from_number"`
+	ToNumber    string `db:"to_number"`
+	Body        string `db:"body"`
+	Direction   string `db:"direction"`
+	IsRead      bool   `db:"is_read"`
+	Status      string `db:"status"`
+	Error       string `db:"error"`
+	ProviderSID string `db:"provider_sid"`
+	CreatedAt   int64  `db:"created_at"`
+}
+
+func (r smsRow) core() core.SMSMessage {
+	return core.SMSMessage{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, PhoneID: r.PhoneID, PhoneNumber: r.PhoneNumber,
+		FromNumber: r.FromNumber, ToNumber: r.ToNumber, Body: r.Body, Direction: core.Direction(r.Direction), IsRead: r.IsRead,
+		Status: core.SMSStatus(r.Status), Error: r.Error, ProviderSID: r.ProviderSID, CreatedAt: fromUS(r.CreatedAt)}
+}
+
+const smsColumns = `id, account_id, identity_id, phone_id, phone_number, from_number, to_number, body, direction, is_read,
+	status, error, provider_sid, created_at`
+
+type conversationRow struct {
+	PhoneID       int64  `db:"phone_id"`
+	Counterpart   string `db:"counterpart"`
+	AccountID     string `db:"account_id"`
+	IdentityID    string `db:"identity_id"`
+	PhoneNumber   string `db:"phone_number"`
+	MessageCount  int    `db:"message_count"`
+	UnreadCount   int    `db:"unread_count"`
+	Preview       string `db:"preview"`
+	LastMessageAt int64  `db:"last_message_at"`
+}
+
+func (r conversationRow) core() core.Conversation {
+	return core.Conversation{ID: core.ConversationID(r.PhoneID, r.Counterpart), AccountID: r.AccountID, IdentityID: r.IdentityID,
+		PhoneID: r.PhoneID, PhoneNumber: r.PhoneNumber, Counterpart: r.Counterpart, MessageCount: r.MessageCount,
+		UnreadCount: r.UnreadCount, Preview: r.Preview, LastMessageAt: fromUS(r.LastMessageAt)}
+}
+
+const conversationColumns = `phone_id, counterpart, account_id, identity_id, phone_number, message_count, unread_count,
+	preview, last_message_at`
+
+// SaveSMS inserts the message unless its provider id is known (ON CONFLICT
+// DO NOTHING on the partial unique index), then folds it into its
+// conversation with core.Conversation.Add, in the same transaction.
+func (db *DB) SaveSMS(ctx context.Context, n ports.NewSMS) (core.SMSMessage, bool, error) {
+	m := n.Message
+	created := false
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		err := tx.QueryRowxContext(ctx, db.q(`INSERT INTO sms_messages (account_id, identity_id, phone_id, phone_number, from_number,
+			to_number, counterpart, body, direction, is_read, status, error, provider_sid, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`),
+			m.AccountID, m.IdentityID, m.PhoneID, m.PhoneNumber, m.FromNumber, m.ToNumber, m.Counterpart(), m.Body,
+			string(m.Direction), m.IsRead, string(m.Status), m.Error, m.ProviderSID, us(m.CreatedAt)).Scan(&m.ID)
+		if errors.Is(err, sql.ErrNoRows) {
+			var r smsRow
+			if err := tx.GetContext(ctx, &r, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE provider_sid = ?`), m.ProviderSID); err != nil {
+				return err
+			}
+			m = r.core()
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		created = true
+		c := core.Conversation{PhoneID: m.PhoneID, Counterpart: m.Counterpart(), AccountID: m.AccountID, IdentityID: m.IdentityID, PhoneNumber: m.PhoneNumber}
+		var r conversationRow
+		err = tx.GetContext(ctx, &r, db.q(`SELECT `+conversationColumns+` FROM sms_conversations
+			WHERE phone_id = ? AND counterpart = ?`+db.forUpdate()), m.PhoneID, m.Counterpart())
+		switch {
+		case err == nil:
+			c = r.core()
+		case errors.Is(err, sql.ErrNoRows):
+			if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO sms_conversations (phone_id, counterpart, account_id, identity_id,
+				phone_number) VALUES (?, ?, ?, ?, ?)`), c.PhoneID, c.Counterpart, c.AccountID, c.IdentityID, c.PhoneNumber); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+		c.Add(m)
+		if err := db.writeConversation(ctx, tx, c); err != nil {
+			return err
+		}
+		if ct := n.Correspondent; ct != nil {
+			if _, err := tx.ExecContext(ctx, db.q(insertContact+` ON CONFLICT DO NOTHING`), contactArgs(*ct)...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return m, created, err
+}
+
+func (db *DB) writeConversation(ctx context.Context, tx *sqlx.Tx, c core.Conversation) error {
+	_, err := tx.ExecContext(ctx, db.q(`UPDATE sms_conversations SET message_count = ?, unread_count = ?, preview = ?, last_message_at = ?
+		WHERE phone_id = ? AND counterpart = ?`), c.MessageCount, c.UnreadCount, c.Preview, us(c.LastMessageAt), c.PhoneID, c.Counterpart)
+	return err
+}
+
+func (db *DB) SMS(ctx context.Context, accountID string, id int64) (core.SMSMessage, error) {
+	var r smsRow
+	err := db.get(ctx, &r, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE id = ? AND account_id = ?`), id, accountID)
+	return r.core(), notFound(err, "Message")
+}
+
+func (db *DB) SMSList(ctx context.Context, f ports.SMSFilter) ([]core.SMSMessage, error) {
+	if f.Scope.Empty {
+		return nil, nil
+	}
+	var w where
+	w.scope(f.Scope)
+	if f.Direction != "" {
+		w.add("direction = ?", string(f.Direction))
+	}
+	if f.IsRead != nil {
+		w.add("is_read = ?", *f.IsRead)
+	}
+	if f.PhoneID != 0 {
+		w.add("phone_id = ?", f.PhoneID)
+	}
+	if f.Counterpart != "" {
+		w.add("counterpart = ?", f.Counterpart)
+	}
+	order := " ORDER BY created_at DESC, id DESC"
+	if f.Oldest {
+		order = " ORDER BY created_at, id"
+	}
+	var rows []smsRow
+	err := db.sel(ctx, &rows, db.q(`SELECT `+smsColumns+` FROM sms_messages`+w.sql()+order), w.args...)
+	return toCore(rows), err
+}
+
+func (db *DB) SetSMSRead(ctx context.Context, accountID string, id int64, read bool) error {
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		var m smsRow
+		if err := tx.GetContext(ctx, &m, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE id = ? AND account_id = ?`+db.forUpdate()), id, accountID); err != nil {
+			return notFound(err, "Message")
+		}
+		if m.IsRead == read {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, db.q(`UPDATE sms_messages SET is_read = ? WHERE id = ?`), read, id); err != nil {
+			return err
+		}
+		if m.Direction != string(core.Incoming) {
+			return nil
+		}
+		delta := -1
+		if !read {
+			delta = 1
+		}
+		_, err := tx.ExecContext(ctx, db.q(`UPDATE sms_conversations SET unread_count = unread_count + ? WHERE phone_id = ? AND counterpart = ?`),
+			delta, m.PhoneID, m.core().Counterpart())
+		return err
+	})
+}
+
+func (db *DB) UpdateSMSStatus(ctx context.Context, sid string, status core.SMSStatus, errText string) (bool, error) {
+	found := false
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		var current string
+		err := tx.GetContext(ctx, &current, db.q(`SELECT status FROM sms_messages WHERE provider_sid = ?`+db.forUpdate()), sid)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		found = true
+		if core.SMSProgress(status) < core.SMSProgress(core.SMSStatus(current)) {
+			return nil // a late report of an earlier state
+		}
+		_, err = tx.ExecContext(ctx, db.q(`UPDATE sms_messages SET status = ?, error = ? WHERE provider_sid = ?`), string(status), errText, sid)
+		return err
+	})
+	return found, err
+}
+
+func (db *DB) SetSMSProvider(ctx context.Context, id int64, sid string, status core.SMSStatus) error {
+	return db.execOne(ctx, "Message", `UPDATE sms_messages SET provider_sid = ?, status = ? WHERE id = ?`, sid, string(status), id)
+}
+
+// DeleteSMS removes a message and recounts its conversation from what is left.
+func (db *DB) DeleteSMS(ctx context.Context, accountID string, id int64) error {
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		var r smsRow
+		if err := tx.GetContext(ctx, &r, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE id = ? AND account_id = ?`), id, accountID); err != nil {
+			return notFound(err, "Message")
+		}
+		m := r.core()
+		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM sms_messages WHERE id = ?`), id); err != nil {
+			return err
+		}
+		var rest []smsRow
+		if err := tx.SelectContext(ctx, &rest, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE phone_id = ? AND counterpart = ?
+			ORDER BY created_at, id`), m.PhoneID, m.Counterpart()); err != nil {
+			return err
+		}
+		if len(rest) == 0 {
+			_, err := tx.ExecContext(ctx, db.q(`DELETE FROM sms_conversations WHERE phone_id = ? AND counterpart = ?`), m.PhoneID, m.Counterpart())
+			return err
+		}
+		c := core.Conversation{PhoneID: m.PhoneID, Counterpart: m.Counterpart()}
+		for _, o := range rest {
+			c.Add(o.core())
+		}
+		return db.writeConversation(ctx, tx, c)
+	})
+}
+
+func (db *DB) Conversations(ctx context.Context, f ports.ConversationFilter) ([]core.Conversation, error) {
+	if f.Scope.Empty {
+		return nil, nil
+	}
+	var w where
+	w.scope(f.Scope)
+	if f.PhoneID != 0 {
+		w.add("phone_id = ?", f.PhoneID)
+	}
+	if f.HasUnread != nil {
+		if *f.HasUnread {
+			w.add("unread_count > 0")
+		} else {
+			w.add("unread_count = 0")
+		}
+	}
+	var rows []conversationRow
+	err := db.sel(ctx, &rows, db.q(`SELECT `+conversationColumns+` FROM sms_conversations`+w.sql()+
+		` ORDER BY last_message_at DESC, phone_id, counterpart`), w.args...)
+	return toCore(rows), err
+}
+
+func (db *DB) Conversation(ctx context.Context, accountID string, phoneID int64, counterpart string) (core.Conversation, error) {
+	var r conversationRow
+	err := db.get(ctx, &r, db.q(`SELECT `+conversationColumns+` FROM sms_conversations
+		WHERE phone_id = ? AND counterpart = ? AND account_id = ?`), phoneID, counterpart, accountID)
+	return r.core(), notFound(err, "Conversation")
+}
+
+type voiceRow struct {
+	IdentityID  string `db:"identity_id"`
+	AccountID   string `db:"account_id"`
+	ResponseURL string `db:"response_url"`
+	Method      string `db:"method"`
+	Enabled     bool   `db:"enabled"`
+	UpdatedAt   int64  `db:"updated_at"`
+}
+
+func (db *DB) VoiceAgent(ctx context.Context, accountID, identityID string) (core.VoiceAgent, error) {
+	var r voiceRow
+	err := db.get(ctx, &r, db.q(`SELECT identity_id, account_id, response_url, method, enabled, updated_at FROM voice_agents
+		WHERE identity_id = ? AND account_id = ?`), identityID, accountID)
+	if err != nil {
+		return core.VoiceAgent{}, notFound(err, "Voice agent")
+	}
+	return core.VoiceAgent{IdentityID: r.IdentityID, AccountID: r.AccountID, ResponseURL: r.ResponseURL, Method: r.Method,
+		Enabled: r.Enabled, UpdatedAt: fromUS(r.UpdatedAt)}, nil
+}
+
+func (db *DB) SaveVoiceAgent(ctx context.Context, v core.VoiceAgent) error {
+	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO voice_agents (identity_id, account_id, response_url, method, enabled, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (identity_id) DO UPDATE SET response_url = excluded.response_url,
+		method = excluded.method, enabled = excluded.enabled, updated_at = excluded.updated_at`),
+		v.IdentityID, v.AccountID, v.ResponseURL, v.Method, v.Enabled, us(v.UpdatedAt))
+	return err
+}

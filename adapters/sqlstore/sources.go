@@ -1,0 +1,102 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+type sourceRow struct {
+	ID          string        `db:"id"`
+	AccountID   string        `db:"account_id"`
+	IdentityID  string        `db:"identity_id"`
+	InboxID     int64         `db:"inbox_id"`
+	Host        string        `db:"host"`
+	Port        int           `db:"port"`
+	Username    string        `db:"username"`
+	Password    []byte        `db:"password"`
+	TLS         string        `db:"tls"`
+	Folder      string        `db:"folder"`
+	UIDValidity int64         `db:"uid_validity"`
+	LastUID     int64         `db:"last_uid"`
+	Connected   bool          `db:"connected"`
+	LastError   string        `db:"last_error"`
+	LastSyncAt  sql.NullInt64 `db:"last_sync_at"`
+	CreatedAt   int64         `db:"created_at"`
+	UpdatedAt   int64         `db:"updated_at"`
+}
+
+func (r sourceRow) core() ports.StoredMailSource {
+	return ports.StoredMailSource{
+		Source: core.MailSource{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, InboxID: r.InboxID,
+			Host: r.Host, Port: r.Port, Username: r.Username, TLS: core.SourceTLS(r.TLS), Folder: r.Folder,
+			Progress: core.SourceProgress{UIDValidity: uint32(r.UIDValidity), LastUID: uint32(r.LastUID),
+				Connected: r.Connected, LastError: r.LastError, LastSyncAt: fromNullUS(r.LastSyncAt)},
+			CreatedAt: fromUS(r.CreatedAt), UpdatedAt: fromUS(r.UpdatedAt)},
+		Password: r.Password,
+	}
+}
+
+const sourceColumns = `id, account_id, identity_id, inbox_id, host, port, username, password, tls, folder,
+	uid_validity, last_uid, connected, last_error, last_sync_at, created_at, updated_at`
+
+func (db *DB) SaveMailSource(ctx context.Context, s ports.StoredMailSource) error {
+	m, p := s.Source, s.Source.Progress
+	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO mail_sources (`+sourceColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET host = excluded.host, port = excluded.port, username = excluded.username,
+			password = excluded.password, tls = excluded.tls, folder = excluded.folder, uid_validity = excluded.uid_validity,
+			last_uid = excluded.last_uid, connected = excluded.connected, last_error = excluded.last_error,
+			last_sync_at = excluded.last_sync_at, updated_at = excluded.updated_at`),
+		m.ID, m.AccountID, m.IdentityID, m.InboxID, m.Host, m.Port, m.Username, s.Password, string(m.TLS), m.Folder,
+		int64(p.UIDValidity), int64(p.LastUID), p.Connected, p.LastError, nullUS(p.LastSyncAt), us(m.CreatedAt), us(m.UpdatedAt))
+	return err
+}
+
+func (db *DB) MailSource(ctx context.Context, accountID string, inboxID int64) (ports.StoredMailSource, error) {
+	var r sourceRow
+	err := db.r.GetContext(ctx, &r, db.q(`SELECT `+sourceColumns+` FROM mail_sources WHERE inbox_id = ? AND account_id = ?`), inboxID, accountID)
+	return r.core(), notFound(err, "Mail source")
+}
+
+func (db *DB) AllMailSources(ctx context.Context) ([]ports.StoredMailSource, error) {
+	var rows []sourceRow
+	err := db.r.SelectContext(ctx, &rows, `SELECT `+sourceColumns+` FROM mail_sources ORDER BY id`)
+	return toCore(rows), err
+}
+
+func (db *DB) DeleteMailSource(ctx context.Context, accountID string, inboxID int64) error {
+	return db.execOne(ctx, "Mail source", `DELETE FROM mail_sources WHERE inbox_id = ? AND account_id = ?`, inboxID, accountID)
+}
+
+func (db *DB) SaveSourceProgress(ctx context.Context, id string, version time.Time, p core.SourceProgress) (bool, error) {
+	res, err := db.w.ExecContext(ctx, db.q(`UPDATE mail_sources SET uid_validity = ?, last_uid = ?, connected = ?, last_error = ?,
+		last_sync_at = ? WHERE id = ? AND updated_at = ?`),
+		int64(p.UIDValidity), int64(p.LastUID), p.Connected, p.LastError, nullUS(p.LastSyncAt), id, us(version))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+func (db *DB) MailboxEntries(ctx context.Context, inboxID int64, dir core.Direction) ([]ports.MailboxEntry, error) {
+	var rows []struct {
+		ID        int64 `db:"id"`
+		IsRead    bool  `db:"is_read"`
+		Size      int64 `db:"size"`
+		CreatedAt int64 `db:"created_at"`
+	}
+	// length() of a blob is its size in bytes in both dialects.
+	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT m.id, m.is_read, length(s.raw) AS size, m.created_at
+		FROM email_messages m JOIN email_sources s ON s.message_id = m.id
+		WHERE m.inbox_id = ? AND m.direction = ? ORDER BY m.id`), inboxID, string(dir))
+	out := make([]ports.MailboxEntry, len(rows))
+	for i, r := range rows {
+		out[i] = ports.MailboxEntry{ID: r.ID, IsRead: r.IsRead, Size: r.Size, CreatedAt: fromUS(r.CreatedAt)}
+	}
+	return out, err
+}

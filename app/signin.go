@@ -1,0 +1,185 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Token lifetimes (docs/api.md).
+const (
+	AccessTokenLifetime  = 15 * time.Minute
+	RefreshTokenLifetime = 7 * 24 * time.Hour
+	// SessionLifetime bounds a sign-in on the verification page.
+	SessionLifetime = 12 * time.Hour
+)
+
+// TokenPrincipalPrefix stands where a key's visible prefix would be for a
+// request made with a bearer token.
+const TokenPrincipalPrefix = "jwt"
+
+// TokenPair is what a password sign-in answers.
+type TokenPair struct {
+	Access  string
+	Refresh string
+}
+
+var (
+	// errBadCredentials is the one answer to a wrong email or password,
+	// whichever it was.
+	errBadCredentials = core.Unauthorized("No active account found with the given credentials.")
+	errBadToken       = core.Unauthorized("Token is invalid or expired.")
+)
+
+// ErrNoExternalSignIn answers every use of the provider when none is configured.
+var ErrNoExternalSignIn = core.NotFound("Sign-in through an OpenID Connect provider is not configured.")
+
+// Login checks an email and password and issues an access and a refresh token.
+func (s *Auth) Login(ctx context.Context, email, password string) (TokenPair, error) {
+	acct, err := s.checkPassword(ctx, email, password)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	access, err := s.issue(acct, ports.AccessToken, AccessTokenLifetime)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	refresh, err := s.issue(acct, ports.RefreshToken, RefreshTokenLifetime)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	return TokenPair{Access: access, Refresh: refresh}, nil
+}
+
+// Refresh trades a refresh token for a new access token.
+func (s *Auth) Refresh(ctx context.Context, refresh string) (string, error) {
+	acct, err := s.verifyToken(ctx, refresh, ports.RefreshToken)
+	if err != nil {
+		return "", err
+	}
+	return s.issue(acct, ports.AccessToken, AccessTokenLifetime)
+}
+
+// SignIn checks an email and password on the verification page and opens
+// a session there.
+func (s *Auth) SignIn(ctx context.Context, email, password string) (string, error) {
+	acct, err := s.checkPassword(ctx, email, password)
+	if err != nil {
+		return "", err
+	}
+	return s.issue(acct, ports.SessionToken, SessionLifetime)
+}
+
+// Session resolves a session to its account. A session ends when it
+// expires, when the account's password changes, or with the account.
+func (s *Auth) Session(ctx context.Context, session string) (core.Account, error) {
+	return s.verifyToken(ctx, session, ports.SessionToken)
+}
+
+// checkPassword finds the account of email and checks its password. An
+// unknown email costs the same work and gets the same answer as a wrong
+// password, so neither the answer nor its timing tells whether it exists.
+func (s *Auth) checkPassword(ctx context.Context, email, password string) (core.Account, error) {
+	if s.deps.Hasher == nil {
+		return core.Account{}, errors.New("no password hasher configured")
+	}
+	var acct core.Account
+	if normalized, err := core.NormalizeEmail("email", email); err == nil {
+		if acct, err = s.deps.Store.AccountByEmail(ctx, normalized); err != nil && !isNotFound(err) {
+			return core.Account{}, err
+		}
+	}
+	// With no account, or an account without a password, the hash is empty:
+	// the hasher then checks against a decoy, which never matches.
+	if !s.deps.Hasher.Verify(password, acct.PasswordHash) || acct.ID == "" {
+		return core.Account{}, errBadCredentials
+	}
+	return acct, nil
+}
+
+func (s *Auth) issue(acct core.Account, kind ports.TokenKind, lifetime time.Duration) (string, error) {
+	if s.deps.Tokens == nil {
+		return "", errors.New("no token signer configured")
+	}
+	now := s.now()
+	return s.deps.Tokens.Sign(ports.TokenClaims{Kind: kind, AccountID: acct.ID, Stamp: acct.SecurityStamp(), IssuedAt: now, ExpiresAt: now.Add(lifetime)})
+}
+
+// verifyToken checks a token of one kind and returns its account, which
+// must still exist with the password the token was issued under.
+func (s *Auth) verifyToken(ctx context.Context, token string, kind ports.TokenKind) (core.Account, error) {
+	if s.deps.Tokens == nil {
+		return core.Account{}, errBadToken
+	}
+	c, err := s.deps.Tokens.Verify(token, s.now())
+	if err != nil || c.Kind != kind {
+		return core.Account{}, errBadToken
+	}
+	acct, err := s.deps.Store.Account(ctx, c.AccountID)
+	if isNotFound(err) {
+		return core.Account{}, errBadToken
+	}
+	if err != nil {
+		return core.Account{}, err
+	}
+	if acct.SecurityStamp() != c.Stamp {
+		return core.Account{}, errBadToken
+	}
+	return acct, nil
+}
+
+// authenticateToken resolves a bearer access token: it acts for its
+// account with the rights of a management key.
+func (s *Auth) authenticateToken(ctx context.Context, token string) (core.Principal, error) {
+	acct, err := s.verifyToken(ctx, token, ports.AccessToken)
+	if err != nil {
+		return core.Principal{}, err
+	}
+	return core.Principal{AccountID: acct.ID, KeyType: core.KeyManagement, KeyPrefix: TokenPrincipalPrefix}, nil
+}
+
+// ExternalProvider names the configured sign-in provider; "" when none is.
+func (s *Auth) ExternalProvider() string {
+	if s.deps.ExternalSignIn == nil {
+		return ""
+	}
+	return s.deps.ExternalSignIn.Name()
+}
+
+// ExternalSignInURL is where to send a browser to sign in with the provider.
+func (s *Auth) ExternalSignInURL(ctx context.Context, state, nonce, verifier string) (string, error) {
+	if s.deps.ExternalSignIn == nil {
+		return "", ErrNoExternalSignIn
+	}
+	return s.deps.ExternalSignIn.AuthCodeURL(ctx, state, nonce, verifier)
+}
+
+// ExternalSignIn completes a sign-in through the provider and opens a
+// session for the account whose email address the provider has verified:
+// the verified address is the link between the two.
+func (s *Auth) ExternalSignIn(ctx context.Context, code, nonce, verifier string) (string, error) {
+	if s.deps.ExternalSignIn == nil {
+		return "", ErrNoExternalSignIn
+	}
+	p := s.deps.ExternalSignIn
+	who, err := p.Exchange(ctx, code, nonce, verifier)
+	if err != nil {
+		return "", err
+	}
+	email, err := core.NormalizeEmail("email", who.Email)
+	if err != nil || !who.EmailVerified {
+		return "", core.Forbidden("%s has not confirmed an email address for this sign-in, so it cannot be linked to an account. Sign in with your password instead.", p.Name())
+	}
+	acct, err := s.deps.Store.AccountByEmail(ctx, email)
+	if isNotFound(err) {
+		return "", core.Forbidden("No account uses %s. Sign in with your password, or ask the administrator to create the account.", email)
+	}
+	if err != nil {
+		return "", err
+	}
+	s.deps.Log.Info("signed in through the provider", "account", acct.ID, "issuer", who.Issuer, "subject", who.Subject)
+	return s.issue(acct, ports.SessionToken, SessionLifetime)
+}

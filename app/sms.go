@@ -1,0 +1,229 @@
+package app
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// SMS sends and receives text messages (spec §4).
+type SMS struct{ *base }
+
+// Send sends body to a number from the identity's phone: the identity key's
+// own, or ?identity= for a management key (400 without it). It answers 404
+// when the identity has no phone. The message is stored before the
+// provider is asked, and removed again when the provider refuses or is
+// down, so an error means nothing was sent or kept.
+func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body string) (core.SMSMessage, error) {
+	identityID, err := p.Scope(requested).Single("identity")
+	if err != nil {
+		return core.SMSMessage{}, err
+	}
+	if err := core.ValidateSMS(to, body); err != nil {
+		return core.SMSMessage{}, err
+	}
+	phone, err := s.deps.Store.PhoneOfIdentity(ctx, p.AccountID, identityID)
+	if isNotFound(err) {
+		if _, err := s.deps.Store.Identity(ctx, p.AccountID, identityID); err != nil {
+			return core.SMSMessage{}, err
+		}
+		return core.SMSMessage{}, core.NotFound("This identity has no phone number; provision one first.")
+	}
+	if err != nil {
+		return core.SMSMessage{}, err
+	}
+	m := core.SMSMessage{AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneID: phone.ID, PhoneNumber: phone.Number,
+		FromNumber: phone.Number, ToNumber: to, Body: body, Direction: core.Outgoing, IsRead: true, Status: core.SMSQueued, CreatedAt: s.now()}
+	m, _, err = s.deps.Store.SaveSMS(ctx, ports.NewSMS{Message: m})
+	if err != nil {
+		return core.SMSMessage{}, err
+	}
+	sent, err := s.deps.Telephony.SendSMS(ctx, ports.SendSMS{From: phone.Number, To: to, Body: body,
+		StatusCallbackURL: s.deps.PublicURL + StatusWebhookPath})
+	if err != nil {
+		if derr := s.deps.Store.DeleteSMS(context.WithoutCancel(ctx), m.AccountID, m.ID); derr != nil {
+			s.deps.Log.Error("sms: removing a message the provider refused failed", "message", m.ID, "err", derr)
+		}
+		return core.SMSMessage{}, onField(err, "to")
+	}
+	// The provider may already have reported on the message (the
+	// simulator delivers at once); a report never moves a status back.
+	if err := s.deps.Store.SetSMSProvider(ctx, m.ID, sent.SID, sent.Status); err != nil {
+		return core.SMSMessage{}, err
+	}
+	m.ProviderSID, m.Status = sent.SID, sent.Status
+	return m, nil
+}
+
+// InboundSMS is a text message a provider hands us.
+type InboundSMS struct {
+	From, To, Body string
+	SID            string // the provider's id, which makes a repeated report harmless
+}
+
+// Receive stores an inbound message for the identity that owns the number
+// it was sent to, and records a new sender as an auto contact. A message for
+// a number we do not own is acknowledged and logged: retrying it would
+// never help.
+func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, error) {
+	phone, err := s.deps.Store.PhoneByNumber(ctx, in.To)
+	if isNotFound(err) {
+		s.deps.Log.Warn("sms: a message for a number we do not own was dropped", "to", in.To, "sid", in.SID)
+		return core.SMSMessage{}, nil
+	}
+	if err != nil {
+		return core.SMSMessage{}, err
+	}
+	now := s.now()
+	m := core.SMSMessage{AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneID: phone.ID, PhoneNumber: phone.Number,
+		FromNumber: in.From, ToNumber: phone.Number, Body: in.Body, Direction: core.Incoming, Status: core.SMSReceived,
+		ProviderSID: in.SID, CreatedAt: now}
+	n := ports.NewSMS{Message: m}
+	if core.IsE164(in.From) {
+		c := core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneNumber: in.From,
+			Source: core.ContactAuto, CreatedAt: now, UpdatedAt: now}
+		n.Correspondent = &c
+	}
+	stored, _, err := s.deps.Store.SaveSMS(ctx, n)
+	return stored, err
+}
+
+// VerifyProviderRequest checks a provider webhook's signature over the
+// public URL it called and its form parameters.
+func (s *SMS) VerifyProviderRequest(fullURL string, params url.Values, signature string) error {
+	if signature == "" || !s.deps.Telephony.VerifyWebhook(fullURL, params, signature) {
+		return core.Forbidden("The request signature is missing or invalid.")
+	}
+	return nil
+}
+
+// StatusReport records a provider's delivery report for a message we sent.
+func (s *SMS) StatusReport(ctx context.Context, sid, status, errorCode, errorMessage string) error {
+	st, ok := core.ParseSMSStatus(status)
+	if sid == "" || !ok {
+		return core.Invalid(core.NonFieldErrors, "MessageSid and a known MessageStatus are required.")
+	}
+	errText := strings.TrimSpace(strings.Join([]string{errorCode, errorMessage}, " "))
+	found, err := s.deps.Store.UpdateSMSStatus(ctx, sid, st, errText)
+	if err == nil && !found {
+		s.deps.Log.Warn("sms: a status report for an unknown message was dropped", "sid", sid, "status", status)
+	}
+	return err
+}
+
+// Simulate injects an inbound message through the simulator, for trying
+// the whole flow without a provider. It needs a management key, the
+// simulator, and a number of the caller's own account.
+func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body string) (core.SMSMessage, error) {
+	if err := requireManagement(p); err != nil {
+		return core.SMSMessage{}, err
+	}
+	if s.deps.Telephony.Name() != "sim" {
+		return core.SMSMessage{}, core.NotFound("The telephony simulator is not in use (CALLSIGN_TELEPHONY is not sim).")
+	}
+	var problems core.Problems
+	if !core.IsE164(from) {
+		problems.Add("From", "Enter a phone number in E.164 form.")
+	}
+	if strings.TrimSpace(body) == "" {
+		problems.Add("Body", "This field may not be blank.")
+	}
+	if err := problems.Err(); err != nil {
+		return core.SMSMessage{}, err
+	}
+	phone, err := s.deps.Store.PhoneByNumber(ctx, to)
+	if isNotFound(err) || err == nil && phone.AccountID != p.AccountID {
+		return core.SMSMessage{}, core.NotFound("No number of this account is %q.", to)
+	}
+	if err != nil {
+		return core.SMSMessage{}, err
+	}
+	sid, err := core.RandomToken(s.deps.Random, 16)
+	if err != nil {
+		return core.SMSMessage{}, err
+	}
+	return s.Receive(ctx, InboundSMS{From: from, To: to, Body: body, SID: "SMsim" + sid})
+}
+
+// List lists messages in scope, newest first.
+func (s *SMS) List(ctx context.Context, p core.Principal, requested string, dir core.Direction, isRead *bool) ([]core.SMSMessage, error) {
+	return s.deps.Store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(requested), Direction: dir, IsRead: isRead})
+}
+
+// Get shows one message in scope.
+func (s *SMS) Get(ctx context.Context, p core.Principal, id int64) (core.SMSMessage, error) {
+	m, err := s.deps.Store.SMS(ctx, p.AccountID, id)
+	if err != nil {
+		return m, err
+	}
+	if !p.Scope("").Allows(m.AccountID, m.IdentityID) {
+		return core.SMSMessage{}, core.NotFound("Message not found.")
+	}
+	return m, nil
+}
+
+// SetRead marks a message read or unread.
+func (s *SMS) SetRead(ctx context.Context, p core.Principal, id int64, read bool) (core.SMSMessage, error) {
+	m, err := s.Get(ctx, p, id)
+	if err != nil || m.IsRead == read {
+		return m, err
+	}
+	if err := s.deps.Store.SetSMSRead(ctx, p.AccountID, id, read); err != nil {
+		return m, err
+	}
+	m.IsRead = read
+	return m, nil
+}
+
+// Conversations lists conversation summaries in scope, latest first. phone
+// narrows them to one of our numbers, by its id or its E.164 number.
+func (s *SMS) Conversations(ctx context.Context, p core.Principal, requested string, hasUnread *bool, phone string) ([]core.Conversation, error) {
+	f := ports.ConversationFilter{Scope: p.Scope(requested), HasUnread: hasUnread}
+	if phone != "" {
+		id, err := s.phoneFilter(ctx, p, phone)
+		if err != nil || id == 0 {
+			return nil, err
+		}
+		f.PhoneID = id
+	}
+	return s.deps.Store.Conversations(ctx, f)
+}
+
+// phoneFilter resolves the phone filter; 0 when no number of the caller's matches.
+func (s *SMS) phoneFilter(ctx context.Context, p core.Principal, phone string) (int64, error) {
+	if !strings.HasPrefix(phone, "+") {
+		if id, err := strconv.ParseInt(phone, 10, 64); err == nil && id > 0 {
+			return id, nil
+		}
+	}
+	if !core.IsE164(phone) {
+		return 0, core.Invalid("phone", "Pass a phone number id or an E.164 number.")
+	}
+	n, err := s.deps.Store.PhoneByNumber(ctx, phone)
+	if isNotFound(err) || err == nil && n.AccountID != p.AccountID {
+		return 0, nil
+	}
+	return n.ID, err
+}
+
+// Conversation shows a conversation and its messages, oldest first. A
+// malformed id is 400, a missing one 404.
+func (s *SMS) Conversation(ctx context.Context, p core.Principal, id string) (core.Conversation, []core.SMSMessage, error) {
+	phoneID, counterpart, ok := core.ParseConversationID(id)
+	if !ok {
+		return core.Conversation{}, nil, core.Invalid("conversation_id", "A conversation id is {phone_id}_{E.164 number}, such as 12_+14155550100.")
+	}
+	c, err := s.deps.Store.Conversation(ctx, p.AccountID, phoneID, counterpart)
+	if err != nil {
+		return c, nil, err
+	}
+	if !p.Scope("").Allows(c.AccountID, c.IdentityID) {
+		return core.Conversation{}, nil, core.NotFound("Conversation not found.")
+	}
+	msgs, err := s.deps.Store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(""), PhoneID: phoneID, Counterpart: counterpart, Oldest: true})
+	return c, msgs, err
+}

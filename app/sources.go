@@ -1,0 +1,170 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Sources feeds inboxes from mailboxes that already exist elsewhere: an
+// inbox may name one IMAP folder whose mail is pulled and delivered as if
+// it had arrived over SMTP. The settings are kept here; the workers that
+// pull (the IMAP adapter) come back for the settings, to deliver and to
+// record how far they got.
+type Sources struct {
+	*base
+	mail   *Mail
+	cipher ports.Cipher
+	// changed nudges the workers after a source is added, changed or removed.
+	changed chan struct{}
+}
+
+// SourceInput is the body of a PUT; nil means absent.
+type SourceInput struct {
+	Host, Username, Password, TLS, Folder *string
+	Port                                  *int
+}
+
+// Put creates or replaces the source of an inbox the caller may see, and
+// reports whether it created it. Absent fields take their defaults, except
+// the password: the API never shows it, so a replacement may leave it out
+// to keep the stored one. The delivery cursor survives a change that reads
+// the same folder of the same account; otherwise the new folder is read from
+// the start, and Message-IDs keep mail already delivered from coming twice.
+func (s *Sources) Put(ctx context.Context, p core.Principal, inboxID int64, in SourceInput) (core.MailSource, bool, error) {
+	inbox, err := s.mail.Inbox(ctx, p, inboxID)
+	if err != nil {
+		return core.MailSource{}, false, err
+	}
+	existing, err := s.deps.Store.MailSource(ctx, inbox.AccountID, inbox.ID)
+	created := isNotFound(err)
+	if err != nil && !created {
+		return core.MailSource{}, false, err
+	}
+	now := s.now()
+	src := core.MailSource{ID: inbox.UUID, AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID,
+		TLS: core.SourceImplicitTLS, Folder: core.DefaultSourceFolder, CreatedAt: now, UpdatedAt: now}
+	for dst, v := range map[*string]*string{&src.Host: in.Host, &src.Username: in.Username, &src.Folder: in.Folder} {
+		if v != nil {
+			*dst = strings.TrimSpace(*v)
+		}
+	}
+	if in.TLS != nil {
+		src.TLS = core.SourceTLS(strings.ToLower(strings.TrimSpace(*in.TLS)))
+	}
+	src.Port = core.DefaultSourcePort(src.TLS)
+	if in.Port != nil {
+		src.Port = *in.Port
+	}
+	if in.Password != nil {
+		src.Password = *in.Password
+	} else if !created {
+		if src.Password, err = s.openPassword(existing); err != nil {
+			return core.MailSource{}, false, err
+		}
+	}
+	if err := core.ValidateMailSource(src); err != nil {
+		return core.MailSource{}, false, err
+	}
+	if !created {
+		src.CreatedAt = existing.Source.CreatedAt
+		// UpdatedAt is the version workers check their settings against: it must move.
+		if !src.UpdatedAt.After(existing.Source.UpdatedAt) {
+			src.UpdatedAt = existing.Source.UpdatedAt.Add(time.Microsecond)
+		}
+		if src.SameMailbox(existing.Source) {
+			src.Progress.UIDValidity, src.Progress.LastUID = existing.Source.Progress.UIDValidity, existing.Source.Progress.LastUID
+		}
+	}
+	sealed, err := s.cipher.Seal([]byte(src.Password), aad("mail_sources", "password", src.ID))
+	if err != nil {
+		return core.MailSource{}, false, err
+	}
+	src.Password = "" // stores see it sealed only
+	if err := s.deps.Store.SaveMailSource(ctx, ports.StoredMailSource{Source: src, Password: sealed}); err != nil {
+		return core.MailSource{}, false, err
+	}
+	s.nudge()
+	return src, created, nil
+}
+
+// Get shows an inbox's source, without its password.
+func (s *Sources) Get(ctx context.Context, p core.Principal, inboxID int64) (core.MailSource, error) {
+	inbox, err := s.mail.Inbox(ctx, p, inboxID)
+	if err != nil {
+		return core.MailSource{}, err
+	}
+	stored, err := s.deps.Store.MailSource(ctx, inbox.AccountID, inbox.ID)
+	return stored.Source, err
+}
+
+// Delete removes an inbox's source; its worker stops. Mail already pulled stays.
+func (s *Sources) Delete(ctx context.Context, p core.Principal, inboxID int64) error {
+	inbox, err := s.mail.Inbox(ctx, p, inboxID)
+	if err != nil {
+		return err
+	}
+	if err := s.deps.Store.DeleteMailSource(ctx, inbox.AccountID, inbox.ID); err != nil {
+		return err
+	}
+	s.nudge()
+	return nil
+}
+
+func (s *Sources) nudge() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Changed signals that this process added, changed or removed a source.
+// Other instances' changes show in Active, which workers read now and then.
+func (s *Sources) Changed() <-chan struct{} { return s.changed }
+
+func (s *Sources) openPassword(stored ports.StoredMailSource) (string, error) {
+	pw, err := s.cipher.Open(stored.Password, aad("mail_sources", "password", stored.Source.ID))
+	return string(pw), err
+}
+
+// Active lists every source with its password, for the workers. A source
+// whose password cannot be opened (its vault key is gone) is left out and
+// logged.
+func (s *Sources) Active(ctx context.Context) ([]core.MailSource, error) {
+	stored, err := s.deps.Store.AllMailSources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]core.MailSource, 0, len(stored))
+	for _, st := range stored {
+		src := st.Source
+		if src.Password, err = s.openPassword(st); err != nil {
+			s.deps.Log.Error("mail source: the stored password cannot be opened", "source", src.ID, "err", err)
+			continue
+		}
+		out = append(out, src)
+	}
+	return out, nil
+}
+
+// Deliver stores a message pulled from src in its inbox through the inbound
+// path (threads, attachments, contacts as for SMTP). A message the inbox
+// already holds (by Message-ID) is not stored again, which makes a pull
+// that is repeated after a crash or a UIDVALIDITY change harmless.
+func (s *Sources) Deliver(ctx context.Context, src core.MailSource, raw []byte) error {
+	inbox, err := s.deps.Store.Inbox(ctx, src.InboxID)
+	if err != nil {
+		return err
+	}
+	_, err = s.mail.Deliver(ctx, InboundMail{Inboxes: []core.Inbox{inbox}, Raw: raw, Dedupe: true})
+	return err
+}
+
+// Record saves a worker's progress. It reports false when the source was
+// changed or removed since src was read: the worker is out of date and stops.
+func (s *Sources) Record(ctx context.Context, src core.MailSource, p core.SourceProgress) (bool, error) {
+	return s.deps.Store.SaveSourceProgress(ctx, src.ID, src.UpdatedAt, p)
+}

@@ -1,0 +1,381 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/app"
+)
+
+const ownerPassword = "correct horse battery staple"
+
+// shiftClock is the wall clock plus an offset a test can move, to expire things.
+type shiftClock struct{ offset atomic.Int64 }
+
+func (c *shiftClock) Now() time.Time { return time.Now().UTC().Add(time.Duration(c.offset.Load())) }
+
+func (c *shiftClock) shift(d time.Duration) { c.offset.Add(int64(d)) }
+
+// startPublic runs the service on a port chosen first, so that its base URL
+// (in the verification URIs it hands out) is the address it listens on.
+// Device polling is every second, to keep tests short.
+func startPublic(t *testing.T, d sqlstore.Dialect, env map[string]string, tune ...func(*app.Deps)) *running {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	e := map[string]string{"CALLSIGN_HTTP_ADDR": addr, "CALLSIGN_BASE_URL": "http://" + addr}
+	for k, v := range env {
+		e[k] = v
+	}
+	tune = append([]func(*app.Deps){func(d *app.Deps) { d.DevicePollInterval = time.Second }}, tune...)
+	return start(t, d, e, tune...)
+}
+
+// owner creates an account with a password through the CLI.
+func (r *running) owner(email string) {
+	r.t.Helper()
+	if _, errOut, code := r.cli(ownerPassword+"\n", "account", "create", "--email", email, "--password-stdin"); code != 0 {
+		r.t.Fatalf("account create: %s", errOut)
+	}
+}
+
+// configHome points the user's config directory at a fresh one.
+func configHome(t *testing.T) string {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	t.Setenv("HOME", dir)
+	return filepath.Join(dir, "callsign", "credentials.json")
+}
+
+type loginResult struct {
+	code   int
+	out    string
+	errOut string
+}
+
+var pageURLLine = regexp.MustCompile(`(?m)^  (http\S+user_code=\S+)$`)
+
+// loginInBackground runs `callsign login` and returns the page URL it
+// prints, and its result once it ends.
+func (r *running) loginInBackground() (string, <-chan loginResult) {
+	r.t.Helper()
+	pr, pw := io.Pipe()
+	exited := make(chan loginResult, 1)
+	go func() {
+		var errOut strings.Builder
+		code := run([]string{"login", "--server", r.env["CALLSIGN_BASE_URL"], "--name", "e2e test"}, strings.NewReader(""), pw, &errOut, func(string) string { return "" })
+		pw.Close()
+		exited <- loginResult{code: code, errOut: errOut.String()}
+	}()
+	pageURLs, output := make(chan string, 1), make(chan string, 1)
+	go func() {
+		var out strings.Builder
+		for lines := bufio.NewScanner(pr); lines.Scan(); {
+			out.WriteString(lines.Text() + "\n")
+			if m := pageURLLine.FindStringSubmatch(lines.Text()); m != nil {
+				pageURLs <- m[1]
+			}
+		}
+		output <- out.String()
+	}()
+	done := make(chan loginResult, 1)
+	go func() {
+		res := <-exited
+		res.out = <-output
+		done <- res
+	}()
+	select {
+	case u := <-pageURLs:
+		return u, done
+	case res := <-done:
+		r.t.Fatalf("login printed no page URL: %s %s", res.out, res.errOut)
+	}
+	return "", nil
+}
+
+func waitLogin(t *testing.T, done <-chan loginResult) loginResult {
+	t.Helper()
+	select {
+	case res := <-done:
+		return res
+	case <-time.After(30 * time.Second):
+		t.Fatal("callsign login did not finish")
+	}
+	return loginResult{}
+}
+
+// pageClient is a person on the verification page without a browser: an
+// HTTP client with cookies that submits the page's forms.
+type pageClient struct {
+	t    *testing.T
+	http *http.Client
+}
+
+func newPageClient(t *testing.T) *pageClient {
+	jar, _ := cookiejar.New(nil)
+	return &pageClient{t: t, http: &http.Client{Jar: jar, Timeout: 10 * time.Second}}
+}
+
+var csrfInput = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+func (p *pageClient) get(u string) (int, string) {
+	p.t.Helper()
+	res, err := p.http.Get(u)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
+}
+
+// submit posts the form fields with the CSRF token of page (a redirect is followed).
+func (p *pageClient) submit(pageURL, page string, fields url.Values) (int, string) {
+	p.t.Helper()
+	m := csrfInput.FindStringSubmatch(page)
+	if m == nil {
+		p.t.Fatalf("no form on the page:\n%s", page)
+	}
+	fields.Set("csrf_token", m[1])
+	u, _ := url.Parse(pageURL)
+	u.RawQuery = ""
+	res, err := p.http.PostForm(u.String(), fields)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
+}
+
+// approve signs in on the page and approves with a new identity.
+func (p *pageClient) approve(pageURL, email, identityName string) {
+	p.t.Helper()
+	code := regexp.MustCompile(`user_code=([A-Z-]+)`).FindStringSubmatch(pageURL)[1]
+	_, page := p.get(pageURL)
+	status, page := p.submit(pageURL, page, url.Values{"action": {"signin"}, "user_code": {code}, "email": {email}, "password": {ownerPassword}})
+	if status != 200 || !strings.Contains(page, code) {
+		p.t.Fatalf("after signing in: %d\n%s", status, page)
+	}
+	status, page = p.submit(pageURL, page, url.Values{"action": {"approve"}, "user_code": {code}, "identity": {"new"}, "identity_name": {identityName}})
+	if status != 200 || !strings.Contains(page, "Device connected") {
+		p.t.Fatalf("approving: %d\n%s", status, page)
+	}
+}
+
+// storedKeys reads what login saved for the server.
+func storedKeys(t *testing.T, path, server string) deviceKeys {
+	t.Helper()
+	info, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := os.Stat(filepath.Dir(path))
+	if info.Mode().Perm() != 0o600 || dir.Mode().Perm() != 0o700 {
+		t.Fatalf("credentials mode %v, directory %v", info.Mode(), dir.Mode())
+	}
+	data, _ := os.ReadFile(path)
+	var creds credentials
+	if err := json.Unmarshal(data, &creds); err != nil {
+		t.Fatal(err)
+	}
+	return creds.Servers[server].deviceKeys
+}
+
+func TestLoginCommand(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		r := startPublic(t, d, nil)
+		r.owner("owner@example.com")
+		credentials := configHome(t)
+		pageURL, done := r.loginInBackground()
+		newPageClient(t).approve(pageURL, "owner@example.com", "CLI Agent")
+		res := waitLogin(t, done)
+		if res.code != 0 || !strings.Contains(res.out, `Logged in to `+r.baseURL+` as identity "CLI Agent"`) {
+			t.Fatalf("login: %d %s %s", res.code, res.out, res.errOut)
+		}
+		keys := storedKeys(t, credentials, r.baseURL)
+		var who struct {
+			KeyType  string `json:"key_type"`
+			Identity string
+		}
+		if s := r.call("GET", "/api/health/whoami/", keys.IdentityKey, nil, &who); s != 200 || who.KeyType != "identity" || who.Identity != keys.Identity.UUID {
+			t.Fatalf("identity key: %d %+v", s, who)
+		}
+		if s := r.call("GET", "/api/health/whoami/", keys.ManagementKey, nil, &who); s != 200 || who.KeyType != "management" {
+			t.Fatalf("management key: %d %+v", s, who)
+		}
+		if strings.Contains(res.out+res.errOut, keys.IdentityKey) || strings.Contains(res.out+res.errOut, keys.ManagementKey) {
+			t.Fatal("login printed a key")
+		}
+
+		// A second login, denied this time, keeps the first server's keys.
+		pageURL, done = r.loginInBackground()
+		p := newPageClient(t)
+		code := regexp.MustCompile(`user_code=([A-Z-]+)`).FindStringSubmatch(pageURL)[1]
+		_, page := p.get(pageURL)
+		_, page = p.submit(pageURL, page, url.Values{"action": {"signin"}, "user_code": {code}, "email": {"owner@example.com"}, "password": {ownerPassword}})
+		if status, page := p.submit(pageURL, page, url.Values{"action": {"deny"}, "user_code": {code}}); status != 200 || !strings.Contains(page, "denied") {
+			t.Fatalf("deny: %d %s", status, page)
+		}
+		if res := waitLogin(t, done); res.code != 1 || !strings.Contains(res.errOut, "denied") {
+			t.Fatalf("denied login: %d %s", res.code, res.errOut)
+		}
+		if storedKeys(t, credentials, r.baseURL).IdentityKey != keys.IdentityKey {
+			t.Fatal("a denied login changed the stored keys")
+		}
+	})
+}
+
+func TestLoginCommandUsage(t *testing.T) {
+	for _, args := range [][]string{{"login"}, {"login", "--server", "ftp://x"}, {"login", "--server", "http://x/?a=b"}} {
+		var out, errOut strings.Builder
+		if code := run(args, strings.NewReader(""), &out, &errOut, func(string) string { return "" }); code != 2 {
+			t.Errorf("%v: exit %d, %s", args, code, errOut.String())
+		}
+	}
+}
+
+// TestLoginPollsPolitely runs the client's polling against a scripted
+// server and records every wait instead of sleeping.
+func TestLoginPollsPolitely(t *testing.T) {
+	script := []func(w http.ResponseWriter){
+		oauthAnswer("authorization_pending"),
+		oauthAnswer("slow_down"),
+		func(w http.ResponseWriter) {
+			w.Header().Set("Retry-After", "9")
+			w.WriteHeader(http.StatusTooManyRequests)
+			fmt.Fprint(w, `{"detail": "Request was throttled. Expected available in 9 seconds."}`)
+		},
+		func(w http.ResponseWriter) { http.Error(w, "upstream down", http.StatusBadGateway) },
+		oauthAnswer("authorization_pending"),
+		func(w http.ResponseWriter) {
+			fmt.Fprint(w, `{"management_key": "svc_mgmt_x", "identity_key": "svc_id_x", "identity": {"uuid": "u", "name": "n", "inbox": "n@x"}}`)
+		},
+	}
+	var polls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ParseForm() != nil || r.PostForm.Get("device_code") != "dc" || r.PostForm.Get("grant_type") != deviceGrantType {
+			http.Error(w, "bad poll", http.StatusTeapot)
+			return
+		}
+		script[polls.Add(1)-1](w)
+	}))
+	defer srv.Close()
+	var waits []time.Duration
+	dc := &deviceClient{base: srv.URL, http: srv.Client(), wait: func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return nil
+	}}
+	keys, err := dc.poll(context.Background(), deviceStart{DeviceCode: "dc", Interval: 2, ExpiresIn: 900})
+	if err != nil || keys.IdentityKey != "svc_id_x" {
+		t.Fatalf("poll: %+v %v", keys, err)
+	}
+	// 2 s, pending: 2 s, slow_down: 7 s from then on, 429: Retry-After 9 s,
+	// 502: twice the interval, pending: the interval.
+	want := []time.Duration{2, 2, 7, 9, 14, 7}
+	for i := range want {
+		want[i] *= time.Second
+	}
+	if fmt.Sprint(waits) != fmt.Sprint(want) {
+		t.Fatalf("waits %v, want %v", waits, want)
+	}
+
+	for answer, message := range map[string]string{"access_denied": "denied", "expired_token": "expired", "invalid_grant": "refused"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { oauthAnswer(answer)(w) }))
+		dc := &deviceClient{base: srv.URL, http: srv.Client(), wait: func(context.Context, time.Duration) error { return nil }}
+		if _, err := dc.poll(context.Background(), deviceStart{DeviceCode: "dc", Interval: 1}); err == nil || !strings.Contains(err.Error(), message) {
+			t.Errorf("%s: %v", answer, err)
+		}
+		srv.Close()
+	}
+}
+
+func oauthAnswer(code string) func(http.ResponseWriter) {
+	return func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error": %q, "error_description": "x"}`, code)
+	}
+}
+
+func TestPasswordSignInEndToEnd(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		r := start(t, d, nil)
+		r.owner("owner@example.com")
+		var pair struct{ Access, Refresh string }
+		if s := r.call("POST", "/api/auth/token/", "", map[string]string{"email": "owner@example.com", "password": ownerPassword}, &pair); s != 200 {
+			t.Fatalf("sign in: %d", s)
+		}
+		if len(strings.Split(pair.Access, ".")) != 3 {
+			t.Fatalf("the access token is not a JWT: %q", pair.Access)
+		}
+		var who struct {
+			KeyType   string `json:"key_type"`
+			KeyPrefix string `json:"key_prefix"`
+		}
+		if s := r.call("GET", "/api/health/whoami/", pair.Access, nil, &who); s != 200 || who.KeyType != "management" || who.KeyPrefix != "jwt" {
+			t.Fatalf("whoami: %d %+v", s, who)
+		}
+		var refreshed struct{ Access string }
+		if s := r.call("POST", "/api/auth/token/refresh/", "", map[string]string{"refresh": pair.Refresh}, &refreshed); s != 200 || refreshed.Access == "" {
+			t.Fatalf("refresh: %d", s)
+		}
+		// The generated signing key is kept in the data directory, for the owner only.
+		if info, err := os.Stat(filepath.Join(r.env["CALLSIGN_DATA_DIR"], "jwt.key")); err != nil || info.Mode().Perm() != 0o600 {
+			t.Fatalf("jwt.key: %v %v", info, err)
+		}
+
+		// A new password ends the tokens; so does deleting the account.
+		if _, errOut, code := r.cli("another long password\n", "account", "set-password", "--account", "owner@example.com", "--password-stdin"); code != 0 {
+			t.Fatal(errOut)
+		}
+		if s := r.call("GET", "/api/health/whoami/", refreshed.Access, nil, nil); s != 401 {
+			t.Fatalf("a token after a new password: %d", s)
+		}
+		if s := r.call("POST", "/api/auth/token/", "", map[string]string{"email": "owner@example.com", "password": "another long password"}, &pair); s != 200 {
+			t.Fatalf("sign in with the new password: %d", s)
+		}
+		if _, errOut, code := r.cli("", "account", "delete", "--account", "owner@example.com"); code != 0 {
+			t.Fatal(errOut)
+		}
+		if s := r.call("GET", "/api/health/whoami/", pair.Access, nil, nil); s != 401 {
+			t.Fatalf("a token of a deleted account: %d", s)
+		}
+	})
+}
+
+func TestConfiguredJWTSecretIsShared(t *testing.T) {
+	secret := strings.Repeat("shared-secret-", 3)
+	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_JWT_SECRET": secret})
+	r.owner("owner@example.com")
+	var pair struct{ Access string }
+	r.call("POST", "/api/auth/token/", "", map[string]string{"email": "owner@example.com", "password": ownerPassword}, &pair)
+	if _, err := os.Stat(filepath.Join(r.env["CALLSIGN_DATA_DIR"], "jwt.key")); !os.IsNotExist(err) {
+		t.Fatalf("a key file was made although CALLSIGN_JWT_SECRET is set: %v", err)
+	}
+	// Another instance with the same secret and database accepts the token.
+	other := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_JWT_SECRET": secret, "CALLSIGN_DATABASE_URL": r.env["CALLSIGN_DATABASE_URL"]})
+	if s := other.call("GET", "/api/health/whoami/", pair.Access, nil, nil); s != 200 {
+		t.Fatalf("the other instance: %d", s)
+	}
+}

@@ -1,0 +1,109 @@
+package core
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"strings"
+	"time"
+)
+
+// DeviceGrantStatus is where a device authorization stands.
+type DeviceGrantStatus string
+
+const (
+	DevicePending  DeviceGrantStatus = "pending"  // waiting for a person on the verification page
+	DeviceApproved DeviceGrantStatus = "approved" // approved; the client's next poll receives keys
+	DeviceDenied   DeviceGrantStatus = "denied"
+	DeviceRedeemed DeviceGrantStatus = "redeemed" // the keys were handed out; the device code is spent
+)
+
+// DeviceGrant is one OAuth 2.0 device authorization (RFC 8628): a client
+// asked for keys and polls while a person approves or denies the request on
+// the verification page.
+type DeviceGrant struct {
+	ID string // uuid
+	// DeviceCodeHash is the SHA-256 of the device code (HashKey); the code
+	// itself is a bearer secret, shown to the client once.
+	DeviceCodeHash []byte
+	UserCode       string // normalized: UserCodeLength characters of UserCodeAlphabet
+	ClientName     string
+	Status         DeviceGrantStatus
+	AccountID      string // set once decided
+	IdentityID     string // set once approved
+	// Interval is how long the client must wait between polls; slow_down adds to it.
+	Interval     time.Duration
+	CreatedAt    time.Time
+	ExpiresAt    time.Time
+	LastPolledAt *time.Time
+}
+
+// Expired reports whether the grant can no longer be approved or redeemed.
+func (g DeviceGrant) Expired(now time.Time) bool { return !now.Before(g.ExpiresAt) }
+
+// UserCodeAlphabet is RFC 8628 §6.1's: twenty consonants, so a code spells
+// no word and has no 0/O or 1/I to confuse.
+const UserCodeAlphabet = "BCDFGHJKLMNPQRSTVWXZ"
+
+// UserCodeLength gives 20^8 ≈ 2.6·10^10 codes (about 34 bits), enough for
+// codes that live 15 minutes behind sign-in and a limit on wrong guesses.
+const UserCodeLength = 8
+
+// NewUserCode draws a user code from random (a crypto source).
+func NewUserCode(random io.Reader) (string, error) {
+	return RandomString(random, UserCodeLength, UserCodeAlphabet)
+}
+
+// NormalizeUserCode reads a code as a person types it: any case, with or
+// without the dash and spaces. It reports false when the text cannot be a code.
+func NormalizeUserCode(typed string) (string, bool) {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(typed) {
+		switch {
+		case r == '-' || r == ' ' || r == '\t':
+		case strings.ContainsRune(UserCodeAlphabet, r):
+			b.WriteRune(r)
+		default:
+			return "", false
+		}
+	}
+	if b.Len() != UserCodeLength {
+		return "", false
+	}
+	return b.String(), true
+}
+
+// FormatUserCode shows a normalized code as people read it: XXXX-XXXX.
+func FormatUserCode(code string) string {
+	if len(code) != UserCodeLength {
+		return code
+	}
+	return code[:UserCodeLength/2] + "-" + code[UserCodeLength/2:]
+}
+
+// OAuth error codes of RFC 6749 §5.2 and RFC 8628 §3.5.
+const (
+	OAuthAuthorizationPending = "authorization_pending"
+	OAuthSlowDown             = "slow_down"
+	OAuthAccessDenied         = "access_denied"
+	OAuthExpiredToken         = "expired_token"
+	OAuthInvalidGrant         = "invalid_grant"
+	OAuthInvalidRequest       = "invalid_request"
+	OAuthUnsupportedGrantType = "unsupported_grant_type"
+)
+
+// OAuthError is an answer of the device token endpoint. OAuth clients read
+// the RFC's own shape, {"error": code}, so it is not a Kind of Error.
+type OAuthError struct {
+	Code        string
+	Description string
+}
+
+func (e *OAuthError) Error() string { return e.Code + ": " + e.Description }
+
+// SecurityStamp changes whenever the account's password does. Signed
+// tokens and sessions carry it, so setting a new password ends them all.
+func (a Account) SecurityStamp() string {
+	sum := sha256.Sum256([]byte("callsign-stamp:" + a.PasswordHash))
+	return hex.EncodeToString(sum[:8])
+}

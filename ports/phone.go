@@ -1,0 +1,71 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/callsign/callsign/core"
+)
+
+// NewSMS is a text message to store, with the contact to record for a new
+// sender.
+type NewSMS struct {
+	Message       core.SMSMessage
+	Correspondent *core.Contact
+}
+
+// SMSFilter narrows the SMS list. Empty fields do not filter.
+type SMSFilter struct {
+	Scope       core.Scope
+	Direction   core.Direction
+	IsRead      *bool
+	PhoneID     int64
+	Counterpart string
+	// Oldest lists oldest first (a conversation); the default is newest first.
+	Oldest bool
+}
+
+// ConversationFilter narrows the conversation summaries.
+type ConversationFilter struct {
+	Scope     core.Scope
+	HasUnread *bool
+	PhoneID   int64
+}
+
+// PhoneStore keeps phone numbers, text messages, their conversations and
+// voice-agent settings.
+type PhoneStore interface {
+	// CreatePhone stores a provisioned number; an identity has at most one
+	// (a clash on "identity_id"), a number belongs to one identity ("number").
+	CreatePhone(ctx context.Context, p core.PhoneNumber) (int64, error)
+	Phone(ctx context.Context, accountID string, id int64) (core.PhoneNumber, error)
+	// PhoneByNumber finds a number across accounts, for provider webhooks.
+	PhoneByNumber(ctx context.Context, number string) (core.PhoneNumber, error)
+	PhoneOfIdentity(ctx context.Context, accountID, identityID string) (core.PhoneNumber, error)
+	// Phones lists numbers in scope, oldest first.
+	Phones(ctx context.Context, scope core.Scope) ([]core.PhoneNumber, error)
+
+	// SaveSMS stores a message and updates its conversation in one
+	// transaction. A message whose ProviderSID is already stored is not
+	// stored again: the stored one comes back with created false.
+	SaveSMS(ctx context.Context, m NewSMS) (stored core.SMSMessage, created bool, err error)
+	SMS(ctx context.Context, accountID string, id int64) (core.SMSMessage, error)
+	SMSList(ctx context.Context, f SMSFilter) ([]core.SMSMessage, error)
+	// SetSMSRead marks a message read or unread and keeps its conversation's count.
+	SetSMSRead(ctx context.Context, accountID string, id int64, read bool) error
+	// UpdateSMSStatus records a provider's delivery report; a status never
+	// moves back (a late "sent" after "delivered" is ignored). It reports
+	// whether a message has that SID.
+	UpdateSMSStatus(ctx context.Context, providerSID string, status core.SMSStatus, errText string) (bool, error)
+	// SetSMSProvider records the provider's id and status of a message just sent.
+	SetSMSProvider(ctx context.Context, id int64, providerSID string, status core.SMSStatus) error
+	// DeleteSMS removes a message that never left (its send failed).
+	DeleteSMS(ctx context.Context, accountID string, id int64) error
+
+	// Conversations lists summaries, latest activity first.
+	Conversations(ctx context.Context, f ConversationFilter) ([]core.Conversation, error)
+	Conversation(ctx context.Context, accountID string, phoneID int64, counterpart string) (core.Conversation, error)
+
+	// VoiceAgent is an identity's setting, NotFound when never saved.
+	VoiceAgent(ctx context.Context, accountID, identityID string) (core.VoiceAgent, error)
+	SaveVoiceAgent(ctx context.Context, v core.VoiceAgent) error
+}
