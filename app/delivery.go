@@ -93,6 +93,12 @@ func (s *Mail) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMes
 	if err != nil {
 		return nil, err
 	}
+	now := s.now()
+	for _, nm := range mails {
+		if c := nm.Correspondent; c != nil {
+			s.known.add(c.IdentityID, c.Email, now)
+		}
+	}
 	inboxes := make([]int64, len(stored))
 	for i, m := range stored {
 		inboxes[i] = m.InboxID
@@ -129,12 +135,13 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 		Direction: core.Incoming, CreatedAt: now,
 	}
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, Dedupe: in.Dedupe}
+	// The bytes stay in the source, which is stored anyway.
 	for i, part := range parsed.Attachments {
 		nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
 			Attachment: core.Attachment{ID: s.deps.IDs.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,
 				Filename: part.Filename, ContentType: part.ContentType, Size: int64(len(part.Content)),
 				Inline: part.Inline, ContentID: part.ContentID, CreatedAt: now},
-			Content: parsed.Attachments[i].Content,
+			InSource: true, Position: i,
 		})
 	}
 	if strings.EqualFold(from, inbox.Email) || s.known.has(inbox.IdentityID, from, now) {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -249,7 +250,42 @@ func (s *Mail) Attachment(ctx context.Context, p core.Principal, id string) (por
 	if !p.Scope("").Allows(a.AccountID, a.IdentityID) {
 		return ports.AttachmentContent{}, core.NotFound("Attachment not found.")
 	}
-	return a, nil
+	if !a.InSource {
+		return a, nil
+	}
+	parts, err := s.sourceParts(ctx, a.AccountID, a.MessageID)
+	if err != nil {
+		return a, err
+	}
+	return a, fillFromSource(&a, parts)
+}
+
+// sourceParts reads the attachments of a stored message from its source.
+func (s *Mail) sourceParts(ctx context.Context, accountID string, messageID int64) ([]ports.MailPart, error) {
+	raw, err := s.deps.Store.RawMessage(ctx, accountID, messageID)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := s.mail.Parser.Parse(raw)
+	return parsed.Attachments, err
+}
+
+// fillFromSource gives a its bytes from its message's parts: the part at its
+// position, or failing that (a parser that lists parts otherwise) the one
+// with its name and size.
+func fillFromSource(a *ports.AttachmentContent, parts []ports.MailPart) error {
+	match := func(p ports.MailPart) bool { return p.Filename == a.Filename && int64(len(p.Content)) == a.Size }
+	if a.Position < len(parts) && match(parts[a.Position]) {
+		a.Content = parts[a.Position].Content
+		return nil
+	}
+	for _, p := range parts {
+		if match(p) {
+			a.Content = p.Content
+			return nil
+		}
+	}
+	return fmt.Errorf("attachment %s (%q) is not in its message's source", a.ID, a.Filename)
 }
 
 // Upload stores a file to attach to a message later.

@@ -112,12 +112,18 @@ func (s *Mail) Forward(ctx context.Context, p core.Principal, id int64, in SendI
 		}
 		d.html = htmlBody + "<br><br><div>" + strings.ReplaceAll(html.EscapeString(header), "\n", "<br>") + "</div><br>" + origHTML
 	}
-	for _, a := range orig.Attachments {
-		full, err := s.deps.Store.Attachment(ctx, p.AccountID, a.ID)
+	if len(orig.Attachments) > 0 {
+		parts, err := s.sourceParts(ctx, orig.AccountID, orig.ID)
 		if err != nil {
 			return core.EmailMessage{}, err
 		}
-		d.attachments = append(d.attachments, full)
+		for i, a := range orig.Attachments {
+			full := ports.AttachmentContent{Attachment: a, InSource: true, Position: i}
+			if err := fillFromSource(&full, parts); err != nil {
+				return core.EmailMessage{}, err
+			}
+			d.attachments = append(d.attachments, full)
+		}
 	}
 	return s.queue(ctx, p, d, in.AttachmentIDs, &problems)
 }
@@ -285,8 +291,10 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 		Outbox: &ports.OutboxEntry{AccountID: m.AccountID, EnvelopeFrom: d.inbox.Email,
 			Recipients:  uniqueAddrs(append(append(append([]string(nil), d.to...), d.cc...), d.bcc...), func(string) bool { return false }),
 			NextAttempt: now, GiveUpAt: now.Add(s.mail.Retry.GiveUpAfter)}}
-	for _, a := range d.attachments {
+	// The composed source carries the bytes; the records point into it.
+	for i, a := range d.attachments {
 		a.ID, a.MessageID, a.CreatedAt = s.deps.IDs.NewUUID(), 0, now
+		a.Size, a.InSource, a.Position, a.Content = int64(len(a.Content)), true, i, nil
 		nm.Attachments = append(nm.Attachments, a)
 	}
 	stored, err := s.save(ctx, []ports.NewMail{nm})

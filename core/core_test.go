@@ -160,3 +160,16 @@ func TestDomainHost(t *testing.T) {
 		}
 	}
 }
+
+func TestPreview(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                          "",
+		"  Hello,\r\n\r\n  world  ": "Hello, world",
+		strings.Repeat("ab ", 100):  strings.TrimSpace(strings.Repeat("ab ", 67)),
+		strings.Repeat("é", 300):    strings.Repeat("é", PreviewLength),
+	} {
+		if got := Preview(in); got != want || len([]rune(got)) > PreviewLength {
+			t.Errorf("Preview(%.20q) = %q, want %q", in, got, want)
+		}
+	}
+}

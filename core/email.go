@@ -3,6 +3,7 @@ package core
 import (
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Direction says which way a message went.
@@ -89,13 +90,29 @@ type Thread struct {
 // PreviewLength is how many characters of the text body a summary shows.
 const PreviewLength = 200
 
-// Preview is the start of a text body on one line.
+// Preview is the start of a text body on one line: runs of white space
+// become one space. It reads only as far as it needs.
 func Preview(text string) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if r := []rune(text); len(r) > PreviewLength {
-		return string(r[:PreviewLength])
+	var b strings.Builder
+	n, space := 0, false
+	for _, r := range text {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			if n++; n > PreviewLength {
+				break
+			}
+			b.WriteByte(' ')
+			space = false
+		}
+		if n++; n > PreviewLength {
+			break
+		}
+		b.WriteRune(r)
 	}
-	return text
+	return b.String()
 }
 
 // replyPrefixes are the reply and forward markers mail clients put in front

@@ -186,10 +186,15 @@ type NewMail struct {
 	Dedupe bool
 }
 
-// AttachmentContent is an attachment with its bytes.
+// AttachmentContent is an attachment with its bytes. The attachments of a
+// stored message are not stored twice: their bytes stay in the message's
+// source, InSource is set, Content is empty and Position says which of the
+// source's parts it is (counted as the MailParser lists them).
 type AttachmentContent struct {
 	core.Attachment
-	Content []byte
+	Content  []byte
+	InSource bool
+	Position int
 }
 
 // OutboxEntry is a message waiting to leave.

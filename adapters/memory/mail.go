@@ -76,9 +76,13 @@ func (s *Store) SaveMail(_ context.Context, mails []ports.NewMail) ([]core.Email
 		}
 		m.ID = s.nextID()
 		m.Attachments = nil
-		for _, a := range nm.Attachments {
-			a.MessageID = m.ID
-			a.Size = int64(len(a.Content))
+		for i, a := range nm.Attachments {
+			a.MessageID, a.Position = m.ID, i
+			if a.InSource {
+				a.Content = nil
+			} else {
+				a.Size = int64(len(a.Content))
+			}
 			t.attachments[a.ID] = &a
 			m.Attachments = append(m.Attachments, a.Attachment)
 		}

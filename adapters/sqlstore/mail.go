@@ -103,16 +103,18 @@ type attachmentRow struct {
 	Inline      bool          `db:"inline"`
 	ContentID   string        `db:"content_id"`
 	CreatedAt   int64         `db:"created_at"`
+	Position    int           `db:"position"`
+	InSource    bool          `db:"in_source"`
 	Content     []byte        `db:"content"`
 }
 
 func (r attachmentRow) core() ports.AttachmentContent {
 	return ports.AttachmentContent{Attachment: core.Attachment{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID,
 		MessageID: r.MessageID.Int64, Filename: r.Filename, ContentType: r.ContentType, Size: r.Size, Inline: r.Inline,
-		ContentID: r.ContentID, CreatedAt: fromUS(r.CreatedAt)}, Content: r.Content}
+		ContentID: r.ContentID, CreatedAt: fromUS(r.CreatedAt)}, Content: r.Content, InSource: r.InSource, Position: r.Position}
 }
 
-const attachmentMeta = "id, account_id, identity_id, message_id, filename, content_type, size, inline, content_id, created_at"
+const attachmentMeta = "id, account_id, identity_id, message_id, filename, content_type, size, inline, content_id, created_at, position, in_source"
 
 func (db *DB) Message(ctx context.Context, accountID string, id int64) (core.EmailMessage, error) {
 	var r messageRow
@@ -296,11 +298,17 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 	return toCore(rows), err
 }
 
+// insertAttachment stores an attachment; one whose bytes stay in its
+// message's source is stored without them.
 func (db *DB) insertAttachment(ctx context.Context, tx sqlx.ExecerContext, a ports.AttachmentContent, messageID int64, position int) error {
 	msg := sql.NullInt64{Int64: messageID, Valid: messageID != 0}
+	content, size := a.Content, int64(len(a.Content))
+	if a.InSource {
+		content, size = []byte{}, a.Size
+	}
 	_, err := tx.ExecContext(ctx, db.q(`INSERT INTO attachments (id, account_id, identity_id, message_id, position, filename,
-		content_type, size, inline, content_id, content, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		a.ID, a.AccountID, a.IdentityID, msg, position, a.Filename, a.ContentType, int64(len(a.Content)), a.Inline, a.ContentID, a.Content, us(a.CreatedAt))
+		content_type, size, inline, content_id, content, created_at, in_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		a.ID, a.AccountID, a.IdentityID, msg, position, a.Filename, a.ContentType, size, a.Inline, a.ContentID, content, us(a.CreatedAt), a.InSource)
 	return err
 }
 

@@ -291,7 +291,10 @@ func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
 		if err := db.insertAttachment(ctx, mt, a, m.ID, i); err != nil {
 			return m, err
 		}
-		a.MessageID, a.Size = m.ID, int64(len(a.Content))
+		a.MessageID = m.ID
+		if !a.InSource {
+			a.Size = int64(len(a.Content))
+		}
 		m.Attachments = append(m.Attachments, a.Attachment)
 	}
 	thread.Add(m)

@@ -131,6 +131,26 @@ func init() {
 			_, err = f.s.Attachment(f.ctx, other.ID, att.ID)
 			wantKind(t, err, core.KindNotFound)
 		}},
+		testCase{"mail/attachments kept in the source are stored without their bytes", func(t *testing.T, f *fixture) {
+			a := f.account()
+			ident, in := f.identity(a.ID)
+			nm := incoming(in, "src@x", "In source", f.tick(), "")
+			for i, name := range []string{"one.txt", "two.txt"} {
+				nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
+					Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, Filename: name,
+						ContentType: "text/plain", Size: int64(10 + i), CreatedAt: f.now},
+					InSource: true, Position: i})
+			}
+			stored := f.save(nm)[0]
+			if len(stored.Attachments) != 2 || stored.Attachments[1].Size != 11 {
+				t.Fatalf("stored %+v", stored.Attachments)
+			}
+			got, err := f.s.Attachment(f.ctx, a.ID, stored.Attachments[1].ID)
+			f.must(err)
+			if !got.InSource || got.Position != 1 || len(got.Content) != 0 || got.Size != 11 || got.MessageID != stored.ID {
+				t.Fatalf("read back %+v (content %d bytes)", got.Attachment, len(got.Content))
+			}
+		}},
 		testCase{"mail/creation times are strictly increasing per account", func(t *testing.T, f *fixture) {
 			a := f.account()
 			_, in := f.identity(a.ID)
