@@ -19,10 +19,13 @@ test:
 	$(GO) test -tags $(TAGS) -race -count=1 ./...
 
 # Benchmarks: Go benchmarks over real sockets and both databases (PostgreSQL
-# when CALLSIGN_TEST_POSTGRES_URL is set). BENCH narrows them, e.g. BENCH=Identity.
+# when CALLSIGN_TEST_POSTGRES_URL is set; BENCH narrows them, e.g.
+# BENCH=Identity), then SMTP ingest and cursor polling measured with the
+# team's load generator against the real binary (scripts/bench-smtp.sh).
 BENCH ?= .
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench '$(BENCH)' -count=1 ./...
+	scripts/bench-smtp.sh
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \

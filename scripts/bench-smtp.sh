@@ -4,7 +4,7 @@
 # binary: SQLite always, PostgreSQL when CALLSIGN_TEST_POSTGRES_URL is set.
 #
 #   scripts/bench-smtp.sh            # every case
-#   N=3000 scripts/bench-smtp.sh     # messages per run
+#   N=3000 RUNS=3 scripts/bench-smtp.sh     # messages per run, runs per case
 #
 # Result lines (JSON) go to bench/results/<date>-smtp.jsonl and a Markdown
 # summary is printed at the end.
@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 
 SMTPLOAD_DIR=${SMTPLOAD_DIR:-../shared/tools/smtpload}
 N=${N:-3000}
+RUNS=${RUNS:-3}
 FILL=${FILL:-100000}
 HTTP_PORT=${HTTP_PORT:-18080}
 SMTP_PORT=${SMTP_PORT:-12525}
@@ -70,8 +71,10 @@ for dialect in $dialects; do
   start_server "$dialect"
   for attach in 0 20; do
     for c in 1 4 16; do
-      ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$N" -c "$c" -attach-kb "$attach" -rcpt "$RCPTS" \
-        -label "$dialect c=$c attach=${attach}KiB" -json | tee -a "$out"
+      for _ in $(seq "$RUNS"); do
+        ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$N" -c "$c" -attach-kb "$attach" -rcpt "$RCPTS" \
+          -label "$dialect c=$c attach=${attach}KiB" -json | tee -a "$out"
+      done
     done
   done
   # The cursor-polling read with FILL messages stored: fill, then time
@@ -82,8 +85,10 @@ for dialect in $dialects; do
   fi
   cursor=$(curl -sf "http://127.0.0.1:$HTTP_PORT/api/email-messages/?limit=1&offset=$((FILL - 50))" -H "Authorization: Bearer $KEY" |
     sed 's/.*"created_dt":"\([^"]*\)".*/\1/')
-  ./bin/smtpload -n 0 -label "$dialect created_after, $FILL stored" -json -probe-n 500 -probe-min-bytes 1000 \
-    -auth "Bearer $KEY" -http-probe "http://127.0.0.1:$HTTP_PORT/api/email-messages/?created_after=$cursor" | tee -a "$out"
+  for _ in $(seq "$RUNS"); do
+    ./bin/smtpload -n 0 -label "$dialect created_after, $FILL stored" -json -probe-n 500 -probe-min-bytes 1000 \
+      -auth "Bearer $KEY" -http-probe "http://127.0.0.1:$HTTP_PORT/api/email-messages/?created_after=$cursor" | tee -a "$out"
+  done
   stop_server
 done
 

@@ -249,23 +249,30 @@ func (s *server) getMessage(c *gin.Context) (int, any, error) {
 	return http.StatusOK, s.viewMessage(m), err
 }
 
-// updateMessage changes is_read, the one mutable field; PUT requires it.
-// Other fields a client sends back are read-only and ignored.
+// readReadFlag reads the body of a PUT or PATCH on a message: is_read is
+// its one mutable field, and PUT requires it. Other fields a client sends
+// back are read-only and ignored. nil means leave the message as it is.
+func readReadFlag(c *gin.Context, replace bool) (*bool, error) {
+	in, err := readInput(c)
+	if err != nil {
+		return nil, err
+	}
+	read := in.boolean("is_read")
+	if read == nil && replace && !in.problems.Has("is_read") {
+		in.problems.Add("is_read", "This field is required.")
+	}
+	return read, in.err()
+}
+
+// updateMessage marks an email message read or unread.
 func (s *server) updateMessage(replace bool) handler {
 	return func(c *gin.Context) (int, any, error) {
 		id, err := pathID(c, "id", "Message")
 		if err != nil {
 			return 0, nil, err
 		}
-		in, err := readInput(c)
+		read, err := readReadFlag(c, replace)
 		if err != nil {
-			return 0, nil, err
-		}
-		read := in.boolean("is_read")
-		if read == nil && replace && !in.problems.Has("is_read") {
-			in.problems.Add("is_read", "This field is required.")
-		}
-		if err := in.err(); err != nil {
 			return 0, nil, err
 		}
 		var m core.EmailMessage

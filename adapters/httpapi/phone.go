@@ -158,22 +158,15 @@ func (s *server) getSMS(c *gin.Context) (int, any, error) {
 	return http.StatusOK, viewSMS(m), err
 }
 
-// updateSMS changes is_read, the one mutable field; PUT requires it.
+// updateSMS marks a text message read or unread.
 func (s *server) updateSMS(replace bool) handler {
 	return func(c *gin.Context) (int, any, error) {
 		id, err := pathID(c, "id", "Message")
 		if err != nil {
 			return 0, nil, err
 		}
-		in, err := readInput(c)
+		read, err := readReadFlag(c, replace)
 		if err != nil {
-			return 0, nil, err
-		}
-		read := in.boolean("is_read")
-		if read == nil && replace && !in.problems.Has("is_read") {
-			in.problems.Add("is_read", "This field is required.")
-		}
-		if err := in.err(); err != nil {
 			return 0, nil, err
 		}
 		var m core.SMSMessage

@@ -2,17 +2,14 @@ package httpapi
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
 	"fmt"
 	"net/http/httptest"
 	"net/url"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/callsign/callsign/adapters/twilio"
+	"github.com/callsign/callsign/adapters/twilio/twiliotest"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
@@ -214,32 +211,14 @@ func TestVoiceAgent(t *testing.T) {
 	h.do("PATCH", path, map[string]any{"enabled": true}, tn.otherAccount).want(t, 404)
 }
 
-// twilioSignature is Twilio's request signature, computed independently:
-// the URL followed by each POST parameter, sorted by name, name then value,
-// HMAC-SHA1 with the auth token, base64.
-func twilioSignature(token, fullURL string, form url.Values) string {
-	names := make([]string, 0, len(form))
-	for k := range form {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	b := fullURL
-	for _, k := range names {
-		b += k + form.Get(k)
-	}
-	mac := hmac.New(sha1.New, []byte(token))
-	mac.Write([]byte(b))
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
-}
-
 func TestTwilioWebhooks(t *testing.T) {
-	const token = "authtoken0123456789abcdef0123456"
+	const token = twiliotest.AuthToken
 	h := newHarness(t)
 	tn := newTenants(t, h)
 	number := h.provision(tn.mgmt, tn.one) // through the simulator; the webhook below only needs the number
 	tw := newHarnessWith(t, func(d *app.Deps) {
 		d.Store = h.store
-		d.Telephony = twilio.New(twilio.Config{AccountSID: "AC0123456789abcdef0123456789abcdef", AuthToken: token})
+		d.Telephony = twilio.New(twilio.Config{AccountSID: twiliotest.AccountSID, AuthToken: token})
 	})
 	post := func(path string, form url.Values, signature string) *response {
 		req := httptest.NewRequest("POST", path, strings.NewReader(form.Encode()))
@@ -247,8 +226,8 @@ func TestTwilioWebhooks(t *testing.T) {
 		req.Header.Set("X-Twilio-Signature", signature)
 		return tw.serve(req)
 	}
-	in := url.Values{"MessageSid": {"SM0001"}, "From": {"+14155550199"}, "To": {number}, "Body": {"Hello from Twilio"}, "AccountSid": {"AC0123456789abcdef0123456789abcdef"}}
-	good := twilioSignature(token, "http://api.test/webhooks/twilio/sms/", in)
+	in := url.Values{"MessageSid": {"SM0001"}, "From": {"+14155550199"}, "To": {number}, "Body": {"Hello from Twilio"}, "AccountSid": {twiliotest.AccountSID}}
+	good := twiliotest.Signature(token, "http://api.test/webhooks/twilio/sms/", in)
 	res := post("/webhooks/twilio/sms/", in, good).want(t, 200)
 	if !strings.Contains(string(res.Body), "<Response/>") || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/xml") {
 		t.Fatalf("TwiML %q", res.Body)
@@ -261,25 +240,25 @@ func TestTwilioWebhooks(t *testing.T) {
 	tampered.Set("Body", "Hello from someone else")
 	post("/webhooks/twilio/sms/", tampered, good).want(t, 403)
 	post("/webhooks/twilio/sms/", in, "").want(t, 403)
-	post("/webhooks/twilio/sms/", in, twilioSignature(token, "http://evil.test/webhooks/twilio/sms/", in)).want(t, 403)
+	post("/webhooks/twilio/sms/", in, twiliotest.Signature(token, "http://evil.test/webhooks/twilio/sms/", in)).want(t, 403)
 	if l := tw.do("GET", "/api/messages/", nil, tn.keyOne).want(t, 200).list(t); len(l) != 1 || l[0]["provider_sid"] != "SM0001" {
 		t.Fatalf("stored once: %v", l)
 	}
 	// A number that is not ours is acknowledged, not stored.
 	stray := url.Values{"MessageSid": {"SM0002"}, "From": {"+14155550199"}, "To": {"+14155550000"}, "Body": {"?"}}
-	post("/webhooks/twilio/sms/", stray, twilioSignature(token, "http://api.test/webhooks/twilio/sms/", stray)).want(t, 200)
+	post("/webhooks/twilio/sms/", stray, twiliotest.Signature(token, "http://api.test/webhooks/twilio/sms/", stray)).want(t, 200)
 
 	// A delivery report moves an outgoing message forward, never back.
 	sent := h.do("POST", "/api/messages/send/", map[string]any{"to": "+14155550199", "body": "out"}, tn.keyOne).want(t, 201).object(t)
 	for _, st := range []string{"delivered", "sent"} {
 		report := url.Values{"MessageSid": {sent["provider_sid"].(string)}, "MessageStatus": {st}}
-		post("/webhooks/twilio/status/", report, twilioSignature(token, "http://api.test/webhooks/twilio/status/", report)).want(t, 204)
+		post("/webhooks/twilio/status/", report, twiliotest.Signature(token, "http://api.test/webhooks/twilio/status/", report)).want(t, 204)
 	}
 	if m := tw.do("GET", fmt.Sprintf("/api/messages/%v/", sent["id"]), nil, tn.keyOne).want(t, 200).object(t); m["status"] != "delivered" {
 		t.Fatalf("status %v", m)
 	}
 	failed := url.Values{"MessageSid": {sent["provider_sid"].(string)}, "MessageStatus": {"bogus"}}
-	post("/webhooks/twilio/status/", failed, twilioSignature(token, "http://api.test/webhooks/twilio/status/", failed)).want(t, 400)
+	post("/webhooks/twilio/status/", failed, twiliotest.Signature(token, "http://api.test/webhooks/twilio/status/", failed)).want(t, 400)
 }
 
 func TestPhoneScoping(t *testing.T) {

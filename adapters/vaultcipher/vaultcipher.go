@@ -74,7 +74,9 @@ func OpenFile(path string) (*Keyring, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := WriteKeyFile(path, [][]byte{k}); err != nil {
+		// Two processes starting together must not each make a key: the
+		// first file in place wins, and both read it back.
+		if err := writeKeyFile(path, [][]byte{k}, false); err != nil {
 			return nil, err
 		}
 	}
@@ -243,7 +245,12 @@ func ReadKeyFile(path string) ([][]byte, error) {
 }
 
 // WriteKeyFile replaces the key file atomically (mode 0600), current key first.
-func WriteKeyFile(path string, keys [][]byte) error {
+func WriteKeyFile(path string, keys [][]byte) error { return writeKeyFile(path, keys, true) }
+
+// writeKeyFile writes keys to a temporary file and moves it to path:
+// replacing what is there, or only when nothing is (then a file already in
+// place is left as it is).
+func writeKeyFile(path string, keys [][]byte, replace bool) error {
 	var b strings.Builder
 	b.WriteString("# Callsign vault keys, base64, current first. Keep this file secret and backed up.\n")
 	for _, k := range keys {
@@ -272,5 +279,11 @@ func WriteKeyFile(path string, keys [][]byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	if replace {
+		return os.Rename(tmp.Name(), path)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return nil
 }

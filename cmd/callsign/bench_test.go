@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/base64"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,10 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-smtp"
-
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
 	"github.com/callsign/callsign/adapters/twilio"
+	"github.com/callsign/callsign/adapters/twilio/twiliotest"
 	"github.com/callsign/callsign/app"
 )
 
@@ -150,83 +147,18 @@ func BenchmarkSecrets(b *testing.B) {
 	}
 }
 
-// benchMessage is a realistic message: multipart/alternative text and HTML
-// of about 4 KiB, and with attachKB > 0 a base64 attachment of that size,
-// like the team's smtpload generator sends.
-func benchMessage(i, attachKB int, to string) string {
-	para := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit, café naïve.\r\n", 30)
-	var b strings.Builder
-	fmt.Fprintf(&b, "From: Load <load@example.org>\r\nTo: %s\r\nSubject: Message %d\r\nMessage-ID: <%d.%d@bench.example>\r\n", to, i, i, time.Now().UnixNano())
-	b.WriteString("Date: Sat, 21 Nov 2026 08:00:00 +0000\r\nMIME-Version: 1.0\r\n")
-	alt := "--alt\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n" + para + "\r\n" +
-		"--alt\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>" + para + "</p>\r\n--alt--\r\n"
-	if attachKB == 0 {
-		b.WriteString("Content-Type: multipart/alternative; boundary=alt\r\n\r\n" + alt)
-		return b.String()
-	}
-	b.WriteString("Content-Type: multipart/mixed; boundary=mix\r\n\r\n--mix\r\nContent-Type: multipart/alternative; boundary=alt\r\n\r\n" + alt)
-	b.WriteString("--mix\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=\"data.bin\"\r\nContent-Transfer-Encoding: base64\r\n\r\n")
-	enc := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{byte(i)}, attachKB<<10))
-	for len(enc) > 76 {
-		b.WriteString(enc[:76] + "\r\n")
-		enc = enc[76:]
-	}
-	b.WriteString(enc + "\r\n--mix--\r\n")
-	return b.String()
-}
-
-// BenchmarkSMTPIngest delivers messages over loopback SMTP connections and
-// reports throughput and the latency from MAIL FROM to the final 250.
-func BenchmarkSMTPIngest(b *testing.B) {
-	for _, d := range sqlstoretest.Dialects() {
-		b.Run(string(d), func(b *testing.B) {
-			r := start(b, d, nil)
-			mgmt := r.bootstrap("ingest@example.com")
-			var rcpts []string
-			for i := range 4 {
-				var ident struct{ Inbox string }
-				r.call("POST", "/api/identities/", mgmt, map[string]any{"name": fmt.Sprint("agent", i)}, &ident)
-				rcpts = append(rcpts, ident.Inbox)
-			}
-			for _, attach := range []int{0, 20} {
-				for _, c := range []int{1, 4, 16} {
-					b.Run(fmt.Sprintf("attach=%dKiB/conns=%d", attach, c), func(b *testing.B) {
-						clients := make(chan *smtp.Client, c)
-						for range c {
-							cl, err := smtp.Dial(r.svc.smtpLn.Addr().String())
-							if err != nil {
-								b.Fatal(err)
-							}
-							defer cl.Close()
-							clients <- cl
-						}
-						var n atomic.Int64
-						runConcurrent(b, c, func() error {
-							cl := <-clients
-							defer func() { clients <- cl }()
-							i := int(n.Add(1))
-							to := rcpts[i%len(rcpts)]
-							return cl.SendMail("load@example.org", []string{to}, strings.NewReader(benchMessage(i, attach, to)))
-						})
-					})
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkSMS measures the signed Twilio inbound webhook, and listing the
 // SMS conversations of an identity holding 100,000 messages across 1,000
 // conversations.
 func BenchmarkSMS(b *testing.B) {
 	for _, d := range sqlstoretest.Dialects() {
 		b.Run(string(d), func(b *testing.B) {
-			fake := &fakeTwilio{numbers: map[string]url.Values{}}
+			fake := twiliotest.NewServer()
 			srv := httptest.NewServer(fake)
 			defer srv.Close()
-			r := start(b, d, map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": fakeSID, "TWILIO_AUTH_TOKEN": fakeToken},
+			r := start(b, d, map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": twiliotest.AccountSID, "TWILIO_AUTH_TOKEN": twiliotest.AuthToken},
 				func(deps *app.Deps) {
-					deps.Telephony = twilio.New(twilio.Config{AccountSID: fakeSID, AuthToken: fakeToken, APIBaseURL: srv.URL})
+					deps.Telephony = twilio.New(twilio.Config{AccountSID: twiliotest.AccountSID, AuthToken: twiliotest.AuthToken, APIBaseURL: srv.URL})
 				})
 			mgmt := r.bootstrap("sms-bench@example.com")
 			var ident struct{ UUID, Phone string }
@@ -239,11 +171,11 @@ func BenchmarkSMS(b *testing.B) {
 				b.Run(fmt.Sprintf("webhook/clients=%d", c), func(b *testing.B) {
 					runConcurrent(b, c, func() error {
 						n := seq.Add(1)
-						form := url.Values{"MessageSid": {fmt.Sprintf("SMb%d", n)}, "AccountSid": {fakeSID}, "From": {fmt.Sprintf("+1415666%04d", n%1000)},
+						form := url.Values{"MessageSid": {fmt.Sprintf("SMb%d", n)}, "AccountSid": {twiliotest.AccountSID}, "From": {fmt.Sprintf("+1415666%04d", n%1000)},
 							"To": {ident.Phone}, "Body": {"benchmark message"}}
 						req, _ := http.NewRequest("POST", r.baseURL+"/webhooks/twilio/sms/", strings.NewReader(form.Encode()))
 						req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-						req.Header.Set("X-Twilio-Signature", sign(public, form))
+						req.Header.Set("X-Twilio-Signature", twiliotest.Signature(twiliotest.AuthToken, public, form))
 						res, err := r.client.Do(req)
 						if err != nil {
 							return err

@@ -1,24 +1,18 @@
 package main
 
 import (
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/twilio"
+	"github.com/callsign/callsign/adapters/twilio/twiliotest"
 	"github.com/callsign/callsign/app"
 )
 
@@ -98,92 +92,14 @@ func TestTelephonyWithTheSimulator(t *testing.T) {
 	})
 }
 
-// fakeTwilio answers like Twilio's REST API, for the four calls the adapter makes.
-type fakeTwilio struct {
-	mu       sync.Mutex
-	sid      string
-	numbers  map[string]url.Values // by PN sid: what the number was bought and updated with
-	messages []url.Values
-	down     atomic.Bool
-	seq      int
-}
-
-const (
-	fakeSID   = "AC0123456789abcdef0123456789abcdef"
-	fakeToken = "authtoken0123456789abcdef0123456"
-	badNumber = "+15005550001" // Twilio's test number for an invalid destination
-)
-
-func (f *fakeTwilio) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if u, p, ok := r.BasicAuth(); !ok || u != fakeSID || p != fakeToken {
-		http.Error(w, `{"code": 20003, "message": "Authenticate", "status": 401}`, 401)
-		return
-	}
-	if f.down.Load() {
-		http.Error(w, `{"code": 20500, "message": "Internal Server Error", "status": 503}`, 503)
-		return
-	}
-	_ = r.ParseForm()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	base := "/2010-04-01/Accounts/" + fakeSID
-	reply := func(v any) { w.Header().Set("Content-Type", "application/json"); json.NewEncoder(w).Encode(v) }
-	switch {
-	case r.Method == "GET" && strings.HasPrefix(r.URL.Path, base+"/AvailablePhoneNumbers/"):
-		if !strings.Contains(r.URL.Path, "/US/") {
-			w.WriteHeader(404)
-			reply(map[string]any{"code": 20404, "message": "The requested resource was not found", "status": 404})
-			return
-		}
-		f.seq++
-		reply(map[string]any{"available_phone_numbers": []map[string]any{{"phone_number": fmt.Sprintf("+1415555%04d", 1000+f.seq)}}})
-	case r.Method == "POST" && r.URL.Path == base+"/IncomingPhoneNumbers.json":
-		f.seq++
-		sid := fmt.Sprintf("PN%032x", f.seq)
-		f.numbers[sid] = r.PostForm
-		reply(map[string]any{"sid": sid, "phone_number": r.PostForm.Get("PhoneNumber"), "capabilities": map[string]bool{"sms": true, "voice": true, "mms": false}})
-	case r.Method == "POST" && strings.HasPrefix(r.URL.Path, base+"/IncomingPhoneNumbers/"):
-		sid := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, base+"/IncomingPhoneNumbers/"), ".json")
-		for k, v := range r.PostForm {
-			f.numbers[sid][k] = v
-		}
-		reply(map[string]any{"sid": sid})
-	case r.Method == "POST" && r.URL.Path == base+"/Messages.json":
-		if r.PostForm.Get("To") == badNumber {
-			w.WriteHeader(400)
-			reply(map[string]any{"code": 21211, "message": "The 'To' number " + badNumber + " is not a valid phone number.", "status": 400})
-			return
-		}
-		f.messages = append(f.messages, r.PostForm)
-		reply(map[string]any{"sid": fmt.Sprintf("SM%032x", len(f.messages)), "status": "queued"})
-	default:
-		http.NotFound(w, r)
-	}
-}
-
-func sign(fullURL string, form url.Values) string {
-	keys := make([]string, 0, len(form))
-	for k := range form {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	s := fullURL
-	for _, k := range keys {
-		s += k + form.Get(k)
-	}
-	mac := hmac.New(sha1.New, []byte(fakeToken))
-	mac.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
-}
-
 func TestTelephonyWithTwilio(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
-		fake := &fakeTwilio{numbers: map[string]url.Values{}}
+		fake := twiliotest.NewServer()
 		srv := httptest.NewServer(fake)
 		defer srv.Close()
-		r := start(t, d, map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": fakeSID, "TWILIO_AUTH_TOKEN": fakeToken},
+		r := start(t, d, map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": twiliotest.AccountSID, "TWILIO_AUTH_TOKEN": twiliotest.AuthToken},
 			func(deps *app.Deps) {
-				deps.Telephony = twilio.New(twilio.Config{AccountSID: fakeSID, AuthToken: fakeToken, APIBaseURL: srv.URL,
+				deps.Telephony = twilio.New(twilio.Config{AccountSID: twiliotest.AccountSID, AuthToken: twiliotest.AuthToken, APIBaseURL: srv.URL,
 					HTTPClient: &http.Client{Timeout: 2 * time.Second}})
 			})
 		webhook := func(path string, form url.Values, signature string) int {
@@ -202,17 +118,15 @@ func TestTelephonyWithTwilio(t *testing.T) {
 		n := 0
 		telephonyFlow(t, r, func(_, from, to, body string) int {
 			n++
-			form := url.Values{"MessageSid": {fmt.Sprint("SMin", n)}, "AccountSid": {fakeSID}, "From": {from}, "To": {to}, "Body": {body}}
-			return webhook("/webhooks/twilio/sms/", form, sign(public+"/webhooks/twilio/sms/", form))
+			form := url.Values{"MessageSid": {fmt.Sprint("SMin", n)}, "AccountSid": {twiliotest.AccountSID}, "From": {from}, "To": {to}, "Body": {body}}
+			return webhook("/webhooks/twilio/sms/", form, twiliotest.Signature(twiliotest.AuthToken, public+"/webhooks/twilio/sms/", form))
 		})
 
-		fake.mu.Lock()
 		var bought url.Values
-		for _, v := range fake.numbers {
+		for _, v := range fake.Numbers() {
 			bought = v
 		}
-		msg := fake.messages[0]
-		fake.mu.Unlock()
+		msg := fake.Messages()[0]
 		if bought.Get("SmsUrl") != public+"/webhooks/twilio/sms/" || bought.Get("VoiceUrl") != "https://agent.example/call" || bought.Get("VoiceMethod") != "POST" {
 			t.Fatalf("the number was set up with %v", bought)
 		}
@@ -222,7 +136,7 @@ func TestTelephonyWithTwilio(t *testing.T) {
 
 		// A tampered request is refused.
 		form := url.Values{"MessageSid": {"SMevil"}, "From": {"+14155550142"}, "To": {"+14155551001"}, "Body": {"original"}}
-		good := sign(public+"/webhooks/twilio/sms/", form)
+		good := twiliotest.Signature(twiliotest.AuthToken, public+"/webhooks/twilio/sms/", form)
 		form.Set("Body", "tampered")
 		if s := webhook("/webhooks/twilio/sms/", form, good); s != 403 {
 			t.Fatalf("tampered webhook: %d", s)
@@ -235,7 +149,7 @@ func TestTelephonyWithTwilio(t *testing.T) {
 		if s := r.call("POST", "/api/identities/"+ident.UUID+"/provision-phone/", mgmt, map[string]any{"country_code": "FR"}, &e); s != 400 || len(e["country_code"]) == 0 {
 			t.Fatalf("unsupported country: %d %v", s, e)
 		}
-		fake.down.Store(true)
+		fake.Down.Store(true)
 		if s := r.call("POST", "/api/identities/"+ident.UUID+"/provision-phone/", mgmt, nil, nil); s != 503 {
 			t.Fatalf("provider down: %d", s)
 		}
@@ -244,10 +158,10 @@ func TestTelephonyWithTwilio(t *testing.T) {
 		if len(phones) != 0 {
 			t.Fatalf("stored while the provider was down: %v", phones)
 		}
-		fake.down.Store(false)
+		fake.Down.Store(false)
 		r.call("POST", "/api/identities/"+ident.UUID+"/provision-phone/", mgmt, nil, nil)
 		e = nil
-		if s := r.call("POST", "/api/messages/send/?identity="+ident.UUID, mgmt, map[string]any{"to": badNumber, "body": "x"}, &e); s != 400 ||
+		if s := r.call("POST", "/api/messages/send/?identity="+ident.UUID, mgmt, map[string]any{"to": twiliotest.InvalidNumber, "body": "x"}, &e); s != 400 ||
 			len(e["to"]) == 0 || !strings.Contains(e["to"][0], "21211") {
 			t.Fatalf("rejected destination: %d %v", s, e)
 		}

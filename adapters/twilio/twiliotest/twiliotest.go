@@ -1,0 +1,126 @@
+// Package twiliotest stands in for Twilio in tests: a REST server that
+// answers the calls the adapter makes, and Twilio's webhook signature.
+package twiliotest
+
+import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Credentials the fake accepts; twilio-go checks client-side that they are alphanumeric.
+const (
+	AccountSID = "AC0123456789abcdef0123456789abcdef"
+	AuthToken  = "authtoken0123456789abcdef0123456"
+	// InvalidNumber is refused as a destination, as Twilio's test number is.
+	InvalidNumber = "+15005550001"
+)
+
+// Signature is Twilio's webhook signature: the URL followed by each POST
+// parameter, sorted by name, name then value; HMAC-SHA1 with the auth
+// token; base64.
+func Signature(token, fullURL string, form url.Values) string {
+	names := make([]string, 0, len(form))
+	for k := range form {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteString(fullURL)
+	for _, k := range names {
+		b.WriteString(k + form.Get(k))
+	}
+	mac := hmac.New(sha1.New, []byte(token))
+	mac.Write([]byte(b.String()))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// Server answers like Twilio's REST API for the calls the adapter makes: US
+// numbers are available, other countries are not; a message to
+// InvalidNumber is refused with error 21211. Down makes every call a 503.
+type Server struct {
+	Down     atomic.Bool
+	mu       sync.Mutex
+	numbers  map[string]url.Values // by PN sid: what each number was bought and updated with
+	messages []url.Values
+	seq      int
+}
+
+// NewServer makes an empty fake; serve it with httptest.NewServer.
+func NewServer() *Server { return &Server{numbers: map[string]url.Values{}} }
+
+// Numbers is what each bought number was set up with, by its sid.
+func (f *Server) Numbers() map[string]url.Values {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]url.Values{}
+	for k, v := range f.numbers {
+		out[k] = v
+	}
+	return out
+}
+
+// Messages are the parameters of every message sent, in order.
+func (f *Server) Messages() []url.Values {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]url.Values(nil), f.messages...)
+}
+
+func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	reply := func(status int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	if u, p, ok := r.BasicAuth(); !ok || u != AccountSID || p != AuthToken {
+		reply(401, map[string]any{"code": 20003, "message": "Authenticate", "status": 401})
+		return
+	}
+	if f.Down.Load() {
+		reply(503, map[string]any{"code": 20500, "message": "Service Unavailable", "status": 503})
+		return
+	}
+	_ = r.ParseForm()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	base := "/2010-04-01/Accounts/" + AccountSID
+	switch {
+	case r.Method == "GET" && strings.HasPrefix(r.URL.Path, base+"/AvailablePhoneNumbers/"):
+		if !strings.Contains(r.URL.Path, "/US/") {
+			reply(404, map[string]any{"code": 20404, "message": "The requested resource was not found", "status": 404})
+			return
+		}
+		f.seq++
+		reply(200, map[string]any{"available_phone_numbers": []map[string]any{{"phone_number": fmt.Sprintf("+1415555%04d", 1000+f.seq)}}})
+	case r.Method == "POST" && r.URL.Path == base+"/IncomingPhoneNumbers.json":
+		f.seq++
+		sid := fmt.Sprintf("PN%032x", f.seq)
+		f.numbers[sid] = r.PostForm
+		reply(200, map[string]any{"sid": sid, "phone_number": r.PostForm.Get("PhoneNumber"),
+			"capabilities": map[string]bool{"sms": true, "voice": true, "mms": false}})
+	case r.Method == "POST" && strings.HasPrefix(r.URL.Path, base+"/IncomingPhoneNumbers/"):
+		sid := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, base+"/IncomingPhoneNumbers/"), ".json")
+		for k, v := range r.PostForm {
+			f.numbers[sid][k] = v
+		}
+		reply(200, map[string]any{"sid": sid})
+	case r.Method == "POST" && r.URL.Path == base+"/Messages.json":
+		if r.PostForm.Get("To") == InvalidNumber {
+			reply(400, map[string]any{"code": 21211, "message": "The 'To' number " + InvalidNumber + " is not a valid phone number.", "status": 400})
+			return
+		}
+		f.messages = append(f.messages, r.PostForm)
+		reply(201, map[string]any{"sid": fmt.Sprintf("SM%032x", len(f.messages)), "status": "queued"})
+	default:
+		http.NotFound(w, r)
+	}
+}
