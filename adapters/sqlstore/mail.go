@@ -185,6 +185,18 @@ func (w *where) scope(s core.Scope) {
 
 func (w *where) sql() string { return " WHERE " + strings.Join(w.conds, " AND ") }
 
+// hasUnread keeps summaries (threads, conversations) with or without unread
+// messages; nil keeps all.
+func (w *where) hasUnread(want *bool) {
+	switch {
+	case want == nil:
+	case *want:
+		w.add("unread_count > 0")
+	default:
+		w.add("unread_count = 0")
+	}
+}
+
 func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.EmailMessage, int, error) {
 	if f.Scope.Empty {
 		return nil, 0, nil
@@ -286,13 +298,7 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 	if f.InboxID != 0 {
 		w.add("inbox_id = ?", f.InboxID)
 	}
-	if f.HasUnread != nil {
-		if *f.HasUnread {
-			w.add("unread_count > 0")
-		} else {
-			w.add("unread_count = 0")
-		}
-	}
+	w.hasUnread(f.HasUnread)
 	var rows []threadRow
 	err := db.sel(ctx, &rows, db.q(`SELECT `+threadColumns+` FROM email_threads`+w.sql()+` ORDER BY last_message_at DESC, id`), w.args...)
 	return toCore(rows), err

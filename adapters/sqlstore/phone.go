@@ -306,13 +306,7 @@ func (db *DB) Conversations(ctx context.Context, f ports.ConversationFilter) ([]
 	if f.PhoneID != 0 {
 		w.add("phone_id = ?", f.PhoneID)
 	}
-	if f.HasUnread != nil {
-		if *f.HasUnread {
-			w.add("unread_count > 0")
-		} else {
-			w.add("unread_count = 0")
-		}
-	}
+	w.hasUnread(f.HasUnread)
 	var rows []conversationRow
 	err := db.sel(ctx, &rows, db.q(`SELECT `+conversationColumns+` FROM sms_conversations`+w.sql()+
 		` ORDER BY last_message_at DESC, phone_id, counterpart`), w.args...)
