@@ -78,15 +78,26 @@ func NewServer(mailboxes *app.Mailboxes, opts ServerOptions) *Server {
 }
 
 // Serve accepts plaintext connections (STARTTLS when TLS is configured) on
-// ln until Close.
-func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+// ln until Close, which may come first.
+func (s *Server) Serve(ln net.Listener) error { return s.serve(ln) }
 
 // ServeTLS accepts implicit-TLS connections on ln until Close.
 func (s *Server) ServeTLS(ln net.Listener) error {
 	if s.tls == nil {
 		return fmt.Errorf("implicit TLS needs a certificate")
 	}
-	return s.srv.Serve(tls.NewListener(ln, s.tls))
+	return s.serve(tls.NewListener(ln, s.tls))
+}
+
+func (s *Server) serve(ln net.Listener) error {
+	err := s.srv.Serve(ln)
+	if err != nil && s.ctx.Err() != nil {
+		// Closed before Serve began: go-imap refuses the listener without
+		// closing it, and the port would stay bound.
+		ln.Close()
+		return nil
+	}
+	return err
 }
 
 // Close stops listening and drops every connection: IMAP clients reconnect

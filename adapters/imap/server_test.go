@@ -416,3 +416,21 @@ func uidRange(start, stop imap.UID) imap.UIDSet {
 	s.AddRange(start, stop)
 	return s
 }
+
+func TestCloseBeforeServeStillStopsServe(t *testing.T) {
+	w := newWorld(t)
+	srv := imapadapter.NewServer(w.app.Mailboxes, imapadapter.ServerOptions{})
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Serve(ln); err != nil {
+		t.Fatalf("Serve after Close: %v", err)
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Fatal("the listener still accepts after Close")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -40,6 +41,13 @@ type Server struct {
 	log     *slog.Logger
 	timeout time.Duration
 	srv     *smtp.Server
+
+	// go-smtp's Shutdown closes only the listeners its Serve has already
+	// registered, so a Shutdown that wins the race with Serve would leave
+	// Serve accepting forever; we close what we were given ourselves.
+	mu        sync.Mutex
+	closed    bool
+	listeners []net.Listener
 }
 
 // New builds the listener around the app's mail service.
@@ -67,17 +75,42 @@ func New(mail *app.Mail, opts Options) *Server {
 	return s
 }
 
-// Serve accepts connections on ln until Shutdown.
+// Serve accepts connections on ln until Shutdown, which may come first.
 func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ln.Close()
+	}
+	s.listeners = append(s.listeners, ln)
+	s.mu.Unlock()
 	err := s.srv.Serve(ln)
-	if errors.Is(err, smtp.ErrServerClosed) {
+	if errors.Is(err, smtp.ErrServerClosed) || (errors.Is(err, net.ErrClosed) && s.isClosed()) {
 		return nil
 	}
 	return err
 }
 
 // Shutdown stops accepting and waits for open sessions, until ctx ends.
-func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+	s.mu.Unlock()
+	// go-smtp closing a listener closed above is no failure.
+	if err := s.srv.Shutdown(ctx); err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
 
 type logAdapter struct{ log *slog.Logger }
 

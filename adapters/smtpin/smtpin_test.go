@@ -320,3 +320,38 @@ func TestManyConnectionsAtOnce(t *testing.T) {
 		t.Fatalf("stored %d of 40", n)
 	}
 }
+
+func TestShutdownBeforeServeStillStopsServe(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	srv := smtpin.New(w.app.Mail, smtpin.Options{Hostname: "mx.agents.test"})
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Serve(ln); err != nil {
+		t.Fatalf("Serve after Shutdown: %v", err)
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Fatal("the listener still accepts after Shutdown")
+	}
+}
+
+func TestShutdownStopsServeWithoutError(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	srv := smtpin.New(w.app.Mail, smtpin.Options{Hostname: "mx.agents.test"})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+}
