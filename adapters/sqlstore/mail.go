@@ -251,27 +251,43 @@ func (db *DB) RawMessage(ctx context.Context, accountID string, id int64) ([]byt
 
 func (db *DB) SetRead(ctx context.Context, accountID string, id int64, read bool) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {
-		var m messageRow
-		if err := tx.GetContext(ctx, &m, db.q(`SELECT id, thread_id, direction, is_read FROM email_messages
-			WHERE id = ? AND account_id = ?`+db.forUpdate()), id, accountID); err != nil {
-			return notFound(err, "Message")
-		}
-		if m.IsRead == read {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, db.q(`UPDATE email_messages SET is_read = ? WHERE id = ?`), read, id); err != nil {
+		delta, err := db.flipRead(ctx, tx, "email_messages", accountID, id, read)
+		if err != nil || delta == 0 {
 			return err
 		}
-		if m.Direction != string(core.Incoming) {
-			return nil
-		}
-		delta := -1
-		if !read {
-			delta = 1
-		}
-		_, err := tx.ExecContext(ctx, db.q(`UPDATE email_threads SET unread_count = unread_count + ? WHERE id = ?`), delta, m.ThreadID)
+		_, err = tx.ExecContext(ctx, db.q(`UPDATE email_threads SET unread_count = unread_count + ?
+			WHERE id = (SELECT thread_id FROM email_messages WHERE id = ?)`), delta, id)
 		return err
 	})
+}
+
+// flipRead sets is_read on one message of table (email_messages or
+// sms_messages) and returns how the unread count of its thread or
+// conversation moves: -1 or +1, or 0 when the flag was already so or the
+// message is outgoing (only incoming mail counts as unread).
+func (db *DB) flipRead(ctx context.Context, tx *sqlx.Tx, table, accountID string, id int64, read bool) (int, error) {
+	var m struct {
+		IsRead    bool   `db:"is_read"`
+		Direction string `db:"direction"`
+	}
+	if err := tx.GetContext(ctx, &m, db.q(`SELECT is_read, direction FROM `+table+`
+		WHERE id = ? AND account_id = ?`+db.forUpdate()), id, accountID); err != nil {
+		return 0, notFound(err, "Message")
+	}
+	if m.IsRead == read {
+		return 0, nil
+	}
+	if _, err := tx.ExecContext(ctx, db.q(`UPDATE `+table+` SET is_read = ? WHERE id = ?`), read, id); err != nil {
+		return 0, err
+	}
+	switch {
+	case m.Direction != string(core.Incoming):
+		return 0, nil
+	case read:
+		return -1, nil
+	default:
+		return 1, nil
+	}
 }
 
 // forUpdate locks the selected rows until the transaction ends, where the

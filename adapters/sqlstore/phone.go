@@ -221,25 +221,12 @@ func (db *DB) SMSList(ctx context.Context, f ports.SMSFilter) ([]core.SMSMessage
 
 func (db *DB) SetSMSRead(ctx context.Context, accountID string, id int64, read bool) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {
-		var m smsRow
-		if err := tx.GetContext(ctx, &m, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE id = ? AND account_id = ?`+db.forUpdate()), id, accountID); err != nil {
-			return notFound(err, "Message")
-		}
-		if m.IsRead == read {
-			return nil
-		}
-		if _, err := tx.ExecContext(ctx, db.q(`UPDATE sms_messages SET is_read = ? WHERE id = ?`), read, id); err != nil {
+		delta, err := db.flipRead(ctx, tx, "sms_messages", accountID, id, read)
+		if err != nil || delta == 0 {
 			return err
 		}
-		if m.Direction != string(core.Incoming) {
-			return nil
-		}
-		delta := -1
-		if !read {
-			delta = 1
-		}
-		_, err := tx.ExecContext(ctx, db.q(`UPDATE sms_conversations SET unread_count = unread_count + ? WHERE phone_id = ? AND counterpart = ?`),
-			delta, m.PhoneID, m.core().Counterpart())
+		_, err = tx.ExecContext(ctx, db.q(`UPDATE sms_conversations SET unread_count = unread_count + ?
+			WHERE (phone_id, counterpart) = (SELECT phone_id, counterpart FROM sms_messages WHERE id = ?)`), delta, id)
 		return err
 	})
 }
