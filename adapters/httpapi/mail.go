@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -249,39 +250,34 @@ func (s *server) getMessage(c *gin.Context) (int, any, error) {
 	return http.StatusOK, s.viewMessage(m), err
 }
 
-// readReadFlag reads the body of a PUT or PATCH on a message: is_read is
-// its one mutable field, and PUT requires it. Other fields a client sends
-// back are read-only and ignored. nil means leave the message as it is.
-func readReadFlag(c *gin.Context, replace bool) (*bool, error) {
-	in, err := readInput(c)
-	if err != nil {
-		return nil, err
-	}
-	read := in.boolean("is_read")
-	if read == nil && replace && !in.problems.Has("is_read") {
-		in.problems.Add("is_read", "This field is required.")
-	}
-	return read, in.err()
-}
-
-// updateMessage marks an email message read or unread.
-func (s *server) updateMessage(replace bool) handler {
+// updateReadFlag serves PUT and PATCH on a message (email or SMS): is_read
+// is its one mutable field, and PUT requires it. Other fields a client sends
+// back are read-only and ignored; without is_read the message is left as it is.
+func updateReadFlag[M, V any](replace bool, get func(context.Context, core.Principal, int64) (M, error),
+	setRead func(context.Context, core.Principal, int64, bool) (M, error), view func(M) V) handler {
 	return func(c *gin.Context) (int, any, error) {
 		id, err := pathID(c, "id", "Message")
 		if err != nil {
 			return 0, nil, err
 		}
-		read, err := readReadFlag(c, replace)
+		in, err := readInput(c)
 		if err != nil {
 			return 0, nil, err
 		}
-		var m core.EmailMessage
-		if read == nil {
-			m, err = s.app.Mail.Message(c.Request.Context(), principal(c), id)
-		} else {
-			m, err = s.app.Mail.SetRead(c.Request.Context(), principal(c), id, *read)
+		read := in.boolean("is_read")
+		if read == nil && replace && !in.problems.Has("is_read") {
+			in.problems.Add("is_read", "This field is required.")
 		}
-		return http.StatusOK, s.viewMessage(m), err
+		if err := in.err(); err != nil {
+			return 0, nil, err
+		}
+		var m M
+		if read == nil {
+			m, err = get(c.Request.Context(), principal(c), id)
+		} else {
+			m, err = setRead(c.Request.Context(), principal(c), id, *read)
+		}
+		return http.StatusOK, view(m), err
 	}
 }
 

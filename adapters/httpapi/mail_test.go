@@ -147,6 +147,9 @@ func TestReadingMail(t *testing.T) {
 	}
 	h.do("PATCH", path, map[string]any{"is_read": true}, tn.keyTwo).want(t, 404)
 	h.do("PATCH", path, map[string]any{"is_read": "perhaps"}, tn.keyOne).want(t, 400)
+	if m := h.do("PATCH", path, map[string]any{}, tn.keyOne).want(t, 200).object(t); m["is_read"] != true {
+		t.Fatalf("a PATCH without is_read changed it: %v", m)
+	}
 	if l := h.do("GET", "/api/email-inbox/?has_unread=true", nil, tn.keyOne).want(t, 200).list(t); len(l) != 2 || l[1]["unread_count"] != 1.0 {
 		t.Fatalf("after read %v", l)
 	}

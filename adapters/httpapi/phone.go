@@ -158,27 +158,6 @@ func (s *server) getSMS(c *gin.Context) (int, any, error) {
 	return http.StatusOK, viewSMS(m), err
 }
 
-// updateSMS marks a text message read or unread.
-func (s *server) updateSMS(replace bool) handler {
-	return func(c *gin.Context) (int, any, error) {
-		id, err := pathID(c, "id", "Message")
-		if err != nil {
-			return 0, nil, err
-		}
-		read, err := readReadFlag(c, replace)
-		if err != nil {
-			return 0, nil, err
-		}
-		var m core.SMSMessage
-		if read == nil {
-			m, err = s.app.SMS.Get(c.Request.Context(), principal(c), id)
-		} else {
-			m, err = s.app.SMS.SetRead(c.Request.Context(), principal(c), id, *read)
-		}
-		return http.StatusOK, viewSMS(m), err
-	}
-}
-
 func (s *server) listConversations(c *gin.Context) (int, any, error) {
 	q := newQuery(c)
 	identity, hasUnread, phone := q.uuid("identity"), q.boolean("has_unread"), q.str("phone")

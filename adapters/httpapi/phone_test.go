@@ -163,6 +163,9 @@ func TestSendAndReceiveSMS(t *testing.T) {
 	if m := h.do("PATCH", msg, map[string]any{"is_read": true}, tn.keyTwo).want(t, 200).object(t); m["is_read"] != true {
 		t.Fatalf("patch %v", m)
 	}
+	if m := h.do("PATCH", msg, map[string]any{}, tn.keyTwo).want(t, 200).object(t); m["is_read"] != true {
+		t.Fatalf("a PATCH without is_read changed it: %v", m)
+	}
 	if l := h.do("GET", "/api/sms-inbox/?has_unread=true", nil, tn.keyTwo).want(t, 200).list(t); len(l) != 1 {
 		t.Fatalf("unread conversations %v", l)
 	}
