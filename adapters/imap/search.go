@@ -21,7 +21,8 @@ import (
 // dates and numbers come from the listing; headers are read from the raw
 // source and BODY/TEXT from the decoded text, loaded only for messages
 // the cheaper criteria leave standing.
-func (se *session) Search(kind imapserver.NumKind, criteria *imap.SearchCriteria, _ *imap.SearchOptions) (*imap.SearchData, error) {
+func (se *session) Search(kind imapserver.NumKind, criteria *imap.SearchCriteria, _ *imap.SearchOptions) (_ *imap.SearchData, err error) {
+	defer se.recoverCommand("SEARCH", &err)
 	ctx, cancel := se.context()
 	defer cancel()
 	se.mu.Lock()

@@ -1,17 +1,15 @@
 package imap
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapserver"
-	"github.com/emersion/go-message/textproto"
 
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
@@ -64,6 +62,22 @@ var (
 	errTryLater = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeUnavailable,
 		Text: "Temporary failure; try again later."}
 )
+
+// errServerBug answers a command that failed on a fault of ours.
+var errServerBug = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeServerBug,
+	Text: "The server failed on this command; the failure is logged."}
+
+// recoverCommand turns a panic in a command into a NO answer to that command
+// alone: the session goes on, and one message the server cannot serve does
+// not cut a mail client off. Commands work out their answer before writing
+// it, so nothing half-written is left behind.
+func (se *session) recoverCommand(command string, err *error) {
+	if r := recover(); r != nil {
+		se.srv.log.Error("imap: a command failed on a bug", "command", command, "remote", se.remote,
+			"panic", r, "stack", string(debug.Stack()))
+		*err = errServerBug
+	}
+}
 
 func noSuchMailbox(err error) error {
 	return &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeNonExistent, Text: err.Error()}
@@ -118,7 +132,8 @@ func (se *session) open(ctx context.Context, name string) (*app.Mailbox, []ports
 	return box, entries, nil
 }
 
-func (se *session) Select(name string, options *imap.SelectOptions) (*imap.SelectData, error) {
+func (se *session) Select(name string, options *imap.SelectOptions) (_ *imap.SelectData, err error) {
+	defer se.recoverCommand("SELECT", &err)
 	ctx, cancel := se.context()
 	defer cancel()
 	box, entries, err := se.open(ctx, name)
@@ -212,7 +227,8 @@ func matchesAny(name, ref string, patterns []string) bool {
 	return false
 }
 
-func (se *session) Status(name string, _ *imap.StatusOptions) (*imap.StatusData, error) {
+func (se *session) Status(name string, _ *imap.StatusOptions) (_ *imap.StatusData, err error) {
+	defer se.recoverCommand("STATUS", &err)
 	ctx, cancel := se.context()
 	defer cancel()
 	return se.status(ctx, name)
@@ -243,7 +259,8 @@ func (se *session) Append(string, imap.LiteralReader, *imap.AppendOptions) (*ima
 
 // Poll tells the client what changed since it last heard: new messages
 // (EXISTS) and read states changed elsewhere (FETCH FLAGS).
-func (se *session) Poll(w *imapserver.UpdateWriter, _ bool) error {
+func (se *session) Poll(w *imapserver.UpdateWriter, _ bool) (err error) {
+	defer se.recoverCommand("poll", &err)
 	ctx, cancel := se.context()
 	defer cancel()
 	se.mu.Lock()
@@ -414,7 +431,8 @@ func staticRange(start, stop, max uint32) (uint32, uint32) {
 
 // Fetch answers from the stored raw source. Fetching a body without PEEK
 // marks the message read, as RFC 3501 asks, unless the mailbox is read-only.
-func (se *session) Fetch(w *imapserver.FetchWriter, numSet imap.NumSet, options *imap.FetchOptions) error {
+func (se *session) Fetch(w *imapserver.FetchWriter, numSet imap.NumSet, options *imap.FetchOptions) (err error) {
+	defer se.recoverCommand("FETCH", &err)
 	ctx, cancel := se.context()
 	defer cancel()
 	se.mu.Lock()
@@ -431,14 +449,15 @@ func (se *session) Fetch(w *imapserver.FetchWriter, numSet imap.NumSet, options 
 	needRaw := options.Envelope || options.BodyStructure != nil || len(options.BodySection) > 0 ||
 		len(options.BinarySection) > 0 || len(options.BinarySectionSize) > 0
 	return sel.each(numSet, func(seq uint32, e *ports.MailboxEntry) error {
-		var raw []byte
+		var msg *entity
 		if needRaw {
-			var err error
-			if raw, err = sel.box.Raw(ctx, e.ID); core.KindOf(err) == core.KindNotFound {
+			raw, err := sel.box.Raw(ctx, e.ID)
+			if core.KindOf(err) == core.KindNotFound {
 				return nil // gone with its account
 			} else if err != nil {
 				return se.fail("reading a message", err)
 			}
+			msg = parseMessage(raw)
 		}
 		flagsChanged := false
 		if markSeen && !e.IsRead {
@@ -447,46 +466,79 @@ func (se *session) Fetch(w *imapserver.FetchWriter, numSet imap.NumSet, options 
 			}
 			e.IsRead, flagsChanged = true, true
 		}
-		return writeMessage(w.CreateMessage(seq), *e, raw, sel.flags(*e), options, flagsChanged)
+		items := fetchItems(*e, msg, sel.flags(*e), options, flagsChanged)
+		return items.write(w.CreateMessage(seq))
 	})
 }
 
-func writeMessage(w *imapserver.FetchResponseWriter, e ports.MailboxEntry, raw []byte, flags []imap.Flag,
-	options *imap.FetchOptions, flagsChanged bool) error {
-	w.WriteUID(uidOf(e))
+// fetched holds a FETCH response's items, all worked out before the first
+// byte of the response is written: a failure while working them out then
+// leaves nothing half-written, and the session goes on.
+type fetched struct {
+	uid          imap.UID
+	flags        []imap.Flag // nil: not asked for
+	internalDate time.Time
+	size         int64
+	envelope     *imap.Envelope
+	structure    imap.BodyStructure
+	options      *imap.FetchOptions
+	sections     [][]byte
+	binaries     [][]byte
+	binarySizes  []uint32
+}
+
+func fetchItems(e ports.MailboxEntry, msg *entity, flags []imap.Flag, options *imap.FetchOptions, flagsChanged bool) fetched {
+	f := fetched{uid: uidOf(e), internalDate: e.CreatedAt, size: e.Size, options: options}
 	if options.Flags || flagsChanged {
-		w.WriteFlags(flags)
-	}
-	if options.InternalDate {
-		w.WriteInternalDate(e.CreatedAt)
-	}
-	if options.RFC822Size {
-		w.WriteRFC822Size(e.Size)
+		f.flags = flags
 	}
 	if options.Envelope {
-		if header, err := textproto.ReadHeader(bufio.NewReader(bytes.NewReader(raw))); err == nil {
-			w.WriteEnvelope(imapserver.ExtractEnvelope(header))
-		} else {
-			w.WriteEnvelope(&imap.Envelope{})
-		}
+		f.envelope = msg.envelope()
 	}
 	if options.BodyStructure != nil {
-		w.WriteBodyStructure(imapserver.ExtractBodyStructure(bytes.NewReader(raw)))
+		f.structure = msg.structure()
 	}
 	for _, bs := range options.BodySection {
-		b := imapserver.ExtractBodySection(bytes.NewReader(raw), bs)
-		if err := writeLiteral(w.WriteBodySection(bs, int64(len(b))), b); err != nil {
-			return err
-		}
+		f.sections = append(f.sections, partial(msg.section(bs), bs.Partial))
 	}
 	for _, bs := range options.BinarySection {
-		b := imapserver.ExtractBinarySection(bytes.NewReader(raw), bs)
-		if err := writeLiteral(w.WriteBinarySection(bs, int64(len(b))), b); err != nil {
+		f.binaries = append(f.binaries, partial(msg.binary(bs.Part), bs.Partial))
+	}
+	for _, bss := range options.BinarySectionSize {
+		f.binarySizes = append(f.binarySizes, uint32(len(msg.binary(bss.Part))))
+	}
+	return f
+}
+
+func (f fetched) write(w *imapserver.FetchResponseWriter) error {
+	w.WriteUID(f.uid)
+	if f.flags != nil {
+		w.WriteFlags(f.flags)
+	}
+	if f.options.InternalDate {
+		w.WriteInternalDate(f.internalDate)
+	}
+	if f.options.RFC822Size {
+		w.WriteRFC822Size(f.size)
+	}
+	if f.envelope != nil {
+		w.WriteEnvelope(f.envelope)
+	}
+	if f.structure != nil {
+		w.WriteBodyStructure(f.structure)
+	}
+	for i, bs := range f.options.BodySection {
+		if err := writeLiteral(w.WriteBodySection(bs, int64(len(f.sections[i]))), f.sections[i]); err != nil {
 			return err
 		}
 	}
-	for _, bss := range options.BinarySectionSize {
-		w.WriteBinarySectionSize(bss, imapserver.ExtractBinarySectionSize(bytes.NewReader(raw), bss))
+	for i, bs := range f.options.BinarySection {
+		if err := writeLiteral(w.WriteBinarySection(bs, int64(len(f.binaries[i]))), f.binaries[i]); err != nil {
+			return err
+		}
+	}
+	for i, bss := range f.options.BinarySectionSize {
+		w.WriteBinarySectionSize(bss, f.binarySizes[i])
 	}
 	return w.Close()
 }
@@ -501,7 +553,8 @@ func writeLiteral(wc io.WriteCloser, b []byte) error {
 
 // Store changes \Seen, which is is_read, and keeps \Deleted for this session
 // only; other flags are not kept (they are not in PERMANENTFLAGS).
-func (se *session) Store(w *imapserver.FetchWriter, numSet imap.NumSet, flags *imap.StoreFlags, _ *imap.StoreOptions) error {
+func (se *session) Store(w *imapserver.FetchWriter, numSet imap.NumSet, flags *imap.StoreFlags, _ *imap.StoreOptions) (err error) {
+	defer se.recoverCommand("STORE", &err)
 	ctx, cancel := se.context()
 	defer cancel()
 	se.mu.Lock()
@@ -542,6 +595,6 @@ func (se *session) Store(w *imapserver.FetchWriter, numSet imap.NumSet, flags *i
 		if flags.Silent {
 			return nil
 		}
-		return writeMessage(w.CreateMessage(seq), *e, nil, sel.flags(*e), &imap.FetchOptions{Flags: true}, false)
+		return fetchItems(*e, nil, sel.flags(*e), &imap.FetchOptions{Flags: true}, false).write(w.CreateMessage(seq))
 	})
 }
