@@ -50,12 +50,17 @@ var parser = enmime.NewParser(
 	enmime.SetCustomParseMediaType(textMediaType),
 )
 
-// textMediaType is enmime's media type parser, except that text declaring no
-// charset, or US-ASCII, is read as UTF-8: unlabelled 8-bit text is nearly
+// textMediaType is enmime's media type parser (which reads Content-Disposition
+// too), with RFC 2231 parameters decoded first (decodeExtendedParams) and
+// "text" without a subtype read as text/plain, as Python does. Text declaring
+// no charset, or US-ASCII, is read as UTF-8: unlabelled 8-bit text is nearly
 // always UTF-8 today (8BITMIME, scripts sending non-MIME mail), and enmime
 // would decode it as Windows-1252. What is not valid UTF-8 is repaired later.
 func textMediaType(ctype string) (string, map[string]string, []string, error) {
-	mtype, params, invalid, err := mediatype.Parse(ctype)
+	mtype, params, invalid, err := mediatype.Parse(decodeExtendedParams(ctype))
+	if err == nil && mtype == "text" {
+		mtype = "text/plain"
+	}
 	if err == nil && strings.HasPrefix(mtype, "text/") {
 		switch strings.ToLower(params["charset"]) {
 		case "", "us-ascii", "ascii":
@@ -82,23 +87,30 @@ var _ ports.MailParser = Parser{}
 // UTF-8 in their declared charset keep their UTF-8 and read the other bytes
 // as Windows-1252.
 func (Parser) Parse(raw []byte) (ports.ParsedMail, error) {
+	// White space before the first field is read as Postfix and Dovecot
+	// do, which prepend a field of their own that it then continues.
+	raw = bytes.TrimLeft(raw, " \t")
 	env, problems, err := readEnvelope(raw)
-	if err != nil {
+	switch {
+	case err != nil:
 		// The MIME structure is beyond enmime; the header may still be fine.
 		cause := err
 		if env, problems, err = salvage(raw); err != nil {
-			return ports.ParsedMail{}, notMessage()
+			return ports.ParsedMail{}, notMessage(err)
 		}
 		problems = append(problems, "MIME structure unreadable, body kept as plain text: "+cause.Error())
-	}
-	if len(env.Root.Header) == 0 {
-		return ports.ParsedMail{}, notMessage()
+	case len(env.Root.Header) == 0:
+		return ports.ParsedMail{}, notMessage(errNoField)
 	}
 	return build(env, problems), nil
 }
 
-func notMessage() error {
-	return &core.Error{Kind: core.KindInvalid, Message: "not a mail message: no header field could be read"}
+var errNoField = errors.New("no header field could be read")
+
+// notMessage says why raw is no message: the first line is not a header
+// field (prose, binary data) or the header is empty.
+func notMessage(cause error) error {
+	return &core.Error{Kind: core.KindInvalid, Message: "not a mail message: " + cause.Error()}
 }
 
 // readEnvelope runs enmime. A panic inside it becomes an error, so that one
@@ -118,9 +130,43 @@ func readEnvelope(raw []byte) (env *enmime.Envelope, problems []string, err erro
 
 // envelope sorts a part tree into text, HTML and attachments.
 func envelope(root *enmime.Part) (*enmime.Envelope, []string, error) {
+	defaultToText(root)
 	problems := repairText(root)
 	env, err := parser.EnvelopeFromPart(root)
+	if err == nil && onlyBlankText(root) {
+		env.Text = "" // not enmime's separators between empty parts
+	}
 	return env, problems, err
+}
+
+// defaultToText reads a part that has no Content-Type as text/plain (RFC
+// 2045 §5.2), except in a multipart/digest, where it is a message (RFC 2046
+// §5.1.5); enmime took it for an attachment, and its text was lost.
+func defaultToText(root *enmime.Part) {
+	root.DepthMatchAll(func(p *enmime.Part) bool {
+		if p.Parent != nil && p.FirstChild == nil && strings.TrimSpace(p.Header.Get("Content-Type")) == "" &&
+			p.Parent.ContentType != "multipart/digest" && p.Disposition != "attachment" {
+			p.ContentType = "text/plain"
+			if p.Charset == "" {
+				p.Charset = "utf-8"
+			}
+		}
+		return false
+	})
+}
+
+// onlyBlankText reports whether the text parts of a message hold nothing
+// but white space (and there is at least one).
+func onlyBlankText(root *enmime.Part) bool {
+	blank, any := true, false
+	root.DepthMatchAll(func(p *enmime.Part) bool {
+		if p.ContentType == "text/plain" && p.Disposition != "attachment" {
+			any = true
+			blank = blank && len(bytes.TrimSpace(p.Content)) == 0
+		}
+		return false
+	})
+	return any && blank
 }
 
 // salvage reads the header on its own and keeps the body, undecoded, as the
@@ -136,6 +182,9 @@ func salvage(raw []byte) (env *enmime.Envelope, problems []string, err error) {
 	header, err := enmime.ReadHeader(br, &collected)
 	if err != nil {
 		return nil, nil, err
+	}
+	if len(header) == 0 {
+		return nil, nil, errNoField
 	}
 	body, err := io.ReadAll(br)
 	if err != nil {

@@ -1,0 +1,79 @@
+package mailmime
+
+import (
+	"reflect"
+	"testing"
+)
+
+// RFC 2231 file names: every charset the body decoder knows, and names cut
+// into numbered continuations.
+func TestParseRFC2231FileNames(t *testing.T) {
+	raw := "From: a@example.com\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n" +
+		"--b\r\nContent-Type: text/plain\r\n\r\nbody\r\n" +
+		"--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename*=windows-1252''Caf%E9.pdf\r\n\r\npdf\r\n" +
+		"--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment;\r\n filename*0*=iso-8859-1''R%E9sum;\r\n filename*1*=%E9%20final;\r\n filename*2=.pdf\r\n\r\npdf\r\n" +
+		"--b\r\nContent-Type: application/pdf; name*0=\"long \"; name*1=\"name.pdf\"\r\n\r\npdf\r\n" +
+		"--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename*=utf-8'en'%E2%82%AC%20report.pdf\r\n\r\npdf\r\n" +
+		"--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename*=koi8-r''%F0%D2%C9%D7%C5%D4.pdf\r\n\r\npdf\r\n" +
+		"--b--\r\n"
+	pm, err := Parser{}.Parse([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, a := range pm.Attachments {
+		names = append(names, a.Filename)
+	}
+	want := []string{"Café.pdf", "Résumé final.pdf", "long name.pdf", "€ report.pdf", "Привет.pdf"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("names = %q, want %q", names, want)
+	}
+}
+
+// Where Python's parser reads what enmime gave up on (RFC 2045 §5.2 defaults,
+// RFC 2231 parameters on the boundary), so do we.
+func TestParseAsPythonDoes(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw, text string
+		attachments     int
+	}{
+		{"a part without Content-Type is text/plain",
+			"From: a@example.com\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n\r\nplain words\r\n--b\r\nContent-Type: image/png\r\n\r\npng\r\n--b--\r\n",
+			"plain words", 1},
+		{"Content-Type: text without a subtype",
+			"From: a@example.com\r\nContent-Type: text\r\n\r\nsome text\r\n", "some text\n", 0},
+		{"a part of type text without a subtype",
+			"From: a@example.com\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text\r\n\r\nsome text\r\n--b--\r\n",
+			"some text", 0},
+		{"boundary*= on multipart/signed",
+			"From: a@example.com\r\nContent-Type: multipart/signed; protocol=\"application/pgp-signature\"; \r\n\tboundary*=\"ansi-x3.4-1968''sig%2Dboundary\"\r\n\r\n" +
+				"--sig-boundary\r\nContent-Type: text/plain\r\n\r\nsigned words\r\n--sig-boundary\r\nContent-Type: application/pgp-signature\r\n\r\nSIG\r\n--sig-boundary--\r\n",
+			"signed words", 1},
+		{"only empty text parts",
+			"From: a@example.com\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\n\r\n--b\r\nContent-Type: image/png\r\nContent-Disposition: attachment\r\n\r\npng\r\n--b--\r\n",
+			"", 1},
+	} {
+		pm, err := Parser{}.Parse([]byte(tc.raw))
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if pm.Text != tc.text || len(pm.Attachments) != tc.attachments {
+			t.Errorf("%s: text %q with %d attachments %+v; want %q with %d", tc.name, pm.Text, len(pm.Attachments), pm.Attachments, tc.text, tc.attachments)
+		}
+	}
+}
+
+// What Postfix and Dovecot store, we store: a header block whose first line
+// starts with white space, and a header made of one malformed Content-Type.
+func TestParseWhatOtherServersStore(t *testing.T) {
+	for raw, want := range map[string]string{
+		" From: Ada <ada@example.com>\r\nSubject: indented\r\n\r\nhello\r\n": "hello\n",
+		"Content-Type: text/plain>\r\n\r\nbody after a bad type\r\n":         "body after a bad type\n",
+	} {
+		pm, err := Parser{}.Parse([]byte(raw))
+		if err != nil || pm.Text != want {
+			t.Errorf("Parse(%q): text %q, %v; want %q", raw, pm.Text, err, want)
+		}
+	}
+}
