@@ -53,6 +53,10 @@ type InboundMail struct {
 	EnvelopeFrom string
 	Inboxes      []core.Inbox // resolved recipients; one copy is stored per inbox
 	Raw          []byte
+	// Trace is what the receiving adapter puts on top of the stored source
+	// (Return-Path, Received: RFC 5321 §4.4); the size limit is the sender's
+	// bytes alone.
+	Trace []byte
 	// Dedupe skips an inbox that already holds the message (by Message-ID):
 	// for redeliveries, such as mail pulled again from an IMAP source.
 	Dedupe bool
@@ -66,9 +70,13 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) ([]core.EmailMessage
 	if int64(len(in.Raw)) > s.mail.MaxMessageBytes {
 		return nil, core.TooLarge("The message is larger than %d bytes.", s.mail.MaxMessageBytes)
 	}
+	// What the sender sent is judged and read; the trace only goes on top.
 	parsed, err := s.mail.Parser.Parse(in.Raw)
 	if err != nil {
 		return nil, core.Invalid(core.NonFieldErrors, "Unreadable message: %v", err)
+	}
+	if len(in.Trace) > 0 {
+		in.Raw = append(append(make([]byte, 0, len(in.Trace)+len(in.Raw)), in.Trace...), in.Raw...)
 	}
 	now := s.now()
 	mails := make([]ports.NewMail, 0, len(in.Inboxes))

@@ -25,6 +25,9 @@ type Config struct {
 	MailDomains []string
 
 	SMTPMaxBytes int64
+	// SMTPHostname is our name in the SMTP greeting, in EHLO to the relay
+	// and in Received: a domain name, or an address literal ("[192.0.2.1]").
+	SMTPHostname string
 	SMTPTLSCert  string
 	SMTPTLSKey   string
 	SMTPRelay    *Relay // nil: no external delivery
@@ -121,6 +124,9 @@ func Load(getenv Getenv) (Config, error) {
 
 	if c.SMTPMaxBytes, err = parseSize(get("CALLSIGN_SMTP_MAX_BYTES", "25MiB")); err != nil || c.SMTPMaxBytes < 1024 {
 		return fail("CALLSIGN_SMTP_MAX_BYTES", "want a size of at least 1KiB such as 26214400 or 25MiB")
+	}
+	if c.SMTPHostname, err = smtpHostname(get("CALLSIGN_SMTP_HOSTNAME", ""), c.BaseURL); err != nil {
+		return fail("CALLSIGN_SMTP_HOSTNAME", "%v", err)
 	}
 	c.SMTPTLSCert, c.SMTPTLSKey = get("CALLSIGN_SMTP_TLS_CERT", ""), get("CALLSIGN_SMTP_TLS_KEY", "")
 	if (c.SMTPTLSCert == "") != (c.SMTPTLSKey == "") {
@@ -341,6 +347,41 @@ func parseRateLimit(s string) (float64, int, error) {
 		burst = 1
 	}
 	return rate, burst, nil
+}
+
+// smtpHostname checks a configured SMTP name, or derives one from the host
+// of the base URL. An IP address becomes an address literal (RFC 5321
+// §4.1.3), since a bare IP is no valid EHLO argument.
+func smtpHostname(configured, baseURL string) (string, error) {
+	if configured != "" {
+		name := strings.TrimSuffix(strings.ToLower(configured), ".")
+		if inner, ok := strings.CutPrefix(name, "["); ok && strings.HasSuffix(inner, "]") {
+			if net.ParseIP(strings.TrimPrefix(strings.TrimSuffix(inner, "]"), "ipv6:")) != nil {
+				return configured, nil
+			}
+		} else if isDomainName(name) {
+			return name, nil
+		}
+		return "", fmt.Errorf("%q is neither a domain name nor an address literal such as [192.0.2.1]", configured)
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Hostname() == "" {
+		return "localhost", nil
+	}
+	return addressLiteral(u.Hostname()), nil
+}
+
+// addressLiteral writes an IP address as RFC 5321 asks; a name stays as it is.
+func addressLiteral(host string) string {
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return strings.ToLower(host)
+	case ip.To4() != nil:
+		return "[" + ip.String() + "]"
+	default:
+		return "[IPv6:" + ip.String() + "]"
+	}
 }
 
 func isDomainName(d string) bool {

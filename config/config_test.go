@@ -89,3 +89,25 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		}
 	}
 }
+
+// The SMTP name is a domain name or an address literal: a bare IP is no
+// valid EHLO argument (RFC 5321 §4.1.3).
+func TestSMTPHostname(t *testing.T) {
+	for _, tc := range []struct{ base, configured, want string }{
+		{"", "", "[127.0.0.1]"},
+		{"http://[::1]:8080", "", "[IPv6:::1]"},
+		{"https://API.example.com", "", "api.example.com"},
+		{"", "MX.Example.com.", "mx.example.com"},
+		{"", "[192.0.2.1]", "[192.0.2.1]"},
+	} {
+		c, err := Load(env(map[string]string{"CALLSIGN_BASE_URL": tc.base, "CALLSIGN_SMTP_HOSTNAME": tc.configured}))
+		if err != nil || c.SMTPHostname != tc.want {
+			t.Errorf("base %q, configured %q: %q, %v; want %q", tc.base, tc.configured, c.SMTPHostname, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"not a name", "[300.1.1.1]", "under_score.example"} {
+		if _, err := Load(env(map[string]string{"CALLSIGN_SMTP_HOSTNAME": bad})); err == nil || !strings.Contains(err.Error(), "CALLSIGN_SMTP_HOSTNAME") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

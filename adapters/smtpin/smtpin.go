@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,9 +24,16 @@ import (
 // MaxRecipients bounds RCPT TO per message; one more is answered 452.
 const MaxRecipients = 100
 
+// MaxLineLength bounds one line of a command or of a message, as Postfix
+// (line_length_limit) and Dovecot do in spirit: mail from senders that do
+// not wrap lines is accepted, and memory per line stays bounded. The
+// message as a whole is bounded by MaxMessageBytes.
+const MaxLineLength = 64 << 10
+
 // Options configure the listener.
 type Options struct {
-	// Hostname is the name in the greeting.
+	// Hostname is the name in the greeting and in the Received field: a
+	// domain name or an address literal.
 	Hostname        string
 	MaxMessageBytes int64
 	// TLSConfig, when set, makes the listener offer STARTTLS.
@@ -37,10 +45,11 @@ type Options struct {
 
 // Server accepts mail for our inboxes.
 type Server struct {
-	mail    *app.Mail
-	log     *slog.Logger
-	timeout time.Duration
-	srv     *smtp.Server
+	mail     *app.Mail
+	log      *slog.Logger
+	timeout  time.Duration
+	hostname string
+	srv      *smtp.Server
 
 	// go-smtp's Shutdown closes only the listeners its Serve has already
 	// registered, so a Shutdown that wins the race with Serve would leave
@@ -58,15 +67,15 @@ func New(mail *app.Mail, opts Options) *Server {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
 	}
-	s := &Server{mail: mail, log: opts.Log, timeout: opts.Timeout}
+	s := &Server{mail: mail, log: opts.Log, timeout: opts.Timeout, hostname: opts.Hostname}
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
-		return &session{s: s, remote: c.Conn().RemoteAddr().String()}, nil
+		return &session{s: s, conn: c, remote: c.Conn().RemoteAddr().String()}, nil
 	}))
 	srv.Domain = opts.Hostname
 	// go-smtp's defaults are unlimited: every limit is set here.
 	srv.MaxMessageBytes = opts.MaxMessageBytes
 	srv.MaxRecipients = MaxRecipients
-	srv.MaxLineLength = 2000
+	srv.MaxLineLength = MaxLineLength
 	srv.ReadTimeout, srv.WriteTimeout = opts.Timeout, opts.Timeout
 	srv.EnableSMTPUTF8 = true
 	srv.TLSConfig = opts.TLSConfig
@@ -120,18 +129,22 @@ func (l logAdapter) Println(v ...any)               { l.log.Warn("smtp: " + fmt.
 // session is one SMTP connection's transaction state.
 type session struct {
 	s       *Server
+	conn    *smtp.Conn
 	remote  string
 	from    string
+	utf8    bool // SMTPUTF8 was asked for (RFC 6531)
+	rcpts   []string
 	inboxes []core.Inbox
 }
 
-func (se *session) Reset() { se.from, se.inboxes = "", nil }
+func (se *session) Reset() { se.from, se.utf8, se.rcpts, se.inboxes = "", false, nil, nil }
 
 func (se *session) Logout() error { return nil }
 
-func (se *session) Mail(from string, _ *smtp.MailOptions) error {
+func (se *session) Mail(from string, opts *smtp.MailOptions) error {
 	se.Reset()
 	se.from = from
+	se.utf8 = opts != nil && opts.UTF8
 	return nil
 }
 
@@ -166,6 +179,7 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 		}
 	}
 	se.inboxes = append(se.inboxes, in)
+	se.rcpts = append(se.rcpts, to)
 	return nil
 }
 
@@ -178,10 +192,11 @@ func (se *session) Data(r io.Reader) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), se.s.timeout)
 	defer cancel()
-	_, err = se.s.mail.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw})
+	_, err = se.s.mail.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw, Trace: se.trace(time.Now())})
 	if err != nil {
 		switch core.KindOf(err) {
 		case core.KindInvalid:
+			se.s.log.Warn("smtp: refused a message that is not one", "remote", se.remote, "from", se.from, "bytes", len(raw), "reason", err)
 			return replyUnreadable
 		case core.KindTooLarge:
 			return smtp.ErrDataTooLarge
@@ -190,4 +205,39 @@ func (se *session) Data(r io.Reader) error {
 		return replyTryLater
 	}
 	return nil
+}
+
+// trace is what RFC 5321 §4.4 has a receiving server put on top of a
+// message: Return-Path with the envelope sender, as the final delivery,
+// and Received saying from whom (the name it gave in EHLO and its address),
+// to whom, how and when.
+func (se *session) trace(now time.Time) []byte {
+	host, _, err := net.SplitHostPort(se.remote)
+	if err != nil {
+		host = se.remote
+	}
+	protocol := "ESMTP" // RFC 3848 and RFC 6531 names
+	if se.utf8 {
+		protocol = "UTF8SMTP"
+	}
+	if _, ok := se.conn.TLSConnectionState(); ok {
+		protocol += "S"
+	}
+	received := fmt.Sprintf("Received: from %s ([%s])\r\n\tby %s with %s", oneWord(se.conn.Hostname()), host, se.s.hostname, protocol)
+	if len(se.rcpts) == 1 {
+		received += "\r\n\tfor <" + oneWord(se.rcpts[0]) + ">"
+	}
+	received += "; " + now.Format(time.RFC1123Z) + "\r\n"
+	return []byte("Return-Path: <" + oneWord(se.from) + ">\r\n" + received)
+}
+
+// oneWord keeps what a client sent from breaking the trace fields: no
+// white space, no control characters, no angle brackets.
+func oneWord(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r == 0x7f || r == '<' || r == '>' {
+			return -1
+		}
+		return r
+	}, s)
 }

@@ -1,6 +1,7 @@
 package smtpin_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -10,11 +11,14 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net"
+	"net/mail"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +39,25 @@ type world struct {
 	owner   core.Principal
 	inboxes map[string]core.Inbox
 	addr    string
+	logs    syncBuffer
+}
+
+// syncBuffer is a log destination that sessions may write to at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func newWorld(t *testing.T, tlsConfig *tls.Config, maxBytes int64) *world {
@@ -65,7 +88,8 @@ func newWorld(t *testing.T, tlsConfig *tls.Config, maxBytes int64) *world {
 		}
 		w.inboxes[name] = in
 	}
-	srv := smtpin.New(w.app.Mail, smtpin.Options{Hostname: "mx.agents.test", MaxMessageBytes: maxBytes, TLSConfig: tlsConfig, Timeout: 10 * time.Second})
+	srv := smtpin.New(w.app.Mail, smtpin.Options{Hostname: "mx.agents.test", MaxMessageBytes: maxBytes, TLSConfig: tlsConfig, Timeout: 10 * time.Second,
+		Log: slog.New(slog.NewTextHandler(&w.logs, nil))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -229,6 +253,60 @@ func TestUnreadableMessageIsRefused(t *testing.T) {
 	w := newWorld(t, nil, 1<<20)
 	c := w.dial()
 	wantCode(t, send(c, "s@example.org", []string{"alice@agents.test"}, []byte("\r\n")), 554, smtp.EnhancedCode{5, 6, 0})
+	wantCode(t, send(c, "s@example.org", []string{"alice@agents.test"}, []byte("Dear Ada,\r\nthis is prose.\r\n")), 554, smtp.EnhancedCode{5, 6, 0})
+	// The operator can tell why.
+	logs := w.logs.String()
+	if strings.Count(logs, "refused a message that is not one") != 2 || !strings.Contains(logs, "header is empty") && !strings.Contains(logs, "no header field") {
+		t.Fatalf("the refusals were not logged with their reason:\n%s", logs)
+	}
+}
+
+// Lines far longer than RFC 5321's 1,000 octets are accepted up to
+// MaxLineLength, as Postfix does; past it the sender hears why.
+func TestLongLines(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	c := w.dial()
+	long := "From: a@example.org\r\nSubject: long\r\n\r\n" + strings.Repeat("x", 20000) + "\r\n"
+	if err := send(c, "s@example.org", []string{"alice@agents.test"}, []byte(long)); err != nil {
+		t.Fatalf("a 20,000-octet line: %v", err)
+	}
+	msgs := w.messages("alice")
+	if len(msgs) != 1 || msgs[0].Text != strings.Repeat("x", 20000)+"\n" {
+		t.Fatalf("stored %d messages", len(msgs))
+	}
+	tooLong := "Subject: too long\r\n\r\n" + strings.Repeat("y", smtpin.MaxLineLength+10) + "\r\n"
+	if err := send(w.dial(), "s@example.org", []string{"alice@agents.test"}, []byte(tooLong)); err == nil {
+		t.Fatal("a line over the limit was accepted")
+	}
+}
+
+// The stored source starts with Return-Path and Received (RFC 5321 §4.4),
+// so the envelope sender and the client show through the API and IMAP.
+func TestTraceFields(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	raw := fixture(t, "plain.eml")
+	if err := send(w.dial(), "bounces@example.org", []string{"alice@agents.test"}, raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := send(w.dial(), "", []string{"alice@agents.test", "bob@agents.test"}, raw); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{
+		"Return-Path: <bounces@example.org>\r\nReceived: from client.example.org ([127.0.0.1])\r\n\tby mx.agents.test with ESMTP\r\n\tfor <alice@agents.test>; ",
+		"Return-Path: <>\r\nReceived: from client.example.org ([127.0.0.1])\r\n\tby mx.agents.test with ESMTP; ",
+	} {
+		stored, err := w.store.RawMessage(context.Background(), w.owner.AccountID, w.messages("alice")[i].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(stored, []byte(want)) || !bytes.HasSuffix(stored, raw) {
+			t.Errorf("message %d is stored as %q…", i, stored[:min(len(stored), 200)])
+		}
+		head, _, _ := bytes.Cut(stored, []byte("\r\nFrom"))
+		if _, err := mail.ParseDate(string(head[bytes.LastIndex(head, []byte("; "))+2:])); err != nil {
+			t.Errorf("Received has no date: %q", head)
+		}
+	}
 }
 
 func TestStoreFailureDuringDataIs451AndStoresNothing(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	_ "net/http/pprof" // served only on CALLSIGN_DEBUG_ADDR
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -75,7 +74,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 	}
 	mail := app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: cfg.SMTPMaxBytes}
 	if r := cfg.SMTPRelay; r != nil {
-		rc := relay.Config{Host: r.Host, Port: r.Port, ImplicitTLS: r.ImplicitTLS, Username: r.Username, Password: r.Password, HeloName: hostname(cfg)}
+		rc := relay.Config{Host: r.Host, Port: r.Port, ImplicitTLS: r.ImplicitTLS, Username: r.Username, Password: r.Password, HeloName: cfg.SMTPHostname}
 		if cfg.SMTPRelayCA != "" {
 			pem, err := os.ReadFile(cfg.SMTPRelayCA)
 			roots := x509.NewCertPool()
@@ -121,16 +120,6 @@ func telephony(cfg config.Config) ports.Telephony {
 		return twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken})
 	}
 	return simtel.New()
-}
-
-// hostname is the name the service gives itself in SMTP: the host of its
-// public URL.
-func hostname(cfg config.Config) string {
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || u.Hostname() == "" {
-		return "localhost"
-	}
-	return u.Hostname()
 }
 
 func (s *service) close() error {
@@ -193,7 +182,7 @@ func (s *service) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: hostname(s.cfg), MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log})
+	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: s.cfg.SMTPHostname, MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log})
 	handler := httpapi.New(s.app, httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
 		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
 		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey})
