@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"html"
+	"net/mail"
+	"sort"
 	"strings"
 
 	"github.com/callsign/callsign/core"
@@ -35,6 +37,9 @@ type draft struct {
 	inReplyTo   string
 	references  []string
 	attachments []ports.AttachmentContent
+	// names holds the display names given with recipients, by lower-cased
+	// address; the stored message keeps bare addresses, the header the names.
+	names map[string]string
 }
 
 // Compose sends a new message from the identity's inbox: an identity key's
@@ -45,10 +50,10 @@ func (s *Mail) Compose(ctx context.Context, p core.Principal, requested string, 
 		return core.EmailMessage{}, err
 	}
 	var problems core.Problems
-	d := draft{inbox: inbox}
-	d.to = addressList(&problems, "to_email", in.To, true)
-	d.cc = addressList(&problems, "cc", in.Cc, false)
-	d.bcc = addressList(&problems, "bcc", in.Bcc, false)
+	d := draft{inbox: inbox, names: map[string]string{}}
+	d.to = d.addressList(&problems, "to_email", in.To, true)
+	d.cc = d.addressList(&problems, "cc", in.Cc, false)
+	d.bcc = d.addressList(&problems, "bcc", in.Bcc, false)
 	if in.Subject != nil {
 		d.subject = checkSubject(&problems, *in.Subject)
 	}
@@ -64,14 +69,16 @@ func (s *Mail) Reply(ctx context.Context, p core.Principal, id int64, in SendInp
 		return core.EmailMessage{}, err
 	}
 	var problems core.Problems
-	d := draft{inbox: inbox, subject: core.ReplySubject(orig.Subject), inReplyTo: orig.MessageID, references: threadRefs(orig)}
+	d := draft{inbox: inbox, subject: core.ReplySubject(orig.Subject), inReplyTo: orig.MessageID, references: threadRefs(orig),
+		names: map[string]string{}}
 	self := func(a string) bool { return strings.EqualFold(a, inbox.Email) }
 	if orig.Direction == core.Incoming {
 		d.to = []string{orig.FromEmail}
+		d.names[strings.ToLower(orig.FromEmail)] = orig.FromName
 	} else {
 		d.to = orig.To // replying to our own message continues to its recipients
 	}
-	extraCc := addressList(&problems, "cc", in.Cc, false)
+	extraCc := d.addressList(&problems, "cc", in.Cc, false)
 	if all {
 		d.to = uniqueAddrs(append(d.to, orig.To...), self)
 		d.cc = uniqueAddrs(append(append([]string(nil), orig.Cc...), extraCc...), func(a string) bool { return self(a) || containsFold(d.to, a) })
@@ -82,7 +89,7 @@ func (s *Mail) Reply(ctx context.Context, p core.Principal, id int64, in SendInp
 	if len(d.to) == 0 {
 		problems.Add(core.NonFieldErrors, "The original message has no one to reply to.")
 	}
-	d.bcc = addressList(&problems, "bcc", in.Bcc, false)
+	d.bcc = d.addressList(&problems, "bcc", in.Bcc, false)
 	d.text, d.html = requireContent(&problems, in)
 	return s.queue(ctx, p, d, in.AttachmentIDs, &problems)
 }
@@ -95,10 +102,11 @@ func (s *Mail) Forward(ctx context.Context, p core.Principal, id int64, in SendI
 		return core.EmailMessage{}, err
 	}
 	var problems core.Problems
-	d := draft{inbox: inbox, subject: core.ForwardSubject(orig.Subject), inReplyTo: orig.MessageID, references: threadRefs(orig)}
-	d.to = addressList(&problems, "to_email", in.To, true)
-	d.cc = addressList(&problems, "cc", in.Cc, false)
-	d.bcc = addressList(&problems, "bcc", in.Bcc, false)
+	d := draft{inbox: inbox, subject: core.ForwardSubject(orig.Subject), inReplyTo: orig.MessageID, references: threadRefs(orig),
+		names: map[string]string{}}
+	d.to = d.addressList(&problems, "to_email", in.To, true)
+	d.cc = d.addressList(&problems, "cc", in.Cc, false)
+	d.bcc = d.addressList(&problems, "bcc", in.Bcc, false)
 	text, htmlBody := requireContent(&problems, in)
 	header := forwardHeader(orig)
 	d.text = text + "\n\n" + header + "\n\n" + orig.Text
@@ -187,23 +195,42 @@ func (s *Mail) sendingInbox(ctx context.Context, p core.Principal, requested str
 	return s.deps.Store.InboxByEmail(ctx, ident.Inbox)
 }
 
-// addressList checks a list of addresses; required lists need one.
-func addressList(problems *core.Problems, field string, addrs []string, required bool) []string {
+// addressList checks a list of recipients, each a bare address or "Name
+// <address>", and keeps their names; required lists need one.
+func (d *draft) addressList(problems *core.Problems, field string, addrs []string, required bool) []string {
 	if required && len(addrs) == 0 {
 		problems.Add(field, "This field is required.")
 		return nil
 	}
 	out := make([]string, 0, len(addrs))
 	for _, a := range addrs {
-		email, err := core.NormalizeEmail(field, a)
+		name, email, err := core.NormalizeMailbox(field, a)
 		if err != nil {
 			problems.Add(field, "%q is not a valid email address.", a)
 			continue
+		}
+		if name != "" {
+			d.names[strings.ToLower(email)] = name
 		}
 		out = append(out, email)
 	}
 	return uniqueAddrs(out, func(string) bool { return false })
 }
+
+// mailboxes writes addrs for the message header, with their names.
+func (d *draft) mailboxes(addrs []string) []string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = a
+		if name := d.names[strings.ToLower(a)]; name != "" {
+			out[i] = (&mail.Address{Name: name, Address: a}).String()
+		}
+	}
+	return out
+}
+
+// related reports whether a is an inline part that HTML can refer to.
+func related(a ports.AttachmentContent) bool { return a.Inline && a.ContentID != "" }
 
 func checkSubject(problems *core.Problems, subject string) string {
 	switch {
@@ -263,13 +290,24 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	if err := problems.Err(); err != nil {
 		return core.EmailMessage{}, err
 	}
+	// The identity's name is the sender's display name.
+	ident, err := s.deps.Store.Identity(ctx, d.inbox.AccountID, d.inbox.IdentityID)
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
 	now := s.now()
 	msgID := s.deps.IDs.NewUUID() + "@" + domainOf(d.inbox.Email)
-	out := ports.OutgoingMail{FromEmail: d.inbox.Email, To: d.to, Cc: d.cc, Subject: d.subject, Text: d.text, HTML: d.html,
-		MessageID: msgID, InReplyTo: d.inReplyTo, References: d.references, Date: now}
+	out := ports.OutgoingMail{FromEmail: d.inbox.Email, FromName: ident.Name, To: d.mailboxes(d.to), Cc: d.mailboxes(d.cc),
+		Subject: d.subject, Text: d.text, HTML: d.html, MessageID: msgID, InReplyTo: d.inReplyTo, References: d.references, Date: now}
+	// The composer puts inline images the HTML shows beside it, ahead of
+	// the attachments; the records follow the order of the message.
+	if d.html != "" {
+		sort.SliceStable(d.attachments, func(i, j int) bool { return related(d.attachments[i]) && !related(d.attachments[j]) })
+	}
 	size := len(d.text) + len(d.html)
 	for _, a := range d.attachments {
-		out.Attachments = append(out.Attachments, ports.MailPart{Filename: a.Filename, ContentType: a.ContentType, Content: a.Content})
+		out.Attachments = append(out.Attachments, ports.MailPart{Filename: a.Filename, ContentType: a.ContentType,
+			ContentID: a.ContentID, Inline: a.Inline, Content: a.Content})
 		size += len(a.Content)
 	}
 	if int64(size) > s.mail.MaxMessageBytes {

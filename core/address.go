@@ -87,3 +87,23 @@ func NormalizeEmail(field, addr string) (string, error) {
 	}
 	return local + "@" + domain, nil
 }
+
+// MaxDisplayNameLength bounds the name given with an address.
+const MaxDisplayNameLength = 200
+
+// NormalizeMailbox checks one recipient as a caller may write it: a bare
+// address, or "Name <address>" (RFC 5322 name-addr, the name quoted or
+// not). It returns the display name ("" for none) and the normalized address.
+func NormalizeMailbox(field, mailbox string) (name, addr string, err error) {
+	mailbox = strings.TrimSpace(mailbox)
+	if !strings.HasSuffix(mailbox, ">") || HasLineBreak(mailbox) {
+		addr, err = NormalizeEmail(field, mailbox)
+		return "", addr, err
+	}
+	parsed, perr := mail.ParseAddress(mailbox)
+	if perr != nil || len(parsed.Name) > MaxDisplayNameLength || HasLineBreak(parsed.Name) {
+		return "", "", Invalid(field, "Enter a valid email address, or a name and an address such as Ada <ada@example.com>.")
+	}
+	addr, err = NormalizeEmail(field, parsed.Address)
+	return strings.TrimSpace(parsed.Name), addr, err
+}

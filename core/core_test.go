@@ -116,6 +116,25 @@ func TestAddresses(t *testing.T) {
 	}
 }
 
+func TestNormalizeMailbox(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"Bob@Example.COM":                      {"", "Bob@example.com"},
+		"Bob Example <bob@Example.com>":        {"Bob Example", "bob@example.com"},
+		`"Example, Bob" <bob@example.com>`:     {"Example, Bob", "bob@example.com"},
+		"=?utf-8?q?Zo=C3=AB?= <z@example.com>": {"Zoë", "z@example.com"},
+	} {
+		name, addr, err := NormalizeMailbox("to", in)
+		if err != nil || name != want[0] || addr != want[1] {
+			t.Errorf("%q: %q %q %v", in, name, addr, err)
+		}
+	}
+	for _, bad := range []string{"Bob <bob>", "Bob <a@b.com>, Eve <e@b.com>", "Bob\r\nBcc: x <a@b.com>", "<>", "Bob <bob@x.com"} {
+		if _, _, err := NormalizeMailbox("to", bad); KindOf(err) != KindInvalid {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
 func TestGenerateIdentityName(t *testing.T) {
 	seen := map[string]bool{}
 	for range 50 {

@@ -44,17 +44,19 @@ type MailParser interface {
 
 // OutgoingMail is a message to compose.
 type OutgoingMail struct {
-	FromEmail   string
-	FromName    string
-	To          []string
-	Cc          []string // Bcc recipients never appear in the message itself
-	Subject     string
-	Text        string
-	HTML        string // optional alternative to Text
-	MessageID   string // without angle brackets
-	InReplyTo   string // without angle brackets
-	References  []string
-	Date        time.Time
+	FromEmail  string
+	FromName   string
+	To         []string // each a bare address or "Name <address>"
+	Cc         []string // the same; Bcc recipients never appear in the message itself
+	Subject    string
+	Text       string
+	HTML       string // optional alternative to Text
+	MessageID  string // without angle brackets
+	InReplyTo  string // without angle brackets
+	References []string
+	Date       time.Time
+	// Attachments in message order; with HTML, inline parts that have a
+	// Content-ID go beside it (multipart/related), so they come first.
 	Attachments []MailPart
 }
 

@@ -206,13 +206,32 @@ func (in *input) strList(name string) ([]string, bool) {
 	}
 	var out []string
 	for _, item := range items {
-		for _, part := range strings.Split(item, ",") {
+		for _, part := range splitCommas(item) {
 			if part = strings.TrimSpace(part); part != "" {
 				out = append(out, part)
 			}
 		}
 	}
 	return out, true
+}
+
+// splitCommas splits at the commas outside double quotes, so that a
+// recipient such as "Lee, Bo" <bo@example.org> stays whole.
+func splitCommas(s string) []string {
+	var parts []string
+	quoted, start := false, 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && quoted:
+			i++
+		case s[i] == '"':
+			quoted = !quoted
+		case s[i] == ',' && !quoted:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
 }
 
 func (in *input) err() error { return in.problems.Err() }

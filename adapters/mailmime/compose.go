@@ -2,10 +2,11 @@ package mailmime
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"mime"
+	"strings"
+	"unicode/utf8"
 
+	"github.com/emersion/go-message"
 	"github.com/emersion/go-message/mail"
 
 	"github.com/callsign/callsign/core"
@@ -18,54 +19,100 @@ type Composer struct{}
 
 var _ ports.MailComposer = Composer{}
 
-// body is one rendering of the message text.
-type body struct {
-	mediaType string
-	content   string
+// entity is one MIME entity of a message being composed: a leaf with its
+// content, or a multipart with its parts.
+type entity struct {
+	header  message.Header // Content-* fields
+	content []byte
+	parts   []entity
 }
 
-// Compose writes m as RFC 5322 with CRLF line endings: a single text/plain
-// part, a multipart/alternative of text and HTML, or, with attachments, a
-// multipart/mixed holding either of those and the attachments in base64.
-// Text is quoted-printable UTF-8; non-ASCII names and the subject are RFC
-// 2047 encoded. Bcc is not a field of m, so it cannot leak.
+func multipart(subtype string, parts ...entity) entity {
+	e := entity{parts: parts}
+	e.header.SetContentType("multipart/"+subtype, nil)
+	return e
+}
+
+func textEntity(mediaType, content string) entity {
+	e := entity{content: []byte(content)}
+	e.header.SetContentType(mediaType, map[string]string{"charset": "utf-8"})
+	e.header.Set("Content-Transfer-Encoding", "quoted-printable")
+	return e
+}
+
+// Compose writes m as RFC 5322 with CRLF line endings. The text is one
+// text/plain part, or a multipart/alternative of text and HTML; inline parts
+// that the HTML refers to (by Content-ID) sit with it in a
+// multipart/related (RFC 2387); attachments make a multipart/mixed around
+// all that, in base64. Text is quoted-printable UTF-8; non-ASCII names and
+// the subject are RFC 2047 encoded, a long subject folded between its
+// encoded words. Bcc is not a field of m, so it cannot leak.
 //
 // It refuses, with a KindInvalid error naming the field, anything that could
-// end a header early (CR or LF), an address that is not a bare address, a
-// message identifier that does not fit in angle brackets, and a zero Date.
+// end a header early (CR or LF), an address that is not one mailbox (a bare
+// address, or "Name <address>"), a message identifier that does not fit in
+// angle brackets, and a zero Date.
 func (Composer) Compose(m ports.OutgoingMail) ([]byte, error) {
 	h, err := header(m)
 	if err != nil {
 		return nil, err
 	}
-	bodies := []body{{"text/plain", m.Text}}
+	root := textEntity("text/plain", m.Text)
 	if m.HTML != "" {
-		bodies = append(bodies, body{"text/html", m.HTML})
-		if m.Text == "" {
-			bodies = bodies[1:]
+		root = textEntity("text/html", m.HTML)
+		if m.Text != "" {
+			root = multipart("alternative", textEntity("text/plain", m.Text), root)
 		}
 	}
-
+	var related, attached []entity
+	for i, p := range m.Attachments {
+		e, err := attachment(p, i+1)
+		if err != nil {
+			return nil, err
+		}
+		if p.Inline && p.ContentID != "" && m.HTML != "" {
+			related = append(related, e)
+		} else {
+			attached = append(attached, e)
+		}
+	}
+	if len(related) > 0 {
+		root = multipart("related", append([]entity{root}, related...)...)
+	}
+	if len(attached) > 0 {
+		root = multipart("mixed", append([]entity{root}, attached...)...)
+	}
+	for f := root.header.Fields(); f.Next(); {
+		h.Set(f.Key(), f.Value())
+	}
 	var buf bytes.Buffer
-	switch {
-	case len(m.Attachments) > 0:
-		err = writeMixed(&buf, h, bodies, m.Attachments)
-	case len(bodies) > 1:
-		var iw *mail.InlineWriter
-		if iw, err = mail.CreateInlineWriter(&buf, h); err == nil {
-			err = writeBodies(iw.CreatePart, bodies)
-			err = errors.Join(err, iw.Close())
-		}
-	default:
-		err = writeBodies(func(ih mail.InlineHeader) (io.WriteCloser, error) {
-			h.Set("Content-Type", ih.Get("Content-Type"))
-			return mail.CreateSingleInlineWriter(&buf, h)
-		}, bodies)
-	}
+	w, err := message.CreateWriter(&buf, h.Header)
 	if err != nil {
 		return nil, err
 	}
+	if err := root.write(w); err != nil {
+		return nil, err
+	}
 	return buf.Bytes(), nil
+}
+
+// write writes e's body (its parts, or its content) to w and closes it.
+func (e entity) write(w *message.Writer) error {
+	for _, p := range e.parts {
+		pw, err := w.CreatePart(p.header)
+		if err != nil {
+			return err
+		}
+		if err := p.write(pw); err != nil {
+			return err
+		}
+	}
+	if len(e.parts) == 0 {
+		if _, err := w.Write(e.content); err != nil {
+			return err
+		}
+	}
+	return w.Close()
 }
 
 // header checks every value that goes into the message header and sets it.
@@ -109,7 +156,7 @@ func header(m ports.OutgoingMail) (mail.Header, error) {
 	h.SetAddressList("From", []*mail.Address{{Name: m.FromName, Address: from}})
 	h.SetAddressList("To", to)
 	h.SetAddressList("Cc", cc)
-	h.SetSubject(m.Subject)
+	setSubject(&h, m.Subject)
 	h.SetDate(m.Date)
 	h.SetMessageID(m.MessageID)
 	if m.InReplyTo != "" {
@@ -119,27 +166,47 @@ func header(m ports.OutgoingMail) (mail.Header, error) {
 	return h, nil
 }
 
-// addressFields checks that every entry is a bare address.
-func addressFields(field string, addrs []string) ([]*mail.Address, error) {
-	out := make([]*mail.Address, 0, len(addrs))
-	for _, a := range addrs {
-		addr, err := core.NormalizeEmail(field, a)
+// setSubject encodes a non-ASCII subject as RFC 2047 words of at most 75
+// characters and puts each on a line of its own, so that no line of the
+// field runs long (RFC 2047 §2).
+func setSubject(h *mail.Header, subject string) {
+	encoded := mime.QEncoding.Encode("utf-8", subject)
+	if encoded == subject {
+		h.SetSubject(subject)
+		return
+	}
+	h.AddRaw([]byte("Subject: " + strings.ReplaceAll(encoded, "?= =?", "?=\r\n =?") + "\r\n"))
+}
+
+// addressFields checks that every entry is one mailbox: a bare address or
+// "Name <address>".
+func addressFields(field string, entries []string) ([]*mail.Address, error) {
+	out := make([]*mail.Address, 0, len(entries))
+	for _, entry := range entries {
+		name, addr := "", entry
+		if strings.ContainsRune(entry, '<') && !core.HasLineBreak(entry) {
+			if a, err := mail.ParseAddress(entry); err == nil {
+				name, addr = a.Name, a.Address
+			}
+		}
+		addr, err := core.NormalizeEmail(field, addr)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, &mail.Address{Address: addr})
+		out = append(out, &mail.Address{Name: name, Address: addr})
 	}
 	return out, nil
 }
 
 // checkIDs refuses message identifiers that cannot sit between angle
-// brackets: empty, or holding a space, a control character, a bracket or
-// anything outside printable ASCII.
+// brackets: empty, or holding a space, a control character or a bracket.
+// UTF-8 is allowed (RFC 6532 §3.2): mail with such identifiers arrives over
+// SMTPUTF8, and a reply must be able to name it.
 func checkIDs(field string, ids ...string) error {
 	for _, id := range ids {
-		valid := id != ""
+		valid := id != "" && utf8.ValidString(id)
 		for i := 0; i < len(id) && valid; i++ {
-			valid = id[i] > ' ' && id[i] < 0x7f && id[i] != '<' && id[i] != '>'
+			valid = id[i] > ' ' && id[i] != 0x7f && id[i] != '<' && id[i] != '>'
 		}
 		if !valid {
 			return core.Invalid(field, "%q is not a valid message identifier.", id)
@@ -148,93 +215,36 @@ func checkIDs(field string, ids ...string) error {
 	return nil
 }
 
-// writeBodies writes each rendering of the text to a part that create opens.
-func writeBodies(create func(mail.InlineHeader) (io.WriteCloser, error), bodies []body) error {
-	for _, b := range bodies {
-		var h mail.InlineHeader
-		h.SetContentType(b.mediaType, map[string]string{"charset": "utf-8"})
-		w, err := create(h)
-		if err != nil {
-			return err
-		}
-		if err := fill(w, []byte(b.content)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// fill writes content to a part and closes it.
-func fill(w io.WriteCloser, content []byte) error {
-	if _, err := w.Write(content); err != nil {
-		return err
-	}
-	return w.Close()
-}
-
-func writeMixed(w io.Writer, h mail.Header, bodies []body, parts []ports.MailPart) error {
-	mw, err := mail.CreateWriter(w, h)
-	if err != nil {
-		return err
-	}
-	if len(bodies) == 1 {
-		err = writeBodies(mw.CreateSingleInline, bodies)
-	} else {
-		var iw *mail.InlineWriter
-		if iw, err = mw.CreateInline(); err == nil {
-			err = writeBodies(iw.CreatePart, bodies)
-			err = errors.Join(err, iw.Close())
-		}
-	}
-	if err != nil {
-		return err
-	}
-	for i, p := range parts {
-		if err := writeAttachment(mw, p, i+1); err != nil {
-			return err
-		}
-	}
-	return mw.Close()
-}
-
-// writeAttachment writes the n-th part in base64. An inline part keeps its
-// disposition and Content-ID so the HTML can refer to it; its file name goes
-// in Content-Type's name, since go-message's inline header has no other.
-func writeAttachment(mw *mail.Writer, p ports.MailPart, n int) error {
+// attachment is the n-th part in base64. An inline part keeps its
+// disposition and Content-ID so the HTML can refer to it.
+func attachment(p ports.MailPart, n int) (entity, error) {
 	mediaType := "application/octet-stream"
 	if p.ContentType != "" {
 		t, _, err := mime.ParseMediaType(p.ContentType)
 		if err != nil || core.HasLineBreak(p.ContentType) {
-			return core.Invalid("attachments", "%q is not a valid content type.", p.ContentType)
+			return entity{}, core.Invalid("attachments", "%q is not a valid content type.", p.ContentType)
 		}
 		mediaType = t
 	}
 	if core.HasLineBreak(p.Filename) || core.HasLineBreak(p.ContentID) {
-		return core.Invalid("attachments", "Line breaks are not allowed.")
+		return entity{}, core.Invalid("attachments", "Line breaks are not allowed.")
 	}
 	name := fileName(p.Filename, mediaType, n)
-	var ph mail.AttachmentHeader
-	ph.SetContentType(mediaType, map[string]string{"name": name})
-	ph.Set("Content-Transfer-Encoding", "base64")
+	e := entity{content: p.Content}
+	e.header.SetContentType(mediaType, map[string]string{"name": name})
+	e.header.Set("Content-Transfer-Encoding", "base64")
 	if p.ContentID != "" {
 		if err := checkIDs("attachments", p.ContentID); err != nil {
-			return err
+			return entity{}, err
 		}
-		ph.Set("Content-Id", "<"+p.ContentID+">")
+		e.header.Set("Content-Id", "<"+p.ContentID+">")
 	}
-	var w io.WriteCloser
-	var err error
+	disposition := "attachment"
 	if p.Inline {
-		ph.Set("Content-Disposition", "inline")
-		w, err = mw.CreateSingleInline(mail.InlineHeader{Header: ph.Header})
-	} else {
-		ph.SetFilename(name)
-		w, err = mw.CreateAttachment(ph)
+		disposition = "inline"
 	}
-	if err != nil {
-		return err
-	}
-	return fill(w, p.Content)
+	e.header.SetContentDisposition(disposition, map[string]string{"filename": name})
+	return e, nil
 }
 
 // extensions are the file extensions used for made-up attachment names, for

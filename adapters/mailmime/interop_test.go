@@ -1,7 +1,9 @@
 package mailmime
 
 import (
+	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -75,5 +77,49 @@ func TestParseWhatOtherServersStore(t *testing.T) {
 		if err != nil || pm.Text != want {
 			t.Errorf("Parse(%q): text %q, %v; want %q", raw, pm.Text, err, want)
 		}
+	}
+}
+
+// What mail clients need of composed mail: a long non-ASCII subject folded
+// into encoded words of at most 75 characters, one to a line; recipients
+// with names; a reply naming a UTF-8 Message-ID; inline images that stay
+// inline beside the HTML (multipart/related), attachments beside that.
+func TestComposeForMailClients(t *testing.T) {
+	m := outgoing()
+	m.Subject = strings.Repeat("Grüße aus Köln, ", 8)
+	m.To = []string{"Bob Example <bob@example.com>", "carol@example.org"}
+	m.InReplyTo = "café@example.com"
+	raw, err := Composer{}.Compose(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := cutHeader(raw)
+	start, end, _ := headerField(head, "subject")
+	lines := strings.Split(strings.TrimSuffix(string(head[start:end]), "\r\n"), "\r\n")
+	if len(lines) < 3 {
+		t.Errorf("a long subject is not folded: %q", lines)
+	}
+	for _, line := range lines {
+		word := strings.TrimPrefix(strings.TrimSpace(line), "Subject: ")
+		if len(word) > 75 || !strings.HasPrefix(word, "=?utf-8?q?") {
+			t.Errorf("subject line %q is not one encoded word of at most 75 characters", line)
+		}
+	}
+	if !bytes.Contains(head, []byte("\r\nTo: \"Bob Example\" <bob@example.com>, <carol@example.org>\r\n")) ||
+		!bytes.Contains(head, []byte("\r\nIn-Reply-To: <café@example.com>\r\n")) {
+		t.Errorf("header:\n%s", head)
+	}
+	pm, err := Parser{}.Parse(raw)
+	if err != nil || pm.Subject != m.Subject || !reflect.DeepEqual(pm.To, []string{"bob@example.com", "carol@example.org"}) {
+		t.Fatalf("parsed back: %+v, %v", pm, err)
+	}
+	related := bytes.Index(raw, []byte("Content-Type: multipart/related;"))
+	logo := bytes.Index(raw, []byte("Content-Id: <logo@agents.localhost>"))
+	pdf := bytes.Index(raw, []byte("Content-Type: application/pdf"))
+	if related < 0 || logo < related || pdf < logo || !bytes.Contains(raw, []byte("Content-Disposition: inline; filename=logo.png")) {
+		t.Errorf("the inline image is not beside the HTML in multipart/related:\n%s", raw)
+	}
+	if a := pm.Attachments[0]; !a.Inline || a.ContentID != "logo@agents.localhost" {
+		t.Errorf("parsed back, the image is %+v", a)
 	}
 }

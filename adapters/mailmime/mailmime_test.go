@@ -439,8 +439,9 @@ func outgoing() ports.OutgoingMail {
 		References: []string{"msg-1@example.com", "msg-2@example.com"},
 		Date:       time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC),
 		Attachments: []ports.MailPart{
-			{Filename: "Übersicht 2026.pdf", ContentType: "application/pdf", Content: []byte("%PDF-1.4\n\x00\xff binary")},
+			// Inline parts the HTML refers to come first: they sit with it in multipart/related.
 			{Filename: "logo.png", ContentType: "image/png", ContentID: "logo@agents.localhost", Inline: true, Content: []byte("\x89PNG\r\n\x1a\n")},
+			{Filename: "Übersicht 2026.pdf", ContentType: "application/pdf", Content: []byte("%PDF-1.4\n\x00\xff binary")},
 			{ContentType: "text/csv", Content: []byte("a,b\n1,2\n")},
 		},
 	}
@@ -539,25 +540,26 @@ func TestComposeRefuses(t *testing.T) {
 		field  string
 		change func(*ports.OutgoingMail)
 	}{
-		"subject CRLF":      {"subject", func(m *ports.OutgoingMail) { m.Subject = "hi\r\nBcc: eve@example.com" }},
-		"subject LF":        {"subject", func(m *ports.OutgoingMail) { m.Subject = "hi\nX: y" }},
-		"from name CR":      {"from_name", func(m *ports.OutgoingMail) { m.FromName = "Ada\rBcc: eve@example.com" }},
-		"from with name":    {"from_email", func(m *ports.OutgoingMail) { m.FromEmail = "Ada <ada@agents.localhost>" }},
-		"from injection":    {"from_email", func(m *ports.OutgoingMail) { m.FromEmail = "ada@agents.localhost\r\nBcc: eve@example.com" }},
-		"to with name":      {"to", func(m *ports.OutgoingMail) { m.To = []string{"Bob <bob@example.com>"} }},
-		"to list":           {"to", func(m *ports.OutgoingMail) { m.To = []string{"bob@example.com, eve@example.com"} }},
-		"to injection":      {"to", func(m *ports.OutgoingMail) { m.To = []string{"bob@example.com\nBcc: eve@example.com"} }},
-		"cc not an address": {"cc", func(m *ports.OutgoingMail) { m.Cc = []string{"dave"} }},
-		"message id CRLF":   {"message_id", func(m *ports.OutgoingMail) { m.MessageID = "x@y\r\nBcc: eve@example.com" }},
-		"message id <>":     {"message_id", func(m *ports.OutgoingMail) { m.MessageID = "<x@y>" }},
-		"in-reply-to space": {"in_reply_to", func(m *ports.OutgoingMail) { m.InReplyTo = "a b@c" }},
-		"references LF":     {"references", func(m *ports.OutgoingMail) { m.References = []string{"a@b", "c@d\nX: y"} }},
-		"references empty":  {"references", func(m *ports.OutgoingMail) { m.References = []string{""} }},
-		"filename CRLF":     {"attachments", func(m *ports.OutgoingMail) { m.Attachments[0].Filename = "a.pdf\r\nX: y" }},
-		"content id LF":     {"attachments", func(m *ports.OutgoingMail) { m.Attachments[1].ContentID = "a@b\nX: y" }},
-		"content type LF":   {"attachments", func(m *ports.OutgoingMail) { m.Attachments[0].ContentType = "text/plain\r\nX: y" }},
-		"content type bad":  {"attachments", func(m *ports.OutgoingMail) { m.Attachments[0].ContentType = "not a type" }},
-		"zero date":         {"date", func(m *ports.OutgoingMail) { m.Date = time.Time{} }},
+		"subject CRLF":          {"subject", func(m *ports.OutgoingMail) { m.Subject = "hi\r\nBcc: eve@example.com" }},
+		"subject LF":            {"subject", func(m *ports.OutgoingMail) { m.Subject = "hi\nX: y" }},
+		"from name CR":          {"from_name", func(m *ports.OutgoingMail) { m.FromName = "Ada\rBcc: eve@example.com" }},
+		"from with name":        {"from_email", func(m *ports.OutgoingMail) { m.FromEmail = "Ada <ada@agents.localhost>" }},
+		"from injection":        {"from_email", func(m *ports.OutgoingMail) { m.FromEmail = "ada@agents.localhost\r\nBcc: eve@example.com" }},
+		"to with two names":     {"to", func(m *ports.OutgoingMail) { m.To = []string{"Bob <bob@example.com>, Eve <eve@example.com>"} }},
+		"to list":               {"to", func(m *ports.OutgoingMail) { m.To = []string{"bob@example.com, eve@example.com"} }},
+		"to injection":          {"to", func(m *ports.OutgoingMail) { m.To = []string{"bob@example.com\nBcc: eve@example.com"} }},
+		"cc not an address":     {"cc", func(m *ports.OutgoingMail) { m.Cc = []string{"dave"} }},
+		"message id CRLF":       {"message_id", func(m *ports.OutgoingMail) { m.MessageID = "x@y\r\nBcc: eve@example.com" }},
+		"message id <>":         {"message_id", func(m *ports.OutgoingMail) { m.MessageID = "<x@y>" }},
+		"in-reply-to space":     {"in_reply_to", func(m *ports.OutgoingMail) { m.InReplyTo = "a b@c" }},
+		"references LF":         {"references", func(m *ports.OutgoingMail) { m.References = []string{"a@b", "c@d\nX: y"} }},
+		"references empty":      {"references", func(m *ports.OutgoingMail) { m.References = []string{""} }},
+		"filename CRLF":         {"attachments", func(m *ports.OutgoingMail) { m.Attachments[1].Filename = "a.pdf\r\nX: y" }},
+		"content id LF":         {"attachments", func(m *ports.OutgoingMail) { m.Attachments[0].ContentID = "a@b\nX: y" }},
+		"content type LF":       {"attachments", func(m *ports.OutgoingMail) { m.Attachments[1].ContentType = "text/plain\r\nX: y" }},
+		"content type bad":      {"attachments", func(m *ports.OutgoingMail) { m.Attachments[1].ContentType = "not a type" }},
+		"in-reply-to not UTF-8": {"in_reply_to", func(m *ports.OutgoingMail) { m.InReplyTo = "caf\xe9@example.com" }},
+		"zero date":             {"date", func(m *ports.OutgoingMail) { m.Date = time.Time{} }},
 	} {
 		m := outgoing()
 		tc.change(&m)

@@ -224,7 +224,7 @@ func TestMailEndToEnd(t *testing.T) {
 		got := relay.received()[0]
 		unfolded := strings.NewReplacer("\r\n ", " ", "\r\n\t", " ").Replace(got.data)
 		for _, want := range []string{"In-Reply-To: <ext-1@example.org>", "References: <ext-1@example.org>", "Subject: Re: Help needed",
-			"To: <alice@example.org>", "Message-Id: <" + reply.MessageID + ">", "It ships today."} {
+			`To: "Alice Example" <alice@example.org>`, `From: "Support" <support@agents.test>`, "Message-Id: <" + reply.MessageID + ">", "It ships today."} {
 			if !strings.Contains(unfolded, want) {
 				t.Errorf("the relayed reply lacks %q:\n%s", want, got.data)
 			}

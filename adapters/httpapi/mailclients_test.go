@@ -1,0 +1,67 @@
+package httpapi
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Sending as mail clients expect it: recipients with names, the identity's
+// name on From, a reply to a UTF-8 Message-ID, and a forward that keeps the
+// original's inline images inline.
+func TestSendingForMailClients(t *testing.T) {
+	h := newHarness(t)
+	h.runOutbox()
+	tn := newTenants(t, h)
+	unfold := strings.NewReplacer("\r\n ", " ", "\r\n\t", " ")
+
+	sent := h.do("POST", "/api/email-messages/compose/", map[string]any{
+		"to_email": "Ann Example <ann@example.org>", "cc": []any{`"Lee, Bo" <bo@example.org>`}, "bcc": "Dee <dee@example.org>",
+		"subject": "Names", "content": "hi"}, tn.keyOne).want(t, 201).object(t)
+	if sent["to_email"] != "ann@example.org" || fmt.Sprint(sent["cc"]) != "[bo@example.org]" || fmt.Sprint(sent["bcc"]) != "[dee@example.org]" {
+		t.Fatalf("sent %v", sent)
+	}
+	h.waitFor(tn.keyOne, sent["id"])
+	raw := unfold.Replace(string(h.relay.Sent()[0].Raw))
+	for _, want := range []string{"\r\nTo: \"Ann Example\" <ann@example.org>\r\n", "\r\nCc: \"Lee, Bo\" <bo@example.org>\r\n", "\r\nFrom: \"one\" <one@agents.test>\r\n"} {
+		if !strings.Contains("\r\n"+raw, want) {
+			t.Errorf("the message lacks %q:\n%s", want, raw)
+		}
+	}
+	if strings.Contains(raw, "dee@example.org") {
+		t.Errorf("the Bcc shows:\n%s", raw)
+	}
+	h.do("POST", "/api/email-messages/compose/", map[string]any{"to_email": []any{"Ann <ann@example.org"}, "content": "x"}, tn.keyOne).want(t, 400)
+
+	// A Message-ID in UTF-8, as SMTPUTF8 allows: the reply names it.
+	h.receive("one@agents.test", mailFrom("Zoë Example <zoe@example.org>", "café@example.org", "Grüße", "Hallo."))
+	incoming := h.do("GET", "/api/email-messages/?direction=incoming", nil, tn.keyOne).want(t, 200).object(t)["results"].([]any)[0].(map[string]any)
+	reply := h.do("POST", fmt.Sprintf("/api/email-messages/%v/reply/", incoming["id"]), map[string]any{"content": "Danke."}, tn.keyOne).want(t, 201).object(t)
+	if reply["in_reply_to"] != "café@example.org" {
+		t.Fatalf("reply %v", reply)
+	}
+	h.waitFor(tn.keyOne, reply["id"])
+	raw = unfold.Replace(string(h.relay.Sent()[1].Raw))
+	if !strings.Contains(raw, "\r\nIn-Reply-To: <café@example.org>\r\n") || !strings.Contains(raw, "\r\nTo: =?utf-8?q?Zo=C3=AB_Example?= <zoe@example.org>\r\n") {
+		t.Errorf("the reply's header:\n%s", raw)
+	}
+
+	// HTML with an image it shows inline (cid:), forwarded.
+	h.receive("one@agents.test", "From: ann@example.org\r\nTo: one@agents.test\r\nSubject: Logo\r\nMessage-ID: <logo@example.org>\r\n"+
+		"Content-Type: multipart/related; boundary=r\r\n\r\n--r\r\nContent-Type: text/html\r\n\r\n<p>Our logo: <img src=\"cid:img1@example.org\"></p>\r\n"+
+		"--r\r\nContent-Type: image/png\r\nContent-ID: <img1@example.org>\r\nContent-Transfer-Encoding: base64\r\n\r\niVBORw0KGgo=\r\n--r--\r\n")
+	logo := h.do("GET", "/api/email-messages/?direction=incoming", nil, tn.keyOne).want(t, 200).object(t)["results"].([]any)[1].(map[string]any)
+	fwd := h.do("POST", fmt.Sprintf("/api/email-messages/%v/forward/", logo["id"]), map[string]any{"to_email": "frank@example.org", "content": "FYI"}, tn.keyOne).want(t, 201).object(t)
+	h.waitFor(tn.keyOne, fwd["id"])
+	raw = string(h.relay.Sent()[2].Raw)
+	related, image := strings.Index(raw, "Content-Type: multipart/related;"), strings.Index(raw, "Content-Id: <img1@example.org>")
+	if related < 0 || image < related || !strings.Contains(raw, "cid:img1@example.org") || !strings.Contains(raw, "Content-Disposition: inline") {
+		t.Errorf("the forward lost its inline image:\n%s", raw)
+	}
+	// The stored forward's attachment records match its source.
+	a := fwd["attachments"].([]any)[0].(map[string]any)
+	file := h.do("GET", fmt.Sprintf("/api/attachments/%v/", a["uuid"]), nil, tn.keyOne).want(t, 200)
+	if string(file.Body) != "\x89PNG\r\n\x1a\n" {
+		t.Errorf("the forwarded image downloads as %q", string(file.Body))
+	}
+}
