@@ -77,6 +77,7 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 	}
 	var retry []string
 	var lastErr string
+	refused := false // the relay refused our credentials
 	fail := func(rcpt, reason string) { e.Failures = append(e.Failures, rcpt+": "+reason) }
 	var local []core.Inbox
 	var localRcpts, external []string
@@ -110,7 +111,11 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 				fail(o.Recipient, o.Err.Error())
 			default:
 				retry, lastErr = append(retry, o.Recipient), o.Err.Error()
+				refused = refused || core.KindOf(o.Err) == core.KindUnauthorized
 			}
+		}
+		if refused {
+			log.Error("outbox: the relay refused our credentials; mail stays queued until CALLSIGN_SMTP_RELAY is fixed", "err", lastErr)
 		}
 	}
 	s.settle(ctx, log, e, retry, lastErr)
@@ -153,6 +158,7 @@ func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry
 		}
 		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
 	default:
+		log.Warn("outbox: delivery failed for now and is retried", "recipients", len(retry), "next_attempt", next, "err", lastErr)
 		e.Recipients, e.NextAttempt = retry, next
 		err = s.deps.Store.RetryOutbox(ctx, e, lastErr)
 	}

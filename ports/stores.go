@@ -267,7 +267,8 @@ type MailStore interface {
 	// ClaimOutbox leases up to limit entries that are due, so no other
 	// worker (of this instance or another) takes them until the lease ends.
 	ClaimOutbox(ctx context.Context, now, leaseUntil time.Time, limit int) ([]OutboxEntry, error)
-	// RetryOutbox keeps an entry for another attempt at e.NextAttempt.
+	// RetryOutbox keeps an entry for another attempt at e.NextAttempt; the
+	// message, still queued, shows lastError as its delivery error.
 	RetryOutbox(ctx context.Context, e OutboxEntry, lastError string) error
 	// FinishOutbox removes an entry and records the message's final status.
 	FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // Sending as mail clients expect it: recipients with names, the identity's
@@ -63,5 +67,33 @@ func TestSendingForMailClients(t *testing.T) {
 	file := h.do("GET", fmt.Sprintf("/api/attachments/%v/", a["uuid"]), nil, tn.keyOne).want(t, 200)
 	if string(file.Body) != "\x89PNG\r\n\x1a\n" {
 		t.Errorf("the forwarded image downloads as %q", string(file.Body))
+	}
+}
+
+// A relay that refuses our credentials (or a TLS failure) keeps the mail
+// queued, retried, with the reason in delivery_error and a loud log line.
+func TestRelayRefusingOurCredentials(t *testing.T) {
+	h := newHarness(t)
+	refused := core.Unauthorized("relay smtp.example.net:587 rejected AUTH PLAIN as agent: 535 5.7.8 bad credentials")
+	h.relay.Outcome = func(string) ports.RelayOutcome { return ports.RelayOutcome{Err: refused} }
+	h.runOutbox()
+	tn := newTenants(t, h)
+	sent := h.do("POST", "/api/email-messages/compose/", map[string]any{"to_email": "ann@example.org", "content": "hi"}, tn.keyOne).want(t, 201).object(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		m := h.do("GET", fmt.Sprintf("/api/email-messages/%v/", sent["id"]), nil, tn.keyOne).want(t, 200).object(t)
+		if m["delivery_error"] != nil {
+			if m["delivery_status"] != "queued" || !strings.Contains(m["delivery_error"].(string), "535 5.7.8") {
+				t.Fatalf("message %v", m)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no delivery_error while queued: %v", m)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if logs := h.logs.String(); !strings.Contains(logs, `"level":"ERROR","msg":"outbox: the relay refused our credentials`) {
+		t.Fatalf("no loud log line:\n%s", logs)
 	}
 }

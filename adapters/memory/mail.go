@@ -311,7 +311,7 @@ func (s *Store) ClaimOutbox(_ context.Context, now, leaseUntil time.Time, limit 
 	return out, nil
 }
 
-func (s *Store) RetryOutbox(_ context.Context, e ports.OutboxEntry, _ string) error {
+func (s *Store) RetryOutbox(_ context.Context, e ports.OutboxEntry, lastError string) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
@@ -321,6 +321,9 @@ func (s *Store) RetryOutbox(_ context.Context, e ports.OutboxEntry, _ string) er
 		return core.NotFound("Outbox entry not found.")
 	}
 	r.Recipients, r.Failures, r.NextAttempt, r.claimedUntil = e.Recipients, e.Failures, e.NextAttempt, time.Time{}
+	if m, ok := s.mailTables().messages[e.MessageID]; ok {
+		m.DeliveryError = lastError
+	}
 	return nil
 }
 

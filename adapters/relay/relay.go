@@ -16,6 +16,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
 )
 
@@ -228,9 +229,21 @@ func isNoStartTLS(err error) bool {
 type failure struct {
 	msg       string
 	permanent bool
+	// auth marks a refusal of our credentials: a configuration fault of
+	// ours, not the recipient's, so it is temporary.
+	auth bool
 }
 
 func (f *failure) Error() string { return f.msg }
+
+// Unwrap makes a refusal of our credentials a core.KindUnauthorized error,
+// which the outbox reports loudly.
+func (f *failure) Unwrap() error {
+	if f.auth {
+		return core.Unauthorized("%s", f.msg)
+	}
+	return nil
+}
 
 // failure words err, which happened at step: the relay's reply with its code
 // when there is one (5xx is permanent), else the local cause, which is
@@ -240,7 +253,10 @@ func (r *Relay) failure(ctx context.Context, step string, err error) *failure {
 	var f failure
 	switch {
 	case errors.As(err, &reply):
-		f.permanent = reply.Code/100 == 5
+		// A refused AUTH is retried: a password typo must not lose mail
+		// in flight, and fixing CALLSIGN_SMTP_RELAY lets it go.
+		f.auth = strings.HasPrefix(step, "AUTH")
+		f.permanent = reply.Code/100 == 5 && !f.auth
 		f.msg = fmt.Sprintf("relay %s rejected %s: %s", r.addr, step, describe(reply))
 	case context.Cause(ctx) != nil:
 		f.msg = fmt.Sprintf("relay %s: %s: %v", r.addr, step, context.Cause(ctx))

@@ -21,6 +21,7 @@ import (
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
 
+	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
 )
 
@@ -355,7 +356,11 @@ func TestWrongPassword(t *testing.T) {
 
 	out := relay(t, t.Context(), cfg, "a@example.com", "b@example.com")
 	for _, o := range out {
-		wantFailed(t, o, true, "AUTH PLAIN", "535 5.7.8")
+		// Temporary: fixing the password lets queued mail go.
+		wantFailed(t, o, false, "AUTH PLAIN", "535 5.7.8")
+		if core.KindOf(o.Err) != core.KindUnauthorized {
+			t.Errorf("a refused AUTH is not marked as ours to fix: %v", o.Err)
+		}
 		if strings.Contains(o.Err.Error(), cfg.Password) {
 			t.Errorf("error shows the password: %v", o.Err)
 		}
@@ -372,7 +377,7 @@ func TestPasswordRedactedFromRelayText(t *testing.T) {
 	cfg.Password = "Wr0ng-Pa55word"
 
 	out := relay(t, t.Context(), cfg, "a@example.com")
-	wantFailed(t, out[0], true, "535 5.7.8", "[redacted]")
+	wantFailed(t, out[0], false, "535 5.7.8", "[redacted]")
 	if strings.Contains(out[0].Err.Error(), cfg.Password) {
 		t.Errorf("error shows the password: %v", out[0].Err)
 	}

@@ -379,9 +379,21 @@ func (db *DB) ClaimOutbox(ctx context.Context, now, leaseUntil time.Time, limit 
 }
 
 func (db *DB) RetryOutbox(ctx context.Context, e ports.OutboxEntry, lastError string) error {
-	return db.execOne(ctx, "Outbox entry", `UPDATE email_outbox SET recipients = ?, failures = ?, next_attempt_at = ?,
-		claimed_until = 0, last_error = ? WHERE message_id = ?`,
-		jsonList(e.Recipients).text(), jsonList(e.Failures).text(), us(e.NextAttempt), lastError, e.MessageID)
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, db.q(`UPDATE email_outbox SET recipients = ?, failures = ?, next_attempt_at = ?,
+			claimed_until = 0, last_error = ? WHERE message_id = ?`),
+			jsonList(e.Recipients).text(), jsonList(e.Failures).text(), us(e.NextAttempt), lastError, e.MessageID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return notFound(sql.ErrNoRows, "Outbox entry")
+		}
+		_, err = tx.ExecContext(ctx, db.q(`UPDATE email_messages SET delivery_error = ? WHERE id = ?`), lastError, e.MessageID)
+		return err
+	})
 }
 
 func (db *DB) FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error {

@@ -335,6 +335,9 @@ func init() {
 			e := claimed[0]
 			e.Recipients, e.Failures, e.NextAttempt = []string{"b@example.org"}, []string{"a@example.org: 550 no"}, now.Add(2*time.Minute)
 			f.must(f.s.RetryOutbox(f.ctx, e, "451 try later"))
+			if got, _ := f.s.Message(f.ctx, a.ID, m.ID); got.DeliveryStatus != core.DeliveryQueued || got.DeliveryError != "451 try later" {
+				t.Fatalf("a retried message shows %q, %q; want queued with the last error", got.DeliveryStatus, got.DeliveryError)
+			}
 			if early, _ := f.s.ClaimOutbox(f.ctx, now.Add(time.Minute), now.Add(3*time.Minute), 10); len(early) != 0 {
 				t.Fatal("claimed before its next attempt")
 			}
