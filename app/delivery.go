@@ -19,7 +19,10 @@ var (
 
 // ResolveRecipient finds the inbox an envelope recipient names. A domain
 // we do not serve is Forbidden (no open relay); an unknown mailbox on one
-// of ours is NotFound.
+// of ours is NotFound. postmaster@ every domain we serve is accepted (RFC
+// 5321 §4.5.1): an inbox of that name, else, for an account's own domain,
+// the account's oldest inbox, and for a platform domain the configured
+// postmaster inbox, else the service's oldest.
 func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, error) {
 	local, domain, ok := core.SplitAddress(strings.TrimSpace(addr))
 	if !ok {
@@ -31,7 +34,7 @@ func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, e
 	if in, ok := s.recipients.get(email, now); ok {
 		return in, nil
 	}
-	served, _, err := s.servesDomain(ctx, domain)
+	served, owner, err := s.servesDomain(ctx, domain)
 	if err != nil {
 		return core.Inbox{}, err
 	}
@@ -39,6 +42,9 @@ func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, e
 		return core.Inbox{}, errRelayDenied
 	}
 	in, err := s.deps.Store.InboxByEmail(ctx, email)
+	if isNotFound(err) && strings.HasPrefix(email, "postmaster@") {
+		in, err = s.postmaster(ctx, owner)
+	}
 	if isNotFound(err) {
 		return core.Inbox{}, errNoSuchMailbox
 	}
@@ -46,6 +52,16 @@ func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, e
 		s.recipients.put(email, in, now)
 	}
 	return in, err
+}
+
+// postmaster is the inbox of postmaster@ a domain that has no inbox of
+// that name: owner's oldest for an account's own domain; for a platform
+// domain ("" owner), the configured one or the service's oldest.
+func (s *Mail) postmaster(ctx context.Context, owner string) (core.Inbox, error) {
+	if owner == "" && s.mail.Postmaster != "" {
+		return s.deps.Store.InboxByEmail(ctx, s.mail.Postmaster)
+	}
+	return s.deps.Store.FirstInbox(ctx, owner)
 }
 
 // InboundMail is a message arriving for some of our inboxes.

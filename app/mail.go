@@ -36,6 +36,9 @@ type MailDeps struct {
 	MaxMessageBytes int64
 	// Retry is the outbox's schedule for temporary failures.
 	Retry RetryPolicy
+	// Postmaster is the inbox that receives postmaster@ each platform
+	// domain; "" means the service's oldest inbox.
+	Postmaster string
 }
 
 // RetryPolicy spaces out delivery attempts: First, then doubling up to Max,

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
+	"net/mail"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -28,10 +29,13 @@ type Config struct {
 	// SMTPHostname is our name in the SMTP greeting, in EHLO to the relay
 	// and in Received: a domain name, or an address literal ("[192.0.2.1]").
 	SMTPHostname string
-	SMTPTLSCert  string
-	SMTPTLSKey   string
-	SMTPRelay    *Relay // nil: no external delivery
-	SMTPRelayCA  string // PEM file of CAs to trust for the relay; "" means the system's
+	// Postmaster is the inbox that receives postmaster@ the platform
+	// domains; "" means the service's oldest inbox.
+	Postmaster  string
+	SMTPTLSCert string
+	SMTPTLSKey  string
+	SMTPRelay   *Relay // nil: no external delivery
+	SMTPRelayCA string // PEM file of CAs to trust for the relay; "" means the system's
 
 	Telephony         string // "sim" or "twilio"
 	TwilioAccountSID  string
@@ -127,6 +131,11 @@ func Load(getenv Getenv) (Config, error) {
 	}
 	if c.SMTPHostname, err = smtpHostname(get("CALLSIGN_SMTP_HOSTNAME", ""), c.BaseURL); err != nil {
 		return fail("CALLSIGN_SMTP_HOSTNAME", "%v", err)
+	}
+	if c.Postmaster = strings.ToLower(get("CALLSIGN_POSTMASTER", "")); c.Postmaster != "" {
+		if _, err := mail.ParseAddress(c.Postmaster); err != nil || strings.ContainsAny(c.Postmaster, "<> ") {
+			return fail("CALLSIGN_POSTMASTER", "%q is not an email address", c.Postmaster)
+		}
 	}
 	c.SMTPTLSCert, c.SMTPTLSKey = get("CALLSIGN_SMTP_TLS_CERT", ""), get("CALLSIGN_SMTP_TLS_KEY", "")
 	if (c.SMTPTLSCert == "") != (c.SMTPTLSKey == "") {

@@ -105,6 +105,12 @@ func TestSMTPHostname(t *testing.T) {
 			t.Errorf("base %q, configured %q: %q, %v; want %q", tc.base, tc.configured, c.SMTPHostname, err, tc.want)
 		}
 	}
+	if c, err := Load(env(map[string]string{"CALLSIGN_POSTMASTER": "Ops@Agents.Example.com"})); err != nil || c.Postmaster != "ops@agents.example.com" {
+		t.Errorf("CALLSIGN_POSTMASTER: %q, %v", c.Postmaster, err)
+	}
+	if _, err := Load(env(map[string]string{"CALLSIGN_POSTMASTER": "Ops <ops@example.com>"})); err == nil {
+		t.Error("CALLSIGN_POSTMASTER took a name")
+	}
 	for _, bad := range []string{"not a name", "[300.1.1.1]", "under_score.example"} {
 		if _, err := Load(env(map[string]string{"CALLSIGN_SMTP_HOSTNAME": bad})); err == nil || !strings.Contains(err.Error(), "CALLSIGN_SMTP_HOSTNAME") {
 			t.Errorf("%q: %v", bad, err)

@@ -71,6 +71,9 @@ type InboxStore interface {
 	CreateInbox(ctx context.Context, in core.Inbox) (int64, error)
 	Inbox(ctx context.Context, id int64) (core.Inbox, error)
 	InboxByEmail(ctx context.Context, email string) (core.Inbox, error)
+	// FirstInbox is the oldest inbox of the account, or of the whole
+	// service when accountID is "".
+	FirstInbox(ctx context.Context, accountID string) (core.Inbox, error)
 	// Inboxes lists the inboxes in scope, newest first.
 	Inboxes(ctx context.Context, scope core.Scope) ([]core.Inbox, error)
 }

@@ -145,6 +145,19 @@ func (s *Store) InboxByEmail(_ context.Context, email string) (core.Inbox, error
 	return core.Inbox{}, core.NotFound("Inbox not found.")
 }
 
+func (s *Store) FirstInbox(_ context.Context, accountID string) (core.Inbox, error) {
+	if err := s.lock(); err != nil {
+		return core.Inbox{}, err
+	}
+	defer s.mu.Unlock()
+	rows := values(s.inboxes, func(r *inboxRow) bool { return accountID == "" || r.AccountID == accountID },
+		func(a, b *inboxRow) bool { return a.ID < b.ID })
+	if len(rows) == 0 {
+		return core.Inbox{}, core.NotFound("Inbox not found.")
+	}
+	return rows[0].Inbox, nil
+}
+
 func (s *Store) Inboxes(_ context.Context, scope core.Scope) ([]core.Inbox, error) {
 	if err := s.lock(); err != nil {
 		return nil, err

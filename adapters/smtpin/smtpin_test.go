@@ -239,6 +239,18 @@ func TestRecipientRefusals(t *testing.T) {
 	wantCode(t, c.Rcpt("bob@agents.test", nil), 452, smtp.EnhancedCode{})
 }
 
+// postmaster@ every domain we serve takes mail (RFC 5321 §4.5.1): without
+// an inbox of that name, it reaches the service's oldest inbox.
+func TestPostmaster(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	if err := send(w.dial(), "s@example.org", []string{"PostMaster@agents.test"}, fixture(t, "plain.eml")); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.messages("alice")); n != 1 {
+		t.Fatalf("the oldest inbox holds %d messages", n)
+	}
+}
+
 func TestTooLarge(t *testing.T) {
 	w := newWorld(t, nil, 4096)
 	c := w.dial()

@@ -121,6 +121,17 @@ func (db *DB) InboxByEmail(ctx context.Context, email string) (core.Inbox, error
 	return r.core(), notFound(err, "Inbox")
 }
 
+func (db *DB) FirstInbox(ctx context.Context, accountID string) (core.Inbox, error) {
+	var r inboxRow
+	var err error
+	if accountID == "" {
+		err = db.get(ctx, &r, db.q(`SELECT `+inboxColumns+` FROM inboxes ORDER BY id LIMIT 1`))
+	} else {
+		err = db.get(ctx, &r, db.q(`SELECT `+inboxColumns+` FROM inboxes WHERE account_id = ? ORDER BY id LIMIT 1`), accountID)
+	}
+	return r.core(), notFound(err, "Inbox")
+}
+
 func (db *DB) Inboxes(ctx context.Context, scope core.Scope) ([]core.Inbox, error) {
 	if scope.Empty {
 		return nil, nil

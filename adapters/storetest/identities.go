@@ -32,6 +32,17 @@ func init() {
 			other := f.account()
 			_, err = f.s.Identity(f.ctx, other.ID, ident.ID)
 			wantKind(t, err, core.KindNotFound)
+			_, err = f.s.FirstInbox(f.ctx, other.ID)
+			wantKind(t, err, core.KindNotFound)
+			f.identity(other.ID)
+			f.identity(a.ID)
+			for _, accountID := range []string{a.ID, ""} {
+				first, err := f.s.FirstInbox(f.ctx, accountID)
+				f.must(err)
+				if first.ID != inbox.ID {
+					t.Fatalf("the first inbox of %q is %+v, want %+v", accountID, first, inbox)
+				}
+			}
 		}},
 		testCase{"identities/a clash stores nothing", func(t *testing.T, f *fixture) {
 			a := f.account()

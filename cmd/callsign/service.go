@@ -72,7 +72,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		db.Close()
 		return nil, err
 	}
-	mail := app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: cfg.SMTPMaxBytes}
+	mail := app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: cfg.SMTPMaxBytes, Postmaster: cfg.Postmaster}
 	if r := cfg.SMTPRelay; r != nil {
 		rc := relay.Config{Host: r.Host, Port: r.Port, ImplicitTLS: r.ImplicitTLS, Username: r.Username, Password: r.Password, HeloName: cfg.SMTPHostname}
 		if cfg.SMTPRelayCA != "" {
