@@ -63,6 +63,7 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 type InboundSMS struct {
 	From, To, Body string
 	SID            string // the provider's id, which makes a repeated report harmless
+	Media          []core.SMSMedia
 }
 
 // Receive stores an inbound message for the identity that owns the number
@@ -81,7 +82,7 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 	now := s.now()
 	m := core.SMSMessage{AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneID: phone.ID, PhoneNumber: phone.Number,
 		FromNumber: in.From, ToNumber: phone.Number, Body: in.Body, Direction: core.Incoming, Status: core.SMSReceived,
-		ProviderSID: in.SID, CreatedAt: now}
+		ProviderSID: in.SID, Media: core.KeptSMSMedia(in.Media), CreatedAt: now}
 	n := ports.NewSMS{Message: m}
 	if core.IsE164(in.From) {
 		c := core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneNumber: in.From,

@@ -192,3 +192,33 @@ func TestPreview(t *testing.T) {
 		}
 	}
 }
+
+func TestSMSStatusFollows(t *testing.T) {
+	for _, tc := range []struct {
+		current, next SMSStatus
+		want          bool
+	}{
+		{SMSQueued, SMSSent, true}, {SMSSent, SMSDelivered, true}, {SMSQueued, SMSFailed, true}, {SMSSent, SMSSent, true},
+		{SMSSent, SMSQueued, false}, {SMSDelivered, SMSSent, false},
+		{SMSDelivered, SMSUndelivered, false}, {SMSUndelivered, SMSDelivered, false}, {SMSFailed, SMSDelivered, false},
+		{SMSReceived, SMSDelivered, false},
+	} {
+		if got := SMSStatusFollows(tc.current, tc.next); got != tc.want {
+			t.Errorf("%s after %s: %v, want %v", tc.next, tc.current, got, tc.want)
+		}
+	}
+}
+
+func TestKeptSMSMedia(t *testing.T) {
+	var many []SMSMedia
+	for range 12 {
+		many = append(many, SMSMedia{URL: "https://m.example/x", ContentType: "image/png"})
+	}
+	if got := KeptSMSMedia(many); len(got) != MaxSMSMedia {
+		t.Errorf("kept %d", len(got))
+	}
+	got := KeptSMSMedia([]SMSMedia{{URL: "ftp://m.example/x"}, {URL: "https://m.example/y", ContentType: "a\r\nb"}})
+	if len(got) != 1 || got[0].ContentType != "application/octet-stream" {
+		t.Errorf("kept %+v", got)
+	}
+}

@@ -60,16 +60,56 @@ func ParseSMSStatus(s string) (SMSStatus, bool) {
 	return "", false
 }
 
-// SMSProgress orders statuses so that a late callback cannot move a message back.
-func SMSProgress(s SMSStatus) int {
-	switch s {
-	case SMSQueued:
-		return 0
-	case SMSSent:
-		return 1
-	default: // final states
-		return 2
+// SMSStatusFollows reports whether a report of next may replace current:
+// statuses move forward only (queued, then sent, then one final state), so
+// a late or repeated callback cannot move a message back, and a final state
+// (delivered, failed, undelivered, received) is never left: Twilio may send
+// "undelivered" after "delivered", and the first word stands.
+func SMSStatusFollows(current, next SMSStatus) bool {
+	progress := func(s SMSStatus) int {
+		switch s {
+		case SMSQueued:
+			return 0
+		case SMSSent:
+			return 1
+		default:
+			return 2
+		}
 	}
+	if progress(current) == 2 {
+		return false
+	}
+	return progress(next) >= progress(current)
+}
+
+// MaxSMSMedia bounds the media kept with one message; Twilio sends at most 10.
+const MaxSMSMedia = 10
+
+// SMSMedia is a file an MMS carried: where the provider keeps it, and its type.
+type SMSMedia struct {
+	URL         string `json:"url"`
+	ContentType string `json:"content_type"`
+}
+
+// KeptSMSMedia is what is kept of the media a provider reports: at most
+// MaxSMSMedia entries with an absolute http(s) URL of up to 2,048
+// characters; a content type that is missing or too long reads as
+// application/octet-stream.
+func KeptSMSMedia(media []SMSMedia) []SMSMedia {
+	var kept []SMSMedia
+	for _, m := range media {
+		u, err := url.Parse(m.URL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(m.URL) > 2048 {
+			continue
+		}
+		if m.ContentType = strings.TrimSpace(m.ContentType); m.ContentType == "" || len(m.ContentType) > 255 || HasLineBreak(m.ContentType) {
+			m.ContentType = "application/octet-stream"
+		}
+		if kept = append(kept, m); len(kept) == MaxSMSMedia {
+			break
+		}
+	}
+	return kept
 }
 
 // SMSMessage is one text message, sent or received.
@@ -87,6 +127,7 @@ type SMSMessage struct {
 	Status      SMSStatus
 	Error       string
 	ProviderSID string
+	Media       []SMSMedia // an MMS's files, kept at the provider
 	CreatedAt   time.Time
 }
 

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -37,13 +39,20 @@ type smsView struct {
 	Error          *string `json:"error"`
 	ConversationID string  `json:"conversation_id"`
 	ProviderSID    *string `json:"provider_sid"`
-	CreatedDT      apiTime `json:"created_dt"`
+	// Attachments are an MMS's media, kept at the provider: URL and type.
+	Attachments []core.SMSMedia `json:"attachments"`
+	CreatedDT   apiTime         `json:"created_dt"`
 }
 
 func viewSMS(m core.SMSMessage) smsView {
+	media := m.Media
+	if media == nil {
+		media = []core.SMSMedia{}
+	}
 	return smsView{ID: m.ID, Identity: m.IdentityID, PhoneNumber: m.PhoneNumber, FromNumber: m.FromNumber, ToNumber: m.ToNumber,
 		Body: m.Body, Direction: string(m.Direction), IsRead: m.IsRead, Status: string(m.Status), Error: optString(m.Error),
-		ConversationID: core.ConversationID(m.PhoneID, m.Counterpart()), ProviderSID: optString(m.ProviderSID), CreatedDT: apiTime(m.CreatedAt)}
+		ConversationID: core.ConversationID(m.PhoneID, m.Counterpart()), ProviderSID: optString(m.ProviderSID), Attachments: media,
+		CreatedDT: apiTime(m.CreatedAt)}
 }
 
 type conversationView struct {
@@ -227,13 +236,28 @@ func (s *server) providerWebhook(c *gin.Context) (*input, error) {
 func (s *server) inboundSMSWebhook(c *gin.Context) {
 	in, err := s.providerWebhook(c)
 	if err == nil {
-		_, err = s.app.SMS.Receive(c.Request.Context(), app.InboundSMS{From: in.text("From"), To: in.text("To"), Body: in.text("Body"), SID: in.text("MessageSid")})
+		_, err = s.app.SMS.Receive(c.Request.Context(), app.InboundSMS{From: in.text("From"), To: in.text("To"), Body: in.text("Body"),
+			SID: in.text("MessageSid"), Media: twilioMedia(in)})
 	}
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.Data(http.StatusOK, "text/xml; charset=utf-8", []byte(emptyTwiML))
+}
+
+// twilioMedia reads an MMS's media from Twilio's fields: NumMedia, then
+// MediaUrl{N} and MediaContentType{N} from 0.
+func twilioMedia(in *input) []core.SMSMedia {
+	n, err := strconv.Atoi(in.text("NumMedia"))
+	if err != nil || n <= 0 {
+		return nil
+	}
+	media := make([]core.SMSMedia, 0, min(n, core.MaxSMSMedia))
+	for i := range min(n, core.MaxSMSMedia) {
+		media = append(media, core.SMSMedia{URL: in.text(fmt.Sprintf("MediaUrl%d", i)), ContentType: in.text(fmt.Sprintf("MediaContentType%d", i))})
+	}
+	return media
 }
 
 // statusWebhook takes a delivery report from Twilio.

@@ -251,9 +251,23 @@ func TestTwilioWebhooks(t *testing.T) {
 	stray := url.Values{"MessageSid": {"SM0002"}, "From": {"+14155550199"}, "To": {"+14155550000"}, "Body": {"?"}}
 	post("/webhooks/twilio/sms/", stray, twiliotest.Signature(token, "http://api.test/webhooks/twilio/sms/", stray)).want(t, 200)
 
-	// A delivery report moves an outgoing message forward, never back.
+	// An MMS: its media are kept as attachments (URL and type); a text has none.
+	mms := url.Values{"MessageSid": {"MM0003"}, "From": {"+14155550199"}, "To": {number}, "Body": {"Look"}, "NumMedia": {"3"},
+		"MediaUrl0": {"https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM0003/Media/ME1"}, "MediaContentType0": {"image/jpeg"},
+		"MediaUrl1": {"javascript:alert(1)"}, "MediaContentType1": {"image/png"},
+		"MediaUrl2": {"https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM0003/Media/ME3"}}
+	post("/webhooks/twilio/sms/", mms, twiliotest.Signature(token, "http://api.test/webhooks/twilio/sms/", mms)).want(t, 200)
+	got := tw.do("GET", "/api/messages/", nil, tn.keyOne).want(t, 200).list(t)
+	if fmt.Sprint(got[0]["attachments"]) != "[map[content_type:image/jpeg url:https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM0003/Media/ME1] "+
+		"map[content_type:application/octet-stream url:https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM0003/Media/ME3]]" ||
+		fmt.Sprint(got[1]["attachments"]) != "[]" {
+		t.Fatalf("media %v / %v", got[0]["attachments"], got[1]["attachments"])
+	}
+
+	// A delivery report moves an outgoing message forward, never back, and
+	// never out of a final state.
 	sent := h.do("POST", "/api/messages/send/", map[string]any{"to": "+14155550199", "body": "out"}, tn.keyOne).want(t, 201).object(t)
-	for _, st := range []string{"delivered", "sent"} {
+	for _, st := range []string{"delivered", "sent", "undelivered"} {
 		report := url.Values{"MessageSid": {sent["provider_sid"].(string)}, "MessageStatus": {st}}
 		post("/webhooks/twilio/status/", report, twiliotest.Signature(token, "http://api.test/webhooks/twilio/status/", report)).want(t, 204)
 	}

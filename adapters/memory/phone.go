@@ -210,7 +210,7 @@ func (s *Store) UpdateSMSStatus(_ context.Context, sid string, status core.SMSSt
 	defer s.mu.Unlock()
 	for _, m := range s.phoneTables().sms {
 		if m.ProviderSID == sid {
-			if core.SMSProgress(status) >= core.SMSProgress(m.Status) {
+			if core.SMSStatusFollows(m.Status, status) {
 				m.Status, m.Error = status, errText
 			}
 			return true, nil

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 
 	"github.com/jmoiron/sqlx"
@@ -94,17 +95,35 @@ type smsRow struct {
 	Status      string `db:"status"`
 	Error       string `db:"error"`
 	ProviderSID string `db:"provider_sid"`
+	Media       string `db:"media"` // JSON: [{"url", "content_type"}]
 	CreatedAt   int64  `db:"created_at"`
 }
 
 func (r smsRow) core() core.SMSMessage {
 	return core.SMSMessage{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, PhoneID: r.PhoneID, PhoneNumber: r.PhoneNumber,
 		FromNumber: r.FromNumber, ToNumber: r.ToNumber, Body: r.Body, Direction: core.Direction(r.Direction), IsRead: r.IsRead,
-		Status: core.SMSStatus(r.Status), Error: r.Error, ProviderSID: r.ProviderSID, CreatedAt: fromUS(r.CreatedAt)}
+		Status: core.SMSStatus(r.Status), Error: r.Error, ProviderSID: r.ProviderSID, Media: smsMedia(r.Media), CreatedAt: fromUS(r.CreatedAt)}
+}
+
+// smsMedia reads the media column; what it wrote always reads back.
+func smsMedia(text string) []core.SMSMedia {
+	var media []core.SMSMedia
+	if text != "" {
+		_ = json.Unmarshal([]byte(text), &media)
+	}
+	return media
+}
+
+func smsMediaText(media []core.SMSMedia) string {
+	if len(media) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(media)
+	return string(b)
 }
 
 const smsColumns = `id, account_id, identity_id, phone_id, phone_number, from_number, to_number, body, direction, is_read,
-	status, error, provider_sid, created_at`
+	status, error, provider_sid, media, created_at`
 
 type conversationRow struct {
 	PhoneID       int64  `db:"phone_id"`
@@ -135,10 +154,10 @@ func (db *DB) SaveSMS(ctx context.Context, n ports.NewSMS) (core.SMSMessage, boo
 	created := false
 	err := db.tx(ctx, func(tx *sqlx.Tx) error {
 		err := tx.QueryRowxContext(ctx, db.q(`INSERT INTO sms_messages (account_id, identity_id, phone_id, phone_number, from_number,
-			to_number, counterpart, body, direction, is_read, status, error, provider_sid, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`),
+			to_number, counterpart, body, direction, is_read, status, error, provider_sid, media, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`),
 			m.AccountID, m.IdentityID, m.PhoneID, m.PhoneNumber, m.FromNumber, m.ToNumber, m.Counterpart(), m.Body,
-			string(m.Direction), m.IsRead, string(m.Status), m.Error, m.ProviderSID, us(m.CreatedAt)).Scan(&m.ID)
+			string(m.Direction), m.IsRead, string(m.Status), m.Error, m.ProviderSID, smsMediaText(m.Media), us(m.CreatedAt)).Scan(&m.ID)
 		if errors.Is(err, sql.ErrNoRows) {
 			var r smsRow
 			if err := tx.GetContext(ctx, &r, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE provider_sid = ?`), m.ProviderSID); err != nil {
@@ -243,8 +262,8 @@ func (db *DB) UpdateSMSStatus(ctx context.Context, sid string, status core.SMSSt
 			return err
 		}
 		found = true
-		if core.SMSProgress(status) < core.SMSProgress(core.SMSStatus(current)) {
-			return nil // a late report of an earlier state
+		if !core.SMSStatusFollows(core.SMSStatus(current), status) {
+			return nil // a late report of an earlier state, or after a final one
 		}
 		_, err = tx.ExecContext(ctx, db.q(`UPDATE sms_messages SET status = ?, error = ? WHERE provider_sid = ?`), string(status), errText, sid)
 		return err

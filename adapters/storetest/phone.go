@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -176,7 +177,7 @@ func init() {
 			p := f.phone(ident)
 			out := f.saveSMS(smsFor(p, core.Outgoing, "+14155550003", "status", "", f.tick()))
 			f.must(f.s.SetSMSProvider(f.ctx, out.ID, "SMout", core.SMSSent))
-			for _, st := range []core.SMSStatus{core.SMSDelivered, core.SMSSent} {
+			for _, st := range []core.SMSStatus{core.SMSDelivered, core.SMSSent, core.SMSUndelivered} {
 				found, err := f.s.UpdateSMSStatus(f.ctx, "SMout", st, "")
 				f.must(err)
 				if !found {
@@ -190,7 +191,12 @@ func init() {
 			if found, _ := f.s.UpdateSMSStatus(f.ctx, "SMnobody", core.SMSFailed, "x"); found {
 				t.Fatal("an unknown id matched")
 			}
-			keep := f.saveSMS(smsFor(p, core.Incoming, "+14155550003", "keep", "SMkeep", f.tick()))
+			mms := smsFor(p, core.Incoming, "+14155550003", "keep", "SMkeep", f.tick())
+			mms.Message.Media = []core.SMSMedia{{URL: "https://media.example/1", ContentType: "image/png"}}
+			keep := f.saveSMS(mms)
+			if got, _ := f.s.SMS(f.ctx, a.ID, keep.ID); !reflect.DeepEqual(got.Media, mms.Message.Media) {
+				t.Fatalf("media read back as %+v", got.Media)
+			}
 			gone := f.saveSMS(smsFor(p, core.Outgoing, "+14155550003", "never sent", "", f.tick()))
 			f.must(f.s.DeleteSMS(f.ctx, a.ID, gone.ID))
 			c, err := f.s.Conversation(f.ctx, a.ID, p.ID, "+14155550003")
