@@ -12,6 +12,7 @@ run: build
 	./$(BIN) serve
 
 build:
+	@echo "Building $(BIN) (the first build downloads and compiles the dependencies: a minute or two)…"
 	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/callsign
 
 test:

@@ -86,3 +86,15 @@ func (s *Accounts) hashPassword(password string) (string, error) {
 	}
 	return s.deps.Hasher.Hash(password)
 }
+
+// CreateKey is the operator's way back into an account that lost its keys
+// (`callsign key create`): a management key, or with identityID a key
+// fenced to that identity, under the same rules as the API's key routes.
+func (s *Accounts) CreateKey(ctx context.Context, accountID, identityID, name string) (core.NewKey, error) {
+	operator := core.Principal{AccountID: accountID, KeyType: core.KeyManagement, KeyPrefix: "operator"}
+	auth := &Auth{s.base}
+	if identityID == "" {
+		return auth.CreateManagementKey(ctx, operator, KeyInput{Name: name})
+	}
+	return auth.CreateIdentityKey(ctx, operator, KeyInput{Name: name, Identity: identityID})
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is the whole configuration.
@@ -54,6 +55,8 @@ type Config struct {
 	TrustedProxies []string
 
 	LogLevel string
+	// ShutdownGrace is how long a stopping service waits for work in flight.
+	ShutdownGrace time.Duration
 	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there.
 	DebugAddr string
 }
@@ -222,6 +225,10 @@ func Load(getenv Getenv) (Config, error) {
 		if msg := checkListenAddr(c.DebugAddr); msg != "" {
 			return fail("CALLSIGN_DEBUG_ADDR", "%s", msg)
 		}
+	}
+
+	if c.ShutdownGrace, err = time.ParseDuration(get("CALLSIGN_SHUTDOWN_GRACE", "15s")); err != nil || c.ShutdownGrace <= 0 {
+		return fail("CALLSIGN_SHUTDOWN_GRACE", "want a positive duration such as 15s or 1m")
 	}
 
 	c.LogLevel = strings.ToLower(get("CALLSIGN_LOG_LEVEL", "info"))

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) Getenv { return func(k string) string { return m[k] } }
@@ -17,7 +18,8 @@ func TestDefaults(t *testing.T) {
 		RateLimitPerSecond: 20, RateLimitBurst: 40, LogLevel: "info"}
 	if c.DataDir != want.DataDir || c.DatabaseURL != want.DatabaseURL || c.HTTPAddr != want.HTTPAddr || c.SMTPAddr != want.SMTPAddr ||
 		c.IMAPAddr != want.IMAPAddr || c.BaseURL != want.BaseURL || c.Telephony != want.Telephony || c.SMTPMaxBytes != want.SMTPMaxBytes ||
-		c.RateLimitPerSecond != want.RateLimitPerSecond || c.RateLimitBurst != want.RateLimitBurst || c.LogLevel != want.LogLevel {
+		c.RateLimitPerSecond != want.RateLimitPerSecond || c.RateLimitBurst != want.RateLimitBurst || c.LogLevel != want.LogLevel ||
+		c.ShutdownGrace != 15*time.Second {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if len(c.MailDomains) != 1 || c.MailDomains[0] != "agents.localhost" || c.SMTPRelay != nil || c.VaultKey != nil {
@@ -78,6 +80,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_IMAPS_ADDR", "993", map[string]string{"CALLSIGN_SMTP_TLS_CERT": "c.pem", "CALLSIGN_SMTP_TLS_KEY": "k.pem"}},
 		{"CALLSIGN_JWT_SECRET", "short", nil},
 		{"CALLSIGN_TRUSTED_PROXIES", "10.0.0.0/33", nil},
+		{"CALLSIGN_SHUTDOWN_GRACE", "soon", nil},
+		{"CALLSIGN_SHUTDOWN_GRACE", "-1s", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}
 		for k, v := range tc.alsoSet {

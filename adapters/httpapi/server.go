@@ -35,6 +35,8 @@ type Options struct {
 	FormKey []byte
 	// Now tells the time to the rate limiter and the page; nil means time.Now.
 	Now func() time.Time
+	// Version is the build's version, shown at GET /.
+	Version string
 }
 
 type server struct {
@@ -46,13 +48,14 @@ type server struct {
 	formKey       []byte
 	secureCookies bool
 	now           func() time.Time
+	version       string
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New builds the API's handler.
 func New(a *app.App, opts Options) http.Handler {
-	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes}
+	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes, version: opts.Version}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 25 << 20
 	}

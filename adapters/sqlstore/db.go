@@ -237,6 +237,14 @@ func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
 	return p.GetDBVersion(ctx)
 }
 
+// HasAccounts reports whether any account exists, for the operator's
+// first-run hint.
+func (db *DB) HasAccounts(ctx context.Context) (bool, error) {
+	var exists bool
+	err := db.r.QueryRowxContext(ctx, "SELECT EXISTS (SELECT 1 FROM accounts)").Scan(&exists)
+	return exists, err
+}
+
 func (db *DB) migrator(ctx context.Context) (*goose.Provider, error) {
 	dir, err := fs.Sub(migrations, "migrations/"+string(db.dialect))
 	if err != nil {

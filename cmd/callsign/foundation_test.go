@@ -58,13 +58,3 @@ func TestBadConfigurationStopsStartup(t *testing.T) {
 		}
 	}
 }
-
-func TestCLIUsage(t *testing.T) {
-	var out, errOut strings.Builder
-	if code := run([]string{"version"}, nil, &out, &errOut, func(string) string { return "" }); code != 0 || !strings.HasPrefix(out.String(), "callsign ") {
-		t.Fatalf("version: %d %q", code, out.String())
-	}
-	if code := run([]string{"frobnicate"}, nil, &out, &errOut, func(string) string { return "" }); code != 2 {
-		t.Fatalf("unknown command exit %d", code)
-	}
-}

@@ -44,7 +44,6 @@ func (s *service) serveIMAP(ctx context.Context, g *errgroup.Group, tlsConfig *t
 	}
 	srv := imapadapter.NewServer(s.app.Mailboxes, imapadapter.ServerOptions{TLSConfig: tlsConfig, PlaintextAuth: plaintextAuth, Log: s.log})
 	g.Go(func() error {
-		s.log.Info("serving inboxes over IMAP", "addr", s.imapLn.Addr().String(), "starttls", tlsConfig != nil)
 		if err := srv.Serve(s.imapLn); err != nil {
 			return fmt.Errorf("IMAP listener: %w", err)
 		}
@@ -52,7 +51,6 @@ func (s *service) serveIMAP(ctx context.Context, g *errgroup.Group, tlsConfig *t
 	})
 	if s.imapsLn != nil {
 		g.Go(func() error {
-			s.log.Info("serving inboxes over IMAP with implicit TLS", "addr", s.imapsLn.Addr().String())
 			if err := srv.ServeTLS(s.imapsLn); err != nil {
 				return fmt.Errorf("IMAPS listener: %w", err)
 			}
@@ -63,7 +61,7 @@ func (s *service) serveIMAP(ctx context.Context, g *errgroup.Group, tlsConfig *t
 		<-ctx.Done()
 		return srv.Close()
 	})
-	g.Go(func() error {
+	s.drain.task("IMAP sources", g, func() error {
 		imapadapter.NewSupervisor(s.app.Sources, s.sourceOptions).Run(ctx)
 		return nil
 	})

@@ -15,35 +15,44 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // login runs `callsign login --server URL`, the client side of device-code
 // login (spec §5.6, RFC 8628): it asks the server for a code, tells the
 // person where to approve it, polls as the server asks, and keeps the keys
 // it receives in the user's config directory.
-func (c *cli) login(args []string) error {
-	fs := c.flags("login")
-	server := fs.String("server", "", "the Callsign server's address, such as https://callsign.example.com")
-	name := fs.String("name", "", `how the approval page names this client (default "callsign CLI on <host>")`)
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	if *server == "" {
-		return usageError{"login needs --server URL"}
-	}
-	base, err := serverURL(*server)
+func (c *cli) loginCommand() *cobra.Command {
+	var server, name string
+	login := leaf(&cobra.Command{
+		Use:   "login --server URL [flags]",
+		Short: "Connect this machine to an account in a browser (device-code login)",
+		Long: `Connect this machine to an account: the command prints a one-time code and a
+page to approve it on (a phone works), then saves a management key and an
+identity key in callsign/credentials.json in your config directory (mode 0600).`,
+		RunE: func(*cobra.Command, []string) error { return c.login(server, name) },
+	})
+	login.Flags().StringVar(&server, "server", "", "the Callsign server's address, such as https://callsign.example.com")
+	login.Flags().StringVar(&name, "name", "", `how the approval page names this client (default "callsign CLI on <host>")`)
+	_ = login.MarkFlagRequired("server")
+	return login
+}
+
+func (c *cli) login(server, name string) error {
+	base, err := serverURL(server)
 	if err != nil {
 		return usageError{"--server: " + err.Error()}
 	}
-	if *name == "" {
+	if name == "" {
 		host, _ := os.Hostname()
-		*name = strings.TrimSpace("callsign CLI on " + host)
+		name = strings.TrimSpace("callsign CLI on " + host)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dc := &deviceClient{base: base, http: &http.Client{Timeout: 30 * time.Second}, wait: sleep}
 
-	start, err := dc.start(ctx, *name)
+	start, err := dc.start(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -1,34 +1,17 @@
 // Command callsign runs the Callsign service and its administrative tasks.
-//
-//	callsign [serve]                          run the service (the default)
-//	callsign migrate                          apply database migrations and exit
-//	callsign account create --email E [--password-stdin]
-//	callsign account set-password --account A --password-stdin
-//	callsign account set-subscription --account A --active=false
-//	callsign account delete --account A
-//	callsign vault rotate-key [--keep-old]
-//	callsign login --server URL [--name N]
-//	callsign version
-//
-// Configuration comes from the environment (see README.md).
+// `callsign --help` lists the commands and `callsign COMMAND --help` each
+// command's flags; configuration comes from the environment (see README.md).
 package main
 
 import (
-	"bufio"
-	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
-	"runtime/debug"
 	"strings"
-	"syscall"
 
-	"github.com/google/uuid"
+	"github.com/spf13/cobra"
 
 	"github.com/callsign/callsign/config"
 )
@@ -36,7 +19,12 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// invokedAs is how the user started the program (./bin/callsign, callsign),
+// so that the commands it suggests can be pasted as they are.
+var invokedAs = "callsign"
+
 func main() {
+	invokedAs = os.Args[0]
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
@@ -45,6 +33,9 @@ type cli struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         config.Getenv
+	// started is set once the command line parsed and a command began to
+	// run: an error before that is a usage error.
+	started bool
 }
 
 // usageError is a mistake on the command line: exit status 2.
@@ -52,53 +43,115 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// exitError ends the program with a status of its own (a signal's 128+n).
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+// run executes one command line and returns the exit status: 0, 1 for a
+// failure, 2 for a usage error (as the flag package and most Go CLIs do).
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv config.Getenv) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd, args = args[0], args[1:]
-	}
-	var err error
-	switch cmd {
-	case "serve":
-		err = c.serve(args)
-	case "migrate":
-		err = c.migrate(args)
-	case "account":
-		err = c.account(args)
-	case "vault":
-		err = c.vault(args)
-	case "login":
-		err = c.login(args)
-	case "version":
-		fmt.Fprintln(stdout, "callsign", version)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-	default:
-		err = usageError{fmt.Sprintf("unknown command %q\n%s", cmd, usage)}
-	}
+	root := c.commands()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintln(stderr, "callsign:", err)
+	fmt.Fprintln(stderr, "callsign:", oneLine(err.Error()))
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, flag.ErrHelp) {
+	if !c.started || errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return 2
 	}
 	return 1
 }
 
-const usage = `usage:
-  callsign [serve]                          run the service (the default)
-  callsign migrate                          apply database migrations and exit
-  callsign account create --email E [--password-stdin]
-  callsign account set-password --account A --password-stdin
-  callsign account set-subscription --account A --active=true|false
-  callsign account delete --account A
-  callsign vault rotate-key [--keep-old]    re-encrypt the vault under a new key
-  callsign login --server URL [--name N]    connect this machine to an account (device-code login)
-  callsign version
-`
+// commands is the command tree. cobra is the library: kubectl, gh and hugo
+// use it, so its help, flag syntax and shell completion are what people know.
+func (c *cli) commands() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "callsign",
+		Short: "Email inboxes, phone numbers, contacts and a vault for software agents",
+		Long: `Callsign gives software agents an identity: an email inbox, a phone number,
+contacts and an encrypted vault, behind one REST API.
+
+Run without a command, it serves (as 'callsign serve' does). Configuration
+comes from CALLSIGN_* environment variables; see README.md.`,
+		Version:       version,
+		RunE:          c.serve,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetVersionTemplate("callsign {{.Version}}\n")
+	root.SetIn(c.stdin)
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
+	root.AddCommand(
+		leaf(&cobra.Command{Use: "serve", Short: "Run the service (the default)", RunE: c.serve}),
+		leaf(&cobra.Command{Use: "migrate", Short: "Apply database migrations and exit", RunE: c.migrate}),
+		c.accountCommand(),
+		c.keyCommand(),
+		c.vaultCommand(),
+		c.loginCommand(),
+		leaf(&cobra.Command{Use: "version", Short: "Print the version", RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), "callsign", version)
+			return err
+		}}),
+	)
+	c.markStarts(root)
+	return root
+}
+
+// leaf marks a command that takes flags only: a stray argument is a usage error.
+func leaf(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.NoArgs
+	return cmd
+}
+
+// group makes a command that only holds others: alone it shows its help,
+// and an unknown subcommand is a usage error (cobra would show the help).
+func group(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += "; did you mean " + s[0] + "?"
+		}
+		return usageError{msg}
+	}
+	return cmd
+}
+
+// markStarts records, as each command starts running, that the command
+// line was understood: cobra reports flag, argument and required-flag
+// errors before that, and those are usage errors.
+func (c *cli) markStarts(cmd *cobra.Command) {
+	if runE := cmd.RunE; runE != nil {
+		cmd.RunE = func(cmd *cobra.Command, args []string) error {
+			c.started = true
+			return runE(cmd, args)
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		c.markStarts(sub)
+	}
+}
+
+// oneLine keeps an error on one line, as every start-up error must be.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
 
 // config reads the configuration; its error names the variable at fault.
 func (c *cli) config() (config.Config, error) {
@@ -109,141 +162,4 @@ func (c *cli) logger(level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level))
 	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: l}))
-}
-
-// flags makes a flag set that reports errors instead of exiting.
-func (c *cli) flags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	return fs
-}
-
-func (c *cli) serve(args []string) error {
-	if err := c.flags("serve").Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	cfg, err := c.config()
-	if err != nil {
-		return err
-	}
-	log := c.logger(cfg.LogLevel)
-	if c.getenv("GOGC") == "" {
-		// Each message makes short-lived garbage a few times its size while
-		// the live heap stays small: collecting less often saves CPU on the
-		// ingest path for a little memory. GOGC still overrides it.
-		debug.SetGCPercent(400)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	svc, err := openService(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer svc.close()
-	if err := svc.listen(); err != nil {
-		return err
-	}
-	return svc.serve(ctx)
-}
-
-func (c *cli) migrate(args []string) error {
-	if err := c.flags("migrate").Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	cfg, err := c.config()
-	if err != nil {
-		return err
-	}
-	svc, err := openService(context.Background(), cfg, c.logger(cfg.LogLevel))
-	if err != nil {
-		return err
-	}
-	defer svc.close()
-	v, err := svc.db.SchemaVersion(context.Background())
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "database is at schema version %d\n", v)
-	return nil
-}
-
-func (c *cli) account(args []string) error {
-	if len(args) == 0 {
-		return usageError{"account needs a subcommand: create, set-password, set-subscription, delete"}
-	}
-	sub, args := args[0], args[1:]
-	fs := c.flags("account " + sub)
-	email := fs.String("email", "", "the account's email address")
-	accountRef := fs.String("account", "", "the account's uuid or email")
-	passwordStdin := fs.Bool("password-stdin", false, "read a password from the first line of standard input")
-	active := fs.Bool("active", true, "whether the subscription is active")
-	if err := fs.Parse(args); err != nil {
-		return usageError{err.Error()}
-	}
-	cfg, err := c.config()
-	if err != nil {
-		return err
-	}
-	ctx := context.Background()
-	svc, err := openService(ctx, cfg, c.logger(cfg.LogLevel))
-	if err != nil {
-		return err
-	}
-	defer svc.close()
-
-	password := ""
-	if *passwordStdin {
-		if password, err = readLine(c.stdin); err != nil {
-			return fmt.Errorf("reading the password: %w", err)
-		}
-	}
-	if sub == "create" {
-		if *email == "" {
-			return usageError{"account create needs --email"}
-		}
-		b, err := svc.app.Accounts.Create(ctx, *email, password)
-		if err != nil {
-			return err
-		}
-		return json.NewEncoder(c.stdout).Encode(map[string]string{"account": b.Account.ID, "management_key": b.ManagementKey})
-	}
-
-	if *accountRef == "" {
-		return usageError{"account " + sub + " needs --account (uuid or email)"}
-	}
-	if !strings.Contains(*accountRef, "@") {
-		if _, err := uuid.Parse(*accountRef); err != nil {
-			return usageError{"--account: not a uuid or an email address"}
-		}
-	}
-	acct, err := svc.app.Accounts.Find(ctx, *accountRef)
-	if err != nil {
-		return err
-	}
-	switch sub {
-	case "set-password":
-		if !*passwordStdin {
-			return usageError{"account set-password needs --password-stdin"}
-		}
-		err = svc.app.Accounts.SetPassword(ctx, acct.ID, password)
-	case "set-subscription":
-		err = svc.app.Accounts.SetSubscription(ctx, acct.ID, *active)
-	case "delete":
-		err = svc.app.Accounts.Delete(ctx, acct.ID)
-	default:
-		return usageError{fmt.Sprintf("unknown account subcommand %q", sub)}
-	}
-	if err == nil {
-		fmt.Fprintf(c.stdout, "account %s: %s done\n", acct.ID, sub)
-	}
-	return err
-}
-
-// readLine reads the first line, without its line ending.
-func readLine(r io.Reader) (string, error) {
-	line, err := bufio.NewReader(r).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", err
-	}
-	return strings.TrimRight(line, "\r\n"), nil
 }

@@ -42,6 +42,10 @@ type service struct {
 	// sim is the telephony simulator when it is in use: its deliveries
 	// finish before the database closes.
 	sim *simtel.Sim
+	// generatedKeys are the key files this start created in the data dir.
+	generatedKeys []string
+	// drain is what shutdown waits for.
+	drain drain
 
 	httpLn  net.Listener
 	smtpLn  net.Listener
@@ -54,9 +58,15 @@ type service struct {
 // openService opens and migrates the database and builds the app. tune,
 // for tests, adjusts the app's dependencies before it is built.
 func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune ...func(*app.Deps)) (*service, error) {
-	db, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.Options{})
-	if err != nil {
+	if err := checkDataDir(cfg); err != nil {
 		return nil, err
+	}
+	generated := missingKeyFiles(cfg)
+	octx, cancel := context.WithTimeout(ctx, databaseConnectTimeout)
+	db, err := sqlstore.Open(octx, cfg.DatabaseURL, sqlstore.Options{})
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("CALLSIGN_DATABASE_URL: cannot open %s: %w", describeDatabase(cfg.DatabaseURL), err)
 	}
 	if err := db.Migrate(ctx); err != nil {
 		db.Close()
@@ -111,7 +121,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 			}
 		}
 	}
-	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, sim: sim}, nil
+	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, sim: sim, generatedKeys: generated}, nil
 }
 
 // telephony is the provider CALLSIGN_TELEPHONY selects.
@@ -143,21 +153,25 @@ func openKeyring(cfg config.Config) (*vaultcipher.Keyring, error) {
 }
 
 // listen binds every listener, so that a port in use fails start-up at once
-// and tests can learn the addresses chosen for port 0.
+// and tests can learn the addresses chosen for port 0. The HTTP and SMTP
+// listeners count their open connections, for what shutdown waits for.
 func (s *service) listen() error {
-	var err error
-	if s.httpLn, err = net.Listen("tcp", s.cfg.HTTPAddr); err != nil {
+	httpLn, err := net.Listen("tcp", s.cfg.HTTPAddr)
+	if err != nil {
 		return fmt.Errorf("CALLSIGN_HTTP_ADDR: %w", err)
 	}
-	if s.smtpLn, err = net.Listen("tcp", s.cfg.SMTPAddr); err != nil {
-		s.httpLn.Close()
+	smtpLn, err := net.Listen("tcp", s.cfg.SMTPAddr)
+	if err != nil {
+		httpLn.Close()
 		return fmt.Errorf("CALLSIGN_SMTP_ADDR: %w", err)
 	}
 	if err := s.listenIMAP(); err != nil {
-		s.httpLn.Close()
-		s.smtpLn.Close()
+		httpLn.Close()
+		smtpLn.Close()
 		return err
 	}
+	s.httpLn = s.drain.count("REST API", "connection", httpLn)
+	s.smtpLn = s.drain.count("SMTP", "session", smtpLn)
 	return nil
 }
 
@@ -173,10 +187,22 @@ func (s *service) smtpTLS() (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// shutdownGrace is how long in-flight work gets to finish on shutdown.
-const shutdownGrace = 15 * time.Second
+// announce logs where the service listens.
+func (s *service) announce() {
+	s.log.Info("serving the REST API", "addr", s.httpLn.Addr().String(), "base_url", s.cfg.BaseURL)
+	s.log.Info("accepting mail over SMTP", "addr", s.smtpLn.Addr().String(), "starttls", s.cfg.SMTPTLSCert != "")
+	s.log.Info("serving inboxes over IMAP", "addr", s.imapLn.Addr().String(), "starttls", s.cfg.SMTPTLSCert != "")
+	if s.imapsLn != nil {
+		s.log.Info("serving inboxes over IMAP with implicit TLS", "addr", s.imapsLn.Addr().String())
+	}
+	if s.cfg.DebugAddr != "" {
+		s.log.Info("serving the profiler", "addr", s.cfg.DebugAddr)
+	}
+}
 
-// serve runs the listeners until ctx ends, then shuts them down gracefully.
+// serve runs the listeners and workers until ctx ends, then drains them:
+// it waits up to CALLSIGN_SHUTDOWN_GRACE for what is still running, saying
+// what that is, and fails naming whatever outlived the grace period.
 func (s *service) serve(ctx context.Context) error {
 	tlsConfig, err := s.smtpTLS()
 	if err != nil {
@@ -185,7 +211,7 @@ func (s *service) serve(ctx context.Context) error {
 	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: s.cfg.SMTPHostname, MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log})
 	handler := httpapi.New(s.app, httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
 		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
-		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey})
+		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey, Version: version})
 	api := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -194,21 +220,30 @@ func (s *service) serve(ctx context.Context) error {
 		IdleTimeout:       2 * time.Minute,
 	}
 	g, gctx := errgroup.WithContext(ctx)
+	// stopping ends with the grace period; each server's shutdown gets it.
+	stopping, cancelStopping := context.WithCancel(context.Background())
+	defer cancelStopping()
 	g.Go(func() error {
-		s.log.Info("serving the REST API", "addr", s.httpLn.Addr().String(), "base_url", s.cfg.BaseURL)
 		if err := api.Serve(s.httpLn); !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("REST API: %w", err)
 		}
 		return nil
 	})
+	s.drain.task("REST API", g, func() error {
+		<-gctx.Done()
+		return api.Shutdown(stopping)
+	})
 	g.Go(func() error {
-		s.log.Info("accepting mail over SMTP", "addr", s.smtpLn.Addr().String(), "starttls", tlsConfig != nil)
 		if err := mx.Serve(s.smtpLn); err != nil {
 			return fmt.Errorf("SMTP listener: %w", err)
 		}
 		return nil
 	})
-	g.Go(func() error {
+	s.drain.task("SMTP", g, func() error {
+		<-gctx.Done()
+		return mx.Shutdown(stopping)
+	})
+	s.drain.task("outbox", g, func() error {
 		s.app.Mail.RunOutbox(gctx)
 		return nil
 	})
@@ -217,7 +252,6 @@ func (s *service) serve(ctx context.Context) error {
 		// The profiler stays off unless asked for: it shows internals.
 		debug := &http.Server{Addr: s.cfg.DebugAddr, Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}
 		g.Go(func() error {
-			s.log.Info("serving the profiler", "addr", s.cfg.DebugAddr)
 			if err := debug.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
 				return fmt.Errorf("CALLSIGN_DEBUG_ADDR: %w", err)
 			}
@@ -225,12 +259,30 @@ func (s *service) serve(ctx context.Context) error {
 		})
 		g.Go(func() error { <-gctx.Done(); return debug.Close() })
 	}
-	g.Go(func() error {
-		<-gctx.Done()
-		s.log.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-		defer cancel()
-		return errors.Join(api.Shutdown(sctx), mx.Shutdown(sctx))
-	})
-	return g.Wait()
+
+	finished := make(chan error, 1)
+	go func() { finished <- g.Wait() }()
+	select {
+	case err := <-finished:
+		return err
+	case <-gctx.Done():
+	}
+	grace := s.cfg.ShutdownGrace
+	s.log.Info("shutting down; waiting for "+s.drain.describe(), "grace", grace.String())
+	timeout := time.NewTimer(grace)
+	defer timeout.Stop()
+	progress := time.NewTicker(5 * time.Second)
+	defer progress.Stop()
+	for {
+		select {
+		case err := <-finished:
+			s.log.Info("stopped")
+			return err
+		case <-progress.C:
+			s.log.Info("still waiting for " + s.drain.describe())
+		case <-timeout.C:
+			cancelStopping()
+			return fmt.Errorf("shutdown: gave up after %s; still running: %s", grace, s.drain.describe())
+		}
+	}
 }

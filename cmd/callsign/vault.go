@@ -6,10 +6,25 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/callsign/callsign/adapters/vaultcipher"
 )
 
-// vault runs `callsign vault rotate-key`.
+func (c *cli) vaultCommand() *cobra.Command {
+	vault := group(&cobra.Command{Use: "vault", Short: "Manage the vault's encryption keys"})
+	var keepOld bool
+	rotate := leaf(&cobra.Command{
+		Use:   "rotate-key",
+		Short: "Re-encrypt the vault under a new key, without downtime",
+		RunE:  func(*cobra.Command, []string) error { return c.rotateVaultKey(keepOld) },
+	})
+	rotate.Flags().BoolVar(&keepOld, "keep-old", false, "keep the old keys in the key file after re-encrypting")
+	vault.AddCommand(rotate)
+	return vault
+}
+
+// rotateVaultKey runs `callsign vault rotate-key`.
 //
 // With the key file of the data directory, it puts a fresh key first in
 // the file, waits until running services have reloaded it (they reread the
@@ -21,15 +36,7 @@ import (
 // With CALLSIGN_VAULT_KEY, keys live in the deployment's configuration: set
 // the new key there and the old one in CALLSIGN_VAULT_PREVIOUS_KEYS, roll
 // the instances, run this command to re-encrypt, then drop the old key.
-func (c *cli) vault(args []string) error {
-	if len(args) == 0 || args[0] != "rotate-key" {
-		return usageError{"vault needs a subcommand: rotate-key"}
-	}
-	fs := c.flags("vault rotate-key")
-	keepOld := fs.Bool("keep-old", false, "keep the old keys in the key file after re-encrypting")
-	if err := fs.Parse(args[1:]); err != nil {
-		return usageError{err.Error()}
-	}
+func (c *cli) rotateVaultKey(keepOld bool) error {
 	cfg, err := c.config()
 	if err != nil {
 		return err
@@ -62,6 +69,7 @@ func (c *cli) vault(args []string) error {
 		return err
 	}
 	defer svc.close()
+	svc.noteGeneratedKeys(c.stderr)
 	first, err := svc.app.Vault.Reseal(ctx)
 	if err != nil {
 		return fmt.Errorf("re-encrypting: %w", err)
@@ -72,7 +80,7 @@ func (c *cli) vault(args []string) error {
 	}
 	report["checked"] = first.Checked
 	report["resealed"] = first.Resealed + sweep.Resealed
-	if fileMode && !*keepOld {
+	if fileMode && !keepOld {
 		if err := vaultcipher.WriteKeyFile(vaultKeyFile(cfg), [][]byte{newKey}); err != nil {
 			return err
 		}
