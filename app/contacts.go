@@ -50,6 +50,9 @@ func (s *Contacts) Find(ctx context.Context, p core.Principal, requested, email,
 	if email == "" && phone == "" {
 		return core.Contact{}, core.Invalid(core.NonFieldErrors, "Pass email or phone_number.")
 	}
+	if phone != "" && !core.IsE164(phone) {
+		return core.Contact{}, core.Invalid("phone_number", core.E164Hint)
+	}
 	list, err := s.deps.Store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Email: email, PhoneNumber: phone})
 	if err != nil {
 		return core.Contact{}, err

@@ -52,7 +52,7 @@ func NormalizeContact(c Contact) (Contact, error) {
 	}
 	if c.PhoneNumber != "" {
 		if !IsE164(c.PhoneNumber) {
-			p.Add("phone_number", "Enter a phone number in E.164 form, such as +14155550100.")
+			p.Add("phone_number", E164Hint)
 		}
 	}
 	for field, v := range map[string]string{"display_name": c.DisplayName, "nickname": c.Nickname} {
@@ -67,6 +67,9 @@ func NormalizeContact(c Contact) (Contact, error) {
 	}
 	return c, p.Err()
 }
+
+// E164Hint is the message for a number that is not E.164.
+const E164Hint = "Enter a phone number in E.164 form, such as +14155550100."
 
 // IsE164 reports whether s is an E.164 number: '+', a non-zero digit, and at
 // most fifteen digits in all.

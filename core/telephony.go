@@ -178,7 +178,7 @@ const MaxSMSBodyLength = 1600
 func ValidateSMS(to, body string) error {
 	var p Problems
 	if !IsE164(to) {
-		p.Add("to", "Enter a phone number in E.164 form, such as +14155550100.")
+		p.Add("to", E164Hint)
 	}
 	switch n := utf8.RuneCountInString(body); {
 	case strings.TrimSpace(body) == "":

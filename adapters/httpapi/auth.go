@@ -28,8 +28,11 @@ func (s *server) whoami(c *gin.Context) (int, any, error) {
 
 func (s *server) listKeys(t core.KeyType) handler {
 	return func(c *gin.Context) (int, any, error) {
-		q := newQuery(c)
-		identity := q.uuid("identity")
+		q := newStrictQuery(c)
+		identity := ""
+		if t == core.KeyIdentity {
+			identity = q.uuid("identity")
+		}
 		if err := q.err(); err != nil {
 			return 0, nil, err
 		}

@@ -36,7 +36,7 @@ func readContactInput(c *gin.Context) (app.ContactInput, error) {
 }
 
 func (s *server) listContacts(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
+	q := newStrictQuery(c)
 	identity := q.uuid("identity")
 	var source core.ContactSource
 	if v := q.str("source"); v != "" {
@@ -66,8 +66,8 @@ func (s *server) createContact(c *gin.Context) (int, any, error) {
 }
 
 func (s *server) findContact(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
-	identity, email, phone := q.uuid("identity"), q.str("email"), q.str("phone_number")
+	q := newStrictQuery(c)
+	identity, email, phone := q.uuid("identity"), q.email("email"), q.phone("phone_number")
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
@@ -76,7 +76,7 @@ func (s *server) findContact(c *gin.Context) (int, any, error) {
 }
 
 func (s *server) searchContacts(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
+	q := newStrictQuery(c)
 	identity, text := q.uuid("identity"), q.str("q")
 	if err := q.err(); err != nil {
 		return 0, nil, err

@@ -46,18 +46,18 @@ type detail struct {
 func (s *server) fail(c *gin.Context, err error) {
 	var se *statusError
 	if errors.As(err, &se) {
-		c.AbortWithStatusJSON(se.status, detail{se.msg})
+		abortJSON(c, se.status, detail{se.msg})
 		return
 	}
 	var oe *core.OAuthError
 	if errors.As(err, &oe) {
-		c.AbortWithStatusJSON(http.StatusBadRequest, oauthErrorView{Error: oe.Code, Description: oe.Description})
+		abortJSON(c, http.StatusBadRequest, oauthErrorView{Error: oe.Code, Description: oe.Description})
 		return
 	}
 	var e *core.Error
 	if !errors.As(err, &e) {
 		s.log.Error("request failed", "method", c.Request.Method, "route", c.FullPath(), "err", err)
-		c.AbortWithStatusJSON(http.StatusInternalServerError, detail{"A server error occurred."})
+		abortJSON(c, http.StatusInternalServerError, detail{"A server error occurred."})
 		return
 	}
 	status := statusOf(e.Kind)
@@ -66,10 +66,10 @@ func (s *server) fail(c *gin.Context, err error) {
 		c.Header("WWW-Authenticate", `Bearer realm="api"`)
 	}
 	if e.Kind == core.KindInvalid && len(e.Fields) > 0 {
-		c.AbortWithStatusJSON(status, e.Fields)
+		abortJSON(c, status, e.Fields)
 		return
 	}
-	c.AbortWithStatusJSON(status, detail{e.Message})
+	abortJSON(c, status, detail{e.Message})
 }
 
 // setErrorHeaders adds the headers an error's status calls for.

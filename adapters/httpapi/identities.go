@@ -9,7 +9,7 @@ import (
 )
 
 func (s *server) listIdentities(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
+	q := newStrictQuery(c)
 	identity := q.uuid("identity")
 	if err := q.err(); err != nil {
 		return 0, nil, err

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +37,9 @@ type input struct {
 }
 
 var errTooLarge = core.TooLarge("Request body too large (limit 1 MiB).")
+
+// acceptedBodies ends the 415 messages.
+const acceptedBodies = "send application/json, application/x-www-form-urlencoded or multipart/form-data."
 
 // readInput parses the body of c by its content type. An empty body is an
 // empty input; JSON must be an object.
@@ -80,11 +85,18 @@ func readInputLimit(c *gin.Context, limit int64, tooLarge error) (*input, error)
 			}
 			return nil, err
 		}
-		if len(bytes.TrimSpace(body)) == 0 {
+		trimmed := bytes.TrimSpace(body)
+		if len(trimmed) == 0 {
 			return in, nil
 		}
-		if mediaType != "application/json" && mediaType != "" && !strings.HasSuffix(mediaType, "+json") {
-			return nil, &statusError{http.StatusUnsupportedMediaType, fmt.Sprintf("Unsupported media type %q in request.", mediaType)}
+		switch {
+		case mediaType == "application/json" || strings.HasSuffix(mediaType, "+json"):
+		case mediaType == "" && (trimmed[0] == '{' || trimmed[0] == '['):
+			// Without a Content-Type, a body that looks like JSON is read as JSON.
+		case mediaType == "":
+			return nil, &statusError{http.StatusUnsupportedMediaType, "The request has a body but no Content-Type header, and the body is not JSON; " + acceptedBodies}
+		default:
+			return nil, &statusError{http.StatusUnsupportedMediaType, fmt.Sprintf("Unsupported media type %q in request; %s", mediaType, acceptedBodies)}
 		}
 		if err := json.Unmarshal(body, &in.json); err != nil || in.json == nil {
 			return nil, malformed("JSON parse error: the body must be a JSON object.")
@@ -247,14 +259,50 @@ func parseBool(s string) (bool, bool) {
 }
 
 // query reads query parameters with the same habit of collecting problems.
+// A strict query (lists and lookups) also refuses parameters its handler
+// never read, so a typo or a filter that does not exist is a 400 naming it
+// instead of a list of everything.
 type query struct {
 	values   url.Values
 	problems core.Problems
+	read     map[string]bool // nil unless strict
 }
 
 func newQuery(c *gin.Context) *query { return &query{values: c.Request.URL.Query()} }
 
-func (q *query) str(name string) string { return strings.TrimSpace(q.values.Get(name)) }
+// newStrictQuery is newQuery for routes whose parameters are all filters
+// or options: what the handler does not read is unknown.
+func newStrictQuery(c *gin.Context) *query {
+	q := newQuery(c)
+	q.read = map[string]bool{}
+	return q
+}
+
+// raw is a parameter's value as sent (after URL decoding).
+func (q *query) raw(name string) string {
+	if q.read != nil {
+		q.read[name] = true
+	}
+	return q.values.Get(name)
+}
+
+func (q *query) str(name string) string { return strings.TrimSpace(q.raw(name)) }
+
+// phone reads a phone number or filter. An unencoded '+' arrives as a
+// space, so a leading space before a digit is the '+' of an E.164 number.
+func (q *query) phone(name string) string {
+	s := q.raw(name)
+	if len(s) > 1 && s[0] == ' ' && s[1] >= '0' && s[1] <= '9' {
+		s = "+" + s[1:]
+	}
+	return strings.TrimSpace(s)
+}
+
+// email reads an address. No address holds a space, so a space is an
+// unencoded '+' (as in name+tag@example.com).
+func (q *query) email(name string) string {
+	return strings.ReplaceAll(q.str(name), " ", "+")
+}
 
 // uuid reads a UUID parameter in canonical form; "" when absent.
 func (q *query) uuid(name string) string {
@@ -316,7 +364,23 @@ func (q *query) time(name string) *time.Time {
 	return &t
 }
 
-func (q *query) err() error { return q.problems.Err() }
+// err reports every problem, and for a strict query every parameter the
+// handler did not read.
+func (q *query) err() error {
+	if q.read != nil {
+		known := slices.Sorted(maps.Keys(q.read))
+		for name := range q.values {
+			if !q.read[name] {
+				if len(known) == 0 {
+					q.problems.Add(name, "Unknown query parameter; this route takes none.")
+				} else {
+					q.problems.Add(name, "Unknown query parameter; this route takes %s.", strings.Join(known, ", "))
+				}
+			}
+		}
+	}
+	return q.problems.Err()
+}
 
 // parseTime accepts RFC 3339 with any fraction, and a space for the T;
 // a '+' that a client forgot to escape arrives as a space, and is put back.

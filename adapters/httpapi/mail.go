@@ -116,13 +116,17 @@ func (s *server) viewMessage(m core.EmailMessage) messageView {
 }
 
 func (s *server) listDomains(c *gin.Context) (int, any, error) {
+	if err := newStrictQuery(c).err(); err != nil {
+		return 0, nil, err
+	}
 	list, err := s.app.Mail.Domains(c.Request.Context(), principal(c))
 	return http.StatusOK, viewAll(list, viewDomain), err
 }
 
 func (s *server) listInboxes(c *gin.Context) (int, any, error) {
-	identity, err := identityParam(c)
-	if err != nil {
+	q := newStrictQuery(c)
+	identity := q.uuid("identity")
+	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
 	list, err := s.app.Mail.Inboxes(c.Request.Context(), principal(c), identity)
@@ -156,12 +160,17 @@ func (s *server) getInbox(c *gin.Context) (int, any, error) {
 }
 
 func (s *server) checkAvailability(c *gin.Context) (int, any, error) {
-	email, available, err := s.app.Mail.CheckAvailability(c.Request.Context(), principal(c), c.Query("email"))
+	q := newStrictQuery(c)
+	requested := q.email("email")
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	email, available, err := s.app.Mail.CheckAvailability(c.Request.Context(), principal(c), requested)
 	return http.StatusOK, gin.H{"available": available, "email": email}, err
 }
 
 func (s *server) listThreads(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
+	q := newStrictQuery(c)
 	identity, hasUnread := q.uuid("identity"), q.boolean("has_unread")
 	inbox := q.integer("inbox", 0, 1, 1<<62)
 	if err := q.err(); err != nil {
@@ -194,12 +203,12 @@ type page struct {
 }
 
 func (s *server) listMessages(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
+	q := newStrictQuery(c)
 	identity := q.uuid("identity")
 	f := ports.MessageFilter{
 		InboxID:      q.integer("inbox", 0, 1, 1<<62),
 		ThreadID:     q.str("thread_id"),
-		FromEmail:    q.str("from_email"),
+		FromEmail:    q.email("from_email"),
 		IsRead:       q.boolean("is_read"),
 		CreatedAfter: q.time("created_after"),
 		Limit:        int(min(q.integer("limit", defaultPageSize, 1, 1<<31), maxPageSize)),

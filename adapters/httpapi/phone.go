@@ -101,8 +101,9 @@ func (s *server) provisionPhone(c *gin.Context) (int, any, error) {
 }
 
 func (s *server) listPhones(c *gin.Context) (int, any, error) {
-	identity, err := identityParam(c)
-	if err != nil {
+	q := newStrictQuery(c)
+	identity := q.uuid("identity")
+	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
 	list, err := s.app.Phone.Phones(c.Request.Context(), principal(c), identity)
@@ -142,7 +143,7 @@ func (s *server) sendSMS(c *gin.Context) (int, any, error) {
 }
 
 func (s *server) listSMS(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
+	q := newStrictQuery(c)
 	identity, isRead := q.uuid("identity"), q.boolean("is_read")
 	var dir core.Direction
 	if d := q.str("direction"); d != "" {
@@ -168,8 +169,8 @@ func (s *server) getSMS(c *gin.Context) (int, any, error) {
 }
 
 func (s *server) listConversations(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
-	identity, hasUnread, phone := q.uuid("identity"), q.boolean("has_unread"), q.str("phone")
+	q := newStrictQuery(c)
+	identity, hasUnread, phone := q.uuid("identity"), q.boolean("has_unread"), q.phone("phone")
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}

@@ -49,6 +49,7 @@ type server struct {
 	secureCookies bool
 	now           func() time.Time
 	version       string
+	table         *routeTable
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -75,14 +76,15 @@ func New(a *app.App, opts Options) http.Handler {
 		s.log.Error("ignoring the trusted proxies", "err", err)
 		_ = e.SetTrustedProxies(nil)
 	}
-	e.HandleMethodNotAllowed = true
+	// Wrong methods and missing trailing slashes are answered from the
+	// route table (methods.go), which knows every route's methods.
+	e.HandleMethodNotAllowed = false
+	e.RedirectTrailingSlash = false
 	e.ContextWithFallback = true
-	e.Use(s.accessLog, gin.CustomRecoveryWithWriter(nil, s.recovered))
-	e.NoRoute(func(c *gin.Context) { s.fail(c, &statusError{http.StatusNotFound, "Not found."}) })
-	e.NoMethod(func(c *gin.Context) {
-		s.fail(c, &statusError{http.StatusMethodNotAllowed, fmt.Sprintf("Method %q not allowed.", c.Request.Method)})
-	})
+	e.Use(s.accessLog, gin.CustomRecoveryWithWriter(nil, s.recovered), s.checkMethod)
+	e.NoRoute(s.noRoute)
 	s.routes(e)
+	s.table = newRouteTable(e.Routes())
 	return e
 }
 
@@ -236,7 +238,7 @@ func (s *server) accessLog(c *gin.Context) {
 
 func (s *server) recovered(c *gin.Context, err any) {
 	s.log.Error("panic serving request", "method", c.Request.Method, "route", c.FullPath(), "panic", fmt.Sprint(err))
-	c.AbortWithStatusJSON(http.StatusInternalServerError, detail{"A server error occurred."})
+	abortJSON(c, http.StatusInternalServerError, detail{"A server error occurred."})
 }
 
 // handler is the shape of every route: it returns the status and body to
@@ -253,7 +255,14 @@ func (s *server) handle(h handler) gin.HandlerFunc {
 		case body == nil:
 			c.Status(status)
 		default:
-			c.JSON(status, body)
+			c.PureJSON(status, body)
 		}
 	}
+}
+
+// abortJSON ends a request with a JSON body. Like every JSON answer, it is
+// not HTML-escaped: "&", "<" and ">" are themselves.
+func abortJSON(c *gin.Context, status int, body any) {
+	c.Abort()
+	c.PureJSON(status, body)
 }

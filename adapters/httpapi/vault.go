@@ -55,7 +55,7 @@ func readPasswordInput(c *gin.Context) (app.PasswordInput, error) {
 }
 
 func (s *server) listPasswords(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
+	q := newStrictQuery(c)
 	identity, domain := q.uuid("identity"), q.str("domain")
 	if err := q.err(); err != nil {
 		return 0, nil, err
@@ -110,7 +110,7 @@ func (s *server) deletePassword(c *gin.Context) (int, any, error) {
 }
 
 func (s *server) generatePassword(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
+	q := newStrictQuery(c)
 	spec := core.DefaultPasswordSpec
 	spec.Length = int(q.integer("length", int64(spec.Length), -1<<31, 1<<31-1))
 	for dst, name := range map[*bool]string{&spec.Lowercase: "lowercase", &spec.Uppercase: "uppercase", &spec.Digits: "digits", &spec.Special: "special"} {
@@ -118,7 +118,7 @@ func (s *server) generatePassword(c *gin.Context) (int, any, error) {
 			*dst = *b
 		}
 	}
-	spec.ExcludeChars = q.values.Get("exclude_chars") // spaces may be meant: not trimmed
+	spec.ExcludeChars = q.raw("exclude_chars") // spaces may be meant: not trimmed
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
@@ -136,8 +136,8 @@ func readSecretInput(c *gin.Context) (app.SecretInput, error) {
 }
 
 func (s *server) listSecrets(c *gin.Context) (int, any, error) {
-	q := newQuery(c)
-	identity, key := q.uuid("identity"), q.values.Get("key")
+	q := newStrictQuery(c)
+	identity, key := q.uuid("identity"), q.raw("key")
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
