@@ -5,6 +5,8 @@ TAGS     := nomsgpack
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      := bin/callsign
+# The OpenAPI linter's npm package, pinned in its package-lock.json.
+OPENAPI_LINT := scripts/openapi-lint
 
 .PHONY: run build test bench lint tidy
 
@@ -32,6 +34,10 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet -tags $(TAGS) ./...
+	@echo "Linting the OpenAPI document with Redocly CLI (installed from npm into $(OPENAPI_LINT)/node_modules)"
+	npm ci --prefix $(OPENAPI_LINT) --no-audit --no-fund --silent
+	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(OPENAPI_LINT)/node_modules/.bin/redocly lint \
+		--config $(OPENAPI_LINT)/redocly.yaml adapters/httpapi/openapi.yaml
 
 # modernc.org/sqlite's test-only dependencies are not all on the proxy, so
 # tidy must tolerate them (see docs/design.md).

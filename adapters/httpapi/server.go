@@ -50,6 +50,7 @@ type server struct {
 	now           func() time.Time
 	version       string
 	table         *routeTable
+	openAPI       servedSchema
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -90,9 +91,11 @@ func New(a *app.App, opts Options) http.Handler {
 
 // routes registers every route; the OpenAPI test walks the same table.
 func (s *server) routes(e *gin.Engine) {
+	e.GET("/", s.handle(s.index))
 	api := e.Group("/api")
 	api.GET("/health/ping/", s.handle(s.ping))
 	api.GET("/schema/", s.schema)
+	api.GET("/docs/", s.docs)
 	s.signInRoutes(api)
 
 	authed := api.Group("", s.authenticate, s.throttleKey)
