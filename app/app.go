@@ -39,6 +39,8 @@ type Deps struct {
 	// PublicURL is where the service is reached from outside
 	// (CALLSIGN_BASE_URL), for the webhooks given to the provider.
 	PublicURL string
+	// Observer hears what happens to messages, for metrics; nil for none.
+	Observer ports.Observer
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -64,6 +66,9 @@ func New(deps Deps) *App {
 	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
+	}
+	if deps.Observer == nil {
+		deps.Observer = noObserver{}
 	}
 	if deps.Mail.Retry == (RetryPolicy{}) {
 		deps.Mail.Retry = DefaultRetry

@@ -82,7 +82,9 @@ type InboundMail struct {
 // attachments, thread and sender contact, durably, before it returns. It
 // fails with KindInvalid only when the bytes are not a message at all;
 // any other error means nothing was stored and the sender should retry.
-func (s *Mail) Deliver(ctx context.Context, in InboundMail) ([]core.EmailMessage, error) {
+func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.EmailMessage, err error) {
+	start := time.Now()
+	defer func() { s.observeInbound(in, stored, err, time.Since(start)) }()
 	if int64(len(in.Raw)) > s.mail.MaxMessageBytes {
 		return nil, core.TooLarge("The message is larger than %d bytes.", s.mail.MaxMessageBytes)
 	}

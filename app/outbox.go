@@ -69,10 +69,12 @@ func (s *Mail) deliverDue(ctx context.Context) int {
 // through local delivery, the rest through the relay. Recipients that fail
 // for good are recorded; those that may succeed later are retried.
 func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
+	start := time.Now()
 	log := s.deps.Log.With("message", e.MessageID, "attempt", e.Attempts)
 	raw, err := s.deps.Store.RawMessage(ctx, e.AccountID, e.MessageID)
 	if err != nil {
 		log.Error("outbox: reading the message failed", "err", err)
+		s.observeAttempt(log, e, "error", err.Error(), time.Since(start))
 		return // the lease runs out and another attempt follows
 	}
 	var retry []string
@@ -118,7 +120,8 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 			log.Error("outbox: the relay refused our credentials; mail stays queued until CALLSIGN_SMTP_RELAY is fixed", "err", lastErr)
 		}
 	}
-	s.settle(ctx, log, e, retry, lastErr)
+	e, outcome := s.settle(ctx, log, e, retry, lastErr)
+	s.observeAttempt(log, e, outcome, lastErr, time.Since(start))
 }
 
 // deliverLocally stores an outgoing message in our own recipient inboxes,
@@ -142,13 +145,17 @@ func (s *Mail) deliverLocally(ctx context.Context, from string, inboxes []core.I
 }
 
 // settle records the outcome of an attempt: finished (sent, or failed with
-// every reason), or another attempt later, unless time is up.
-func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry, retry []string, lastErr string) {
+// every reason), or another attempt later, unless time is up. It returns
+// the entry as recorded and the outcome: sent, failed, retry, or error
+// when recording failed.
+func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry, retry []string, lastErr string) (ports.OutboxEntry, string) {
 	now := s.now()
 	next := now.Add(s.mail.Retry.after(e.Attempts))
 	var err error
+	outcome := "failed"
 	switch {
 	case len(retry) == 0 && len(e.Failures) == 0:
+		outcome = "sent"
 		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliverySent, "")
 	case len(retry) == 0:
 		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
@@ -158,11 +165,13 @@ func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry
 		}
 		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
 	default:
-		log.Warn("outbox: delivery failed for now and is retried", "recipients", len(retry), "next_attempt", next, "err", lastErr)
+		outcome = "retry"
 		e.Recipients, e.NextAttempt = retry, next
 		err = s.deps.Store.RetryOutbox(ctx, e, lastErr)
 	}
 	if err != nil {
 		log.Error("outbox: recording the attempt failed", "err", err)
+		outcome = "error"
 	}
+	return e, outcome
 }

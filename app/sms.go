@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
@@ -19,6 +20,7 @@ type SMS struct{ *base }
 // provider is asked, and removed again when the provider refuses or is
 // down, so an error means nothing was sent or kept.
 func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body string) (core.SMSMessage, error) {
+	start := time.Now()
 	identityID, err := p.Scope(requested).Single("identity")
 	if err != nil {
 		return core.SMSMessage{}, err
@@ -48,6 +50,12 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 		if derr := s.deps.Store.DeleteSMS(context.WithoutCancel(ctx), m.AccountID, m.ID); derr != nil {
 			s.deps.Log.Error("sms: removing a message the provider refused failed", "message", m.ID, "err", derr)
 		}
+		outcome := "refused"
+		if core.KindOf(err) == core.KindUnavailable {
+			outcome = "unavailable"
+		}
+		m.ID = 0 // removed again
+		s.observeSMS(m, outcome, time.Since(start), err)
 		return core.SMSMessage{}, onField(err, "to")
 	}
 	// The provider may already have reported on the message (the
@@ -56,6 +64,7 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 		return core.SMSMessage{}, err
 	}
 	m.ProviderSID, m.Status = sent.SID, sent.Status
+	s.observeSMS(m, string(m.Status), time.Since(start), nil)
 	return m, nil
 }
 
@@ -71,9 +80,11 @@ type InboundSMS struct {
 // a number we do not own is acknowledged and logged: retrying it would
 // never help.
 func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, error) {
+	start := time.Now()
 	phone, err := s.deps.Store.PhoneByNumber(ctx, in.To)
 	if isNotFound(err) {
 		s.deps.Log.Warn("sms: a message for a number we do not own was dropped", "to", in.To, "sid", in.SID)
+		s.deps.Observer.SMS(string(core.Incoming), "dropped")
 		return core.SMSMessage{}, nil
 	}
 	if err != nil {
@@ -89,7 +100,14 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 			Source: core.ContactAuto, CreatedAt: now, UpdatedAt: now}
 		n.Correspondent = &c
 	}
-	stored, _, err := s.deps.Store.SaveSMS(ctx, n)
+	stored, created, err := s.deps.Store.SaveSMS(ctx, n)
+	if err == nil {
+		outcome := "received"
+		if !created {
+			outcome = "duplicate"
+		}
+		s.observeSMS(stored, outcome, time.Since(start), nil)
+	}
 	return stored, err
 }
 
@@ -110,8 +128,11 @@ func (s *SMS) StatusReport(ctx context.Context, sid, status, errorCode, errorMes
 	}
 	errText := strings.TrimSpace(strings.Join([]string{errorCode, errorMessage}, " "))
 	found, err := s.deps.Store.UpdateSMSStatus(ctx, sid, st, errText)
-	if err == nil && !found {
+	switch {
+	case err == nil && !found:
 		s.deps.Log.Warn("sms: a status report for an unknown message was dropped", "sid", sid, "status", status)
+	case err == nil:
+		s.deps.Log.Info("sms status report", "provider_sid", sid, "status", status, "error", errText)
 	}
 	return err
 }

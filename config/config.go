@@ -59,6 +59,8 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there.
 	DebugAddr string
+	// MetricsAddr, when set, serves Prometheus metrics there.
+	MetricsAddr string
 }
 
 // Relay is the outbound SMTP relay of CALLSIGN_SMTP_RELAY.
@@ -221,6 +223,11 @@ func Load(getenv Getenv) (Config, error) {
 		c.TrustedProxies = append(c.TrustedProxies, p)
 	}
 
+	if c.MetricsAddr = get("CALLSIGN_METRICS_ADDR", ""); c.MetricsAddr != "" {
+		if msg := checkListenAddr(c.MetricsAddr); msg != "" {
+			return fail("CALLSIGN_METRICS_ADDR", "%s", msg)
+		}
+	}
 	if c.DebugAddr = get("CALLSIGN_DEBUG_ADDR", ""); c.DebugAddr != "" {
 		if msg := checkListenAddr(c.DebugAddr); msg != "" {
 			return fail("CALLSIGN_DEBUG_ADDR", "%s", msg)

@@ -81,6 +81,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_JWT_SECRET", "short", nil},
 		{"CALLSIGN_TRUSTED_PROXIES", "10.0.0.0/33", nil},
 		{"CALLSIGN_SHUTDOWN_GRACE", "soon", nil},
+		{"CALLSIGN_METRICS_ADDR", "9090", nil},
 		{"CALLSIGN_SHUTDOWN_GRACE", "-1s", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}

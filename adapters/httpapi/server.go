@@ -37,6 +37,14 @@ type Options struct {
 	Now func() time.Time
 	// Version is the build's version, shown at GET /.
 	Version string
+	// Requests hears every request, for metrics; nil for none.
+	Requests RequestObserver
+}
+
+// RequestObserver hears every request, once answered. route is the
+// route's pattern ("(unmatched)" for none), so its values stay few.
+type RequestObserver interface {
+	Request(method, route string, status int, took time.Duration)
 }
 
 type server struct {
@@ -49,6 +57,7 @@ type server struct {
 	secureCookies bool
 	now           func() time.Time
 	version       string
+	requests      RequestObserver
 	table         *routeTable
 	openAPI       servedSchema
 }
@@ -57,7 +66,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New builds the API's handler.
 func New(a *app.App, opts Options) http.Handler {
-	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes, version: opts.Version}
+	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes, version: opts.Version, requests: opts.Requests}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 25 << 20
 	}
@@ -225,12 +234,16 @@ func (s *server) accessLog(c *gin.Context) {
 	if route == "" {
 		route = "(unmatched)"
 	}
+	took := time.Since(start)
+	if s.requests != nil {
+		s.requests.Request(c.Request.Method, route, c.Writer.Status(), took)
+	}
 	attrs := []any{
 		"method", c.Request.Method,
 		"route", route,
 		"path", c.Request.URL.Path,
 		"status", c.Writer.Status(),
-		"duration_ms", float64(time.Since(start).Microseconds()) / 1000,
+		"duration_ms", float64(took.Microseconds()) / 1000,
 		"remote", c.ClientIP(),
 	}
 	if p, ok := c.Get(principalKey); ok {

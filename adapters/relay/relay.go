@@ -122,6 +122,22 @@ func (r *Relay) Relay(ctx context.Context, from string, recipients []string, raw
 	return out
 }
 
+// Check opens a session as sending does (TLS, EHLO, AUTH with the
+// configured credentials) and quits without sending: `callsign doctor`'s
+// test of the relay.
+func (r *Relay) Check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	c, err := r.connect(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.Quit(); err != nil {
+		return r.failure(ctx, "QUIT", err)
+	}
+	return nil
+}
+
 // connect opens a session that is ready for MAIL: TLS as configured, EHLO
 // with our name, and AUTH when there are credentials. On failure the
 // connection is left for ctx's end to close (see dial).

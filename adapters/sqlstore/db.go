@@ -61,6 +61,8 @@ type DB struct {
 	reads     sync.Map // rebound query → *sqlx.Stmt
 	readsSize atomic.Int32
 	writes    sync.Map // rebound query → *sqlx.Stmt, on the writing connection
+	// onCommit hears each group commit's size; nil for none.
+	onCommit func(calls int)
 	// stopCheckpoints ends the SQLite checkpointer.
 	stopCheckpoints context.CancelFunc
 	checkpoints     sync.WaitGroup
@@ -70,6 +72,9 @@ type DB struct {
 type Options struct {
 	// ReadConns bounds the SQLite read pool; 0 means a default.
 	ReadConns int
+	// CommitBatch, when set, hears how many SaveMail calls each group
+	// commit stored (for metrics).
+	CommitBatch func(calls int)
 }
 
 // Open connects to databaseURL: a postgres:// or postgresql:// URL, or a
@@ -85,6 +90,7 @@ func Open(ctx context.Context, databaseURL string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	db.onCommit = opts.CommitBatch
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connecting to the %s database: %w", db.dialect, err)
@@ -235,14 +241,6 @@ func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return p.GetDBVersion(ctx)
-}
-
-// HasAccounts reports whether any account exists, for the operator's
-// first-run hint.
-func (db *DB) HasAccounts(ctx context.Context) (bool, error) {
-	var exists bool
-	err := db.r.QueryRowxContext(ctx, "SELECT EXISTS (SELECT 1 FROM accounts)").Scan(&exists)
-	return exists, err
 }
 
 func (db *DB) migrator(ctx context.Context) (*goose.Provider, error) {

@@ -129,6 +129,9 @@ func (db *DB) commit(batch []*saveRequest) {
 		_, _ = db.writeStmt(ctx, q) // a failure here only costs the next batch a prepare
 	}
 	if err == nil {
+		if db.onCommit != nil {
+			db.onCommit(len(batch))
+		}
 		for _, r := range batch {
 			r.done <- saveResult{msgs: stored[:len(r.mails)]}
 			stored = stored[len(r.mails):]

@@ -35,7 +35,8 @@ type Config struct {
 
 // Twilio is a ports.Telephony backed by a Twilio account.
 type Twilio struct {
-	api *twapi.ApiService
+	api        *twapi.ApiService
+	accountSID string
 	// validator is kept addressable: its methods have pointer receivers.
 	validator twclient.RequestValidator
 }
@@ -54,8 +55,9 @@ func New(cfg Config) *Twilio {
 		bc = &rebased{Client: cl, base: strings.TrimSuffix(cfg.APIBaseURL, "/")}
 	}
 	return &Twilio{
-		api:       twapi.NewApiServiceWithClient(bc),
-		validator: twclient.NewRequestValidator(cfg.AuthToken),
+		api:        twapi.NewApiServiceWithClient(bc),
+		accountSID: cfg.AccountSID,
+		validator:  twclient.NewRequestValidator(cfg.AuthToken),
 	}
 }
 
@@ -72,6 +74,22 @@ func (c *rebased) SendRequest(method, rawURL string, data url.Values, headers ma
 		return nil, err
 	}
 	return c.Client.SendRequest(method, c.base+u.RequestURI(), data, headers, body...)
+}
+
+// Check asks Twilio for the account, which proves the credentials work
+// (`callsign doctor`); it changes nothing.
+func (t *Twilio) Check(ctx context.Context) error {
+	if err := checkSID(ctx, t.accountSID); err != nil {
+		return err
+	}
+	acct, err := t.api.FetchAccount(t.accountSID)
+	if err != nil {
+		return fail(err)
+	}
+	if status := deref(acct.Status); status != "active" {
+		return core.Unavailable("the Twilio account is %s, not active", status)
+	}
+	return nil
 }
 
 // Name implements ports.Telephony.
@@ -194,11 +212,11 @@ func live(ctx context.Context) error {
 // in unescaped.
 func checkSID(ctx context.Context, sid string) error {
 	if sid == "" {
-		return core.Invalid(core.NonFieldErrors, "a Twilio phone number sid is required")
+		return core.Invalid(core.NonFieldErrors, "a Twilio sid is required")
 	}
 	for _, r := range sid {
 		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
-			return core.Invalid(core.NonFieldErrors, "%q is not a Twilio phone number sid", sid)
+			return core.Invalid(core.NonFieldErrors, "%q is not a Twilio sid", sid)
 		}
 	}
 	return live(ctx)

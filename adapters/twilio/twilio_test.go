@@ -479,3 +479,26 @@ func TestVerifyWebhook(t *testing.T) {
 		}
 	}
 }
+
+// TestCheck is callsign doctor's question: are the credentials good?
+func TestCheck(t *testing.T) {
+	accountAnswer := func(status string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"sid": %q, "status": %q}`, accountSID, status)
+		}
+	}
+	if err := fake(t, map[string]http.HandlerFunc{"GET " + account + ".json": accountAnswer("active")}).Check(context.Background()); err != nil {
+		t.Fatalf("an active account: %v", err)
+	}
+	err := fake(t, map[string]http.HandlerFunc{"GET " + account + ".json": accountAnswer("suspended")}).Check(context.Background())
+	if e := kind(t, err, core.KindUnavailable); !strings.Contains(e.Message, "suspended") {
+		t.Fatalf("a suspended account: %v", e)
+	}
+	refused := fake(t, map[string]http.HandlerFunc{"GET " + account + ".json": func(w http.ResponseWriter, r *http.Request) {
+		twilioError(w, http.StatusUnauthorized, 20003, "Authenticate")
+	}}).Check(context.Background())
+	if e := kind(t, refused, core.KindUnavailable); !strings.Contains(e.Message, "refused") || strings.Contains(e.Message, authToken) {
+		t.Fatalf("refused credentials: %v", e)
+	}
+}

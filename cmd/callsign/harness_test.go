@@ -26,6 +26,26 @@ type running struct {
 	svc     *service
 	baseURL string
 	client  *http.Client
+	// logs is what the service logged (at CALLSIGN_LOG_LEVEL, error by default).
+	logs *syncBuffer
+}
+
+// syncBuffer is a log sink that goroutines may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // start runs the service with the dialect's database and env on top of
@@ -50,7 +70,8 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := openService(ctx, cfg, (&cli{stderr: io.Discard}).logger(cfg.LogLevel), tune...)
+	logs := &syncBuffer{}
+	svc, err := openService(ctx, cfg, (&cli{stderr: logs}).logger(cfg.LogLevel), tune...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +87,7 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func
 		}
 		svc.close()
 	})
-	r := &running{t: t, env: e, svc: svc, baseURL: "http://" + svc.httpLn.Addr().String(),
+	r := &running{t: t, env: e, svc: svc, baseURL: "http://" + svc.httpLn.Addr().String(), logs: logs,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	return r
 }

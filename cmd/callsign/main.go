@@ -101,6 +101,7 @@ comes from CALLSIGN_* environment variables; see README.md.`,
 		c.keyCommand(),
 		c.vaultCommand(),
 		c.loginCommand(),
+		c.doctorCommand(),
 		leaf(&cobra.Command{Use: "version", Short: "Print the version", RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), "callsign", version)
 			return err

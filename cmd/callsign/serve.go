@@ -131,8 +131,7 @@ func missingKeyFiles(cfg config.Config) []string {
 // lives there (the SQLite file, generated keys), so start-up fails with one
 // line naming CALLSIGN_DATA_DIR instead of a later, stranger error.
 func checkDataDir(cfg config.Config) error {
-	sqliteInDir := !sqlstore.IsPostgresURL(cfg.DatabaseURL) && filepath.Dir(filepath.Clean(cfg.DatabaseURL)) == filepath.Clean(cfg.DataDir)
-	if !sqliteInDir && cfg.VaultKey != nil && cfg.JWTSecret != nil {
+	if !storesInDataDir(cfg) {
 		return nil
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -144,6 +143,13 @@ func checkDataDir(cfg config.Config) error {
 	}
 	probe.Close()
 	return os.Remove(probe.Name())
+}
+
+// storesInDataDir reports whether anything lives in the data directory:
+// the SQLite file, or a key that is not configured.
+func storesInDataDir(cfg config.Config) bool {
+	sqliteInDir := !sqlstore.IsPostgresURL(cfg.DatabaseURL) && filepath.Dir(filepath.Clean(cfg.DatabaseURL)) == filepath.Clean(cfg.DataDir)
+	return sqliteInDir || cfg.VaultKey == nil || cfg.JWTSecret == nil
 }
 
 // describeDatabase names a database for messages without its password.
@@ -201,11 +207,12 @@ func (d *drain) task(name string, g *errgroup.Group, f func() error) {
 	})
 }
 
-// count wraps ln so that the part called name knows its open connections.
-func (d *drain) count(name, noun string, ln net.Listener) net.Listener {
+// count wraps ln so that the part called name knows its open connections;
+// accepted, when set, hears each new one.
+func (d *drain) count(name, noun string, ln net.Listener, accepted func()) net.Listener {
 	p := d.part(name)
 	p.noun, p.open = noun, &atomic.Int64{}
-	return &countingListener{Listener: ln, open: p.open}
+	return &countingListener{Listener: ln, open: p.open, accepted: accepted}
 }
 
 // describe lists the parts still running, such as
@@ -237,13 +244,17 @@ func (d *drain) describe() string {
 // countingListener counts the connections it accepted that are still open.
 type countingListener struct {
 	net.Listener
-	open *atomic.Int64
+	open     *atomic.Int64
+	accepted func() // nil for none
 }
 
 func (l *countingListener) Accept() (net.Conn, error) {
 	conn, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
+	}
+	if l.accepted != nil {
+		l.accepted()
 	}
 	l.open.Add(1)
 	return &countedConn{Conn: conn, open: l.open}, nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	_ "net/http/pprof" // served only on CALLSIGN_DEBUG_ADDR
@@ -19,6 +20,7 @@ import (
 	"github.com/callsign/callsign/adapters/httpapi"
 	imapadapter "github.com/callsign/callsign/adapters/imap"
 	"github.com/callsign/callsign/adapters/mailmime"
+	"github.com/callsign/callsign/adapters/metrics"
 	"github.com/callsign/callsign/adapters/relay"
 	"github.com/callsign/callsign/adapters/simtel"
 	"github.com/callsign/callsign/adapters/smtpin"
@@ -46,6 +48,9 @@ type service struct {
 	generatedKeys []string
 	// drain is what shutdown waits for.
 	drain drain
+	// metrics is nil unless CALLSIGN_METRICS_ADDR is set.
+	metrics   *metrics.Metrics
+	metricsLn net.Listener
 
 	httpLn  net.Listener
 	smtpLn  net.Listener
@@ -62,8 +67,14 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		return nil, err
 	}
 	generated := missingKeyFiles(cfg)
+	var m *metrics.Metrics
+	dbOptions := sqlstore.Options{}
+	if cfg.MetricsAddr != "" {
+		m = metrics.New()
+		dbOptions.CommitBatch = m.CommitBatch
+	}
 	octx, cancel := context.WithTimeout(ctx, databaseConnectTimeout)
-	db, err := sqlstore.Open(octx, cfg.DatabaseURL, sqlstore.Options{})
+	db, err := sqlstore.Open(octx, cfg.DatabaseURL, dbOptions)
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("CALLSIGN_DATABASE_URL: cannot open %s: %w", describeDatabase(cfg.DatabaseURL), err)
@@ -83,18 +94,13 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		return nil, err
 	}
 	mail := app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: cfg.SMTPMaxBytes, Postmaster: cfg.Postmaster}
-	if r := cfg.SMTPRelay; r != nil {
-		rc := relay.Config{Host: r.Host, Port: r.Port, ImplicitTLS: r.ImplicitTLS, Username: r.Username, Password: r.Password, HeloName: cfg.SMTPHostname}
-		if cfg.SMTPRelayCA != "" {
-			pem, err := os.ReadFile(cfg.SMTPRelayCA)
-			roots := x509.NewCertPool()
-			if err != nil || !roots.AppendCertsFromPEM(pem) {
-				db.Close()
-				return nil, fmt.Errorf("CALLSIGN_SMTP_RELAY_CA: no PEM certificates in %s", cfg.SMTPRelayCA)
-			}
-			rc.TLSConfig = &tls.Config{RootCAs: roots}
+	if cfg.SMTPRelay != nil {
+		r, err := newRelay(cfg)
+		if err != nil {
+			db.Close()
+			return nil, err
 		}
-		mail.Relay = relay.New(rc)
+		mail.Relay = r
 	}
 	deps := app.Deps{
 		Store:       db,
@@ -108,6 +114,10 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		PublicURL:   cfg.BaseURL,
 	}
 	signIn.use(&deps)
+	if m != nil {
+		deps.Observer = m
+		instrumentDB(m, db)
+	}
 	for _, f := range tune {
 		f(&deps)
 	}
@@ -121,7 +131,46 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 			}
 		}
 	}
-	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, sim: sim, generatedKeys: generated}, nil
+	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, sim: sim, generatedKeys: generated, metrics: m}, nil
+}
+
+// newRelay is the relay CALLSIGN_SMTP_RELAY names.
+func newRelay(cfg config.Config) (*relay.Relay, error) {
+	r := cfg.SMTPRelay
+	rc := relay.Config{Host: r.Host, Port: r.Port, ImplicitTLS: r.ImplicitTLS, Username: r.Username, Password: r.Password, HeloName: cfg.SMTPHostname}
+	if cfg.SMTPRelayCA != "" {
+		pem, err := os.ReadFile(cfg.SMTPRelayCA)
+		roots := x509.NewCertPool()
+		if err != nil || !roots.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CALLSIGN_SMTP_RELAY_CA: no PEM certificates in %s", cfg.SMTPRelayCA)
+		}
+		rc.TLSConfig = &tls.Config{RootCAs: roots}
+	}
+	return relay.New(rc), nil
+}
+
+// instrumentDB adds the database's pools and the outbox's depth to the metrics.
+func instrumentDB(m *metrics.Metrics, db *sqlstore.DB) {
+	for role, pool := range db.Pools() {
+		m.DBPool(role, pool)
+	}
+	m.Gauge("callsign_outbox_queued_messages", "Messages waiting in the outbox for a delivery attempt.", func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		n, err := db.OutboxDepth(ctx)
+		if err != nil {
+			return math.NaN()
+		}
+		return float64(n)
+	})
+}
+
+// requestObserver is the API's request observer: the metrics, when on.
+func (s *service) requestObserver() httpapi.RequestObserver {
+	if s.metrics == nil {
+		return nil
+	}
+	return s.metrics
 }
 
 // telephony is the provider CALLSIGN_TELEPHONY selects.
@@ -170,9 +219,30 @@ func (s *service) listen() error {
 		smtpLn.Close()
 		return err
 	}
-	s.httpLn = s.drain.count("REST API", "connection", httpLn)
-	s.smtpLn = s.drain.count("SMTP", "session", smtpLn)
+	s.httpLn = s.drain.count("REST API", "connection", httpLn, nil)
+	var smtpAccepted func()
+	if s.metrics != nil {
+		smtpAccepted = s.metrics.SMTPSession
+	}
+	s.smtpLn = s.drain.count("SMTP", "session", smtpLn, smtpAccepted)
+	if s.cfg.MetricsAddr != "" {
+		if s.metricsLn, err = net.Listen("tcp", s.cfg.MetricsAddr); err != nil {
+			s.closeListeners()
+			return fmt.Errorf("CALLSIGN_METRICS_ADDR: %w", err)
+		}
+		open := s.drain.part("SMTP")
+		s.metrics.Gauge("callsign_smtp_open_sessions", "SMTP connections open now.", func() float64 { return float64(open.openCount()) })
+	}
 	return nil
+}
+
+// closeListeners closes what listen bound, when start-up fails after it.
+func (s *service) closeListeners() {
+	for _, ln := range []net.Listener{s.httpLn, s.smtpLn, s.imapLn, s.imapsLn, s.metricsLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
 }
 
 // smtpTLS loads the listener's certificate, when one is configured.
@@ -198,6 +268,13 @@ func (s *service) announce() {
 	if s.cfg.DebugAddr != "" {
 		s.log.Info("serving the profiler", "addr", s.cfg.DebugAddr)
 	}
+	if s.metricsLn != nil {
+		s.log.Info("serving Prometheus metrics", "addr", s.metricsLn.Addr().String(), "path", "/metrics")
+		if !isLoopback(s.metricsLn) {
+			s.log.Warn("metrics are served beyond loopback: they show the service's traffic; keep CALLSIGN_METRICS_ADDR on loopback or behind a firewall",
+				"addr", s.metricsLn.Addr().String())
+		}
+	}
 }
 
 // serve runs the listeners and workers until ctx ends, then drains them:
@@ -211,7 +288,7 @@ func (s *service) serve(ctx context.Context) error {
 	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: s.cfg.SMTPHostname, MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log})
 	handler := httpapi.New(s.app, httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
 		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
-		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey, Version: version})
+		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey, Version: version, Requests: s.requestObserver()})
 	api := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -248,6 +325,18 @@ func (s *service) serve(ctx context.Context) error {
 		return nil
 	})
 	s.serveIMAP(gctx, g, tlsConfig)
+	if s.metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.metrics.Handler())
+		metricsServer := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		g.Go(func() error {
+			if err := metricsServer.Serve(s.metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("CALLSIGN_METRICS_ADDR: %w", err)
+			}
+			return nil
+		})
+		g.Go(func() error { <-gctx.Done(); return metricsServer.Close() })
+	}
 	if s.cfg.DebugAddr != "" {
 		// The profiler stays off unless asked for: it shows internals.
 		debug := &http.Server{Addr: s.cfg.DebugAddr, Handler: http.DefaultServeMux, ReadHeaderTimeout: 10 * time.Second}

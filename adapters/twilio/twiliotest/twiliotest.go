@@ -94,6 +94,8 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	base := "/2010-04-01/Accounts/" + AccountSID
 	switch {
+	case r.Method == "GET" && r.URL.Path == base+".json":
+		reply(200, map[string]any{"sid": AccountSID, "status": "active", "friendly_name": "Callsign tests"})
 	case r.Method == "GET" && strings.HasPrefix(r.URL.Path, base+"/AvailablePhoneNumbers/"):
 		if !strings.Contains(r.URL.Path, "/US/") {
 			reply(404, map[string]any{"code": 20404, "message": "The requested resource was not found", "status": 404})
