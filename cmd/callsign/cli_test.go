@@ -344,10 +344,14 @@ func TestFirstRunGuidesTheOperator(t *testing.T) {
 	}
 }
 
-// holdSMTPSession opens an SMTP session and leaves it open, which a
-// graceful shutdown waits for.
-func holdSMTPSession(t *testing.T, addr string) {
-	conn, err := net.Dial("tcp", addr)
+// stopWhileBusy starts a service with the grace period, opens an SMTP
+// session and leaves it open (a graceful shutdown waits for it), then
+// sends sig.
+func stopWhileBusy(t *testing.T, grace string, sig os.Signal) *child {
+	env := childEnv(t, t.TempDir())
+	env["CALLSIGN_SHUTDOWN_GRACE"] = grace
+	c := startChild(t, env)
+	conn, err := net.Dial("tcp", c.addr(t, "accepting mail over SMTP"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,14 +360,12 @@ func holdSMTPSession(t *testing.T, addr string) {
 	if err != nil || !strings.HasPrefix(greeting, "220") {
 		t.Fatalf("greeting %q: %v", greeting, err)
 	}
+	_ = c.cmd.Process.Signal(sig)
+	return c
 }
 
 func TestInterruptSaysWhatItWaitsForAndTwiceExitsAtOnce(t *testing.T) {
-	env := childEnv(t, t.TempDir())
-	env["CALLSIGN_SHUTDOWN_GRACE"] = "10m"
-	c := startChild(t, env)
-	holdSMTPSession(t, c.addr(t, "accepting mail over SMTP"))
-	_ = c.cmd.Process.Signal(os.Interrupt)
+	c := stopWhileBusy(t, "10m", os.Interrupt)
 	c.stderr.waitFor(t, "press Ctrl-C again to exit at once")
 	c.stderr.waitFor(t, "shutting down; waiting for")
 	c.stderr.waitFor(t, "SMTP (1 open session)")
@@ -375,11 +377,7 @@ func TestInterruptSaysWhatItWaitsForAndTwiceExitsAtOnce(t *testing.T) {
 }
 
 func TestDrainThatTimesOutNamesWhatStillRan(t *testing.T) {
-	env := childEnv(t, t.TempDir())
-	env["CALLSIGN_SHUTDOWN_GRACE"] = "1s"
-	c := startChild(t, env)
-	holdSMTPSession(t, c.addr(t, "accepting mail over SMTP"))
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	c := stopWhileBusy(t, "1s", syscall.SIGTERM)
 	if code := c.exitCode(t); code != 1 {
 		t.Fatalf("exit %d after a timed-out drain:\n%s", code, c.stderr)
 	}

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -26,26 +28,17 @@ type running struct {
 	svc     *service
 	baseURL string
 	client  *http.Client
-	// logs is what the service logged (at CALLSIGN_LOG_LEVEL, error by default).
-	logs *syncBuffer
+	// logFile holds what the service logged (at CALLSIGN_LOG_LEVEL, error by default).
+	logFile string
 }
 
-// syncBuffer is a log sink that goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+// logs is what the service has logged so far.
+func (r *running) logs() string {
+	b, err := os.ReadFile(r.logFile)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return string(b)
 }
 
 // start runs the service with the dialect's database and env on top of
@@ -70,7 +63,11 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
+	logs, err := os.Create(filepath.Join(t.TempDir(), "callsign.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
 	svc, err := openService(ctx, cfg, (&cli{stderr: logs}).logger(cfg.LogLevel), tune...)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +84,7 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func
 		}
 		svc.close()
 	})
-	r := &running{t: t, env: e, svc: svc, baseURL: "http://" + svc.httpLn.Addr().String(), logs: logs,
+	r := &running{t: t, env: e, svc: svc, baseURL: "http://" + svc.httpLn.Addr().String(), logFile: logs.Name(),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	return r
 }

@@ -50,7 +50,7 @@ func TestWhereAMessageWent(t *testing.T) {
 		t.Fatalf("compose: %d", s)
 	}
 	poll(t, "the message at the relay", func() bool { return len(relay.received()) == 1 })
-	poll(t, "the attempt's log line", func() bool { return strings.Contains(r.logs.String(), `msg="mail delivery attempt"`) })
+	poll(t, "the attempt's log line", func() bool { return strings.Contains(r.logs(), `msg="mail delivery attempt"`) })
 
 	// Texts out and in, through the simulator.
 	r.call("POST", "/api/identities/"+ident.UUID+"/provision-phone/", mgmt, nil, &ident)
@@ -68,7 +68,7 @@ func TestWhereAMessageWent(t *testing.T) {
 	res.Body.Close()
 
 	// The logs: one line for each, with ids and outcome.
-	logs := r.logs.String()
+	logs := r.logs()
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`msg="mail accepted" result=accepted envelope_from=alice@example.org bytes=\d+ duration_ms=[\d.]+ message_id=trace-1@example.org messages=\[` + fmt.Sprint(in.ID) + `\] inboxes=\[\d+\]`),
 		regexp.MustCompile(`msg="mail delivery attempt" message=` + fmt.Sprint(sent.ID) + ` attempt=1 outcome=sent recipients=1 duration_ms=[\d.]+`),
