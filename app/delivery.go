@@ -153,13 +153,10 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 		// Replies need something to point at.
 		msgID = "generated." + s.deps.IDs.NewUUID() + "@" + domainOf(inbox.Email)
 	}
-	m := core.EmailMessage{
-		AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID,
-		MessageID: msgID, InReplyTo: parsed.InReplyTo, References: parsed.References,
-		FromEmail: from, FromName: parsed.FromName, To: parsed.To, Cc: parsed.Cc,
-		Subject: parsed.Subject, Text: parsed.Text, HTML: parsed.HTML,
-		Direction: core.Incoming, CreatedAt: now,
-	}
+	header := parsed.Header
+	header.MessageID, header.FromEmail = msgID, from
+	m := core.EmailMessage{AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID, Header: header,
+		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, CreatedAt: now}
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, Dedupe: in.Dedupe}
 	// The bytes stay in the source, which is stored anyway.
 	for i, part := range parsed.Attachments {

@@ -28,14 +28,13 @@ const maxSubjectLength = 900
 // maxRecipients bounds the recipients of one message, as the SMTP listener does.
 const maxRecipients = 100
 
-// draft is a message on its way to being composed and queued.
+// draft is a message on its way to being composed and queued: queue gives
+// its header a Message-ID and the inbox's address as From.
 type draft struct {
-	inbox       core.Inbox
-	to, cc, bcc []string
-	subject     string
+	inbox core.Inbox
+	core.Header
+	bcc         []string
 	text, html  string
-	inReplyTo   string
-	references  []string
 	attachments []ports.AttachmentContent
 	// names holds the display names given with recipients, by lower-cased
 	// address; the stored message keeps bare addresses, the header the names.
@@ -51,11 +50,11 @@ func (s *Mail) Compose(ctx context.Context, p core.Principal, requested string, 
 	}
 	var problems core.Problems
 	d := draft{inbox: inbox, names: map[string]string{}}
-	d.to = d.addressList(&problems, "to_email", in.To, true)
-	d.cc = d.addressList(&problems, "cc", in.Cc, false)
+	d.To = d.addressList(&problems, "to_email", in.To, true)
+	d.Cc = d.addressList(&problems, "cc", in.Cc, false)
 	d.bcc = d.addressList(&problems, "bcc", in.Bcc, false)
 	if in.Subject != nil {
-		d.subject = checkSubject(&problems, *in.Subject)
+		d.Subject = checkSubject(&problems, *in.Subject)
 	}
 	d.text, d.html = requireContent(&problems, in)
 	return s.queue(ctx, p, d, in.AttachmentIDs, &problems)
@@ -69,24 +68,23 @@ func (s *Mail) Reply(ctx context.Context, p core.Principal, id int64, in SendInp
 		return core.EmailMessage{}, err
 	}
 	var problems core.Problems
-	d := draft{inbox: inbox, subject: core.ReplySubject(orig.Subject), inReplyTo: orig.MessageID, references: threadRefs(orig),
-		names: map[string]string{}}
+	d := draft{inbox: inbox, Header: replyHeader(orig, core.ReplySubject(orig.Subject)), names: map[string]string{}}
 	self := func(a string) bool { return strings.EqualFold(a, inbox.Email) }
 	if orig.Direction == core.Incoming {
-		d.to = []string{orig.FromEmail}
+		d.To = []string{orig.FromEmail}
 		d.names[strings.ToLower(orig.FromEmail)] = orig.FromName
 	} else {
-		d.to = orig.To // replying to our own message continues to its recipients
+		d.To = orig.To // replying to our own message continues to its recipients
 	}
 	extraCc := d.addressList(&problems, "cc", in.Cc, false)
 	if all {
-		d.to = uniqueAddrs(append(d.to, orig.To...), self)
-		d.cc = uniqueAddrs(append(append([]string(nil), orig.Cc...), extraCc...), func(a string) bool { return self(a) || containsFold(d.to, a) })
+		d.To = uniqueAddrs(append(d.To, orig.To...), self)
+		d.Cc = uniqueAddrs(append(append([]string(nil), orig.Cc...), extraCc...), func(a string) bool { return self(a) || containsFold(d.To, a) })
 	} else {
-		d.to = uniqueAddrs(d.to, func(string) bool { return false })
-		d.cc = uniqueAddrs(extraCc, func(a string) bool { return containsFold(d.to, a) })
+		d.To = uniqueAddrs(d.To, func(string) bool { return false })
+		d.Cc = uniqueAddrs(extraCc, func(a string) bool { return containsFold(d.To, a) })
 	}
-	if len(d.to) == 0 {
+	if len(d.To) == 0 {
 		problems.Add(core.NonFieldErrors, "The original message has no one to reply to.")
 	}
 	d.bcc = d.addressList(&problems, "bcc", in.Bcc, false)
@@ -102,10 +100,9 @@ func (s *Mail) Forward(ctx context.Context, p core.Principal, id int64, in SendI
 		return core.EmailMessage{}, err
 	}
 	var problems core.Problems
-	d := draft{inbox: inbox, subject: core.ForwardSubject(orig.Subject), inReplyTo: orig.MessageID, references: threadRefs(orig),
-		names: map[string]string{}}
-	d.to = d.addressList(&problems, "to_email", in.To, true)
-	d.cc = d.addressList(&problems, "cc", in.Cc, false)
+	d := draft{inbox: inbox, Header: replyHeader(orig, core.ForwardSubject(orig.Subject)), names: map[string]string{}}
+	d.To = d.addressList(&problems, "to_email", in.To, true)
+	d.Cc = d.addressList(&problems, "cc", in.Cc, false)
 	d.bcc = d.addressList(&problems, "bcc", in.Bcc, false)
 	text, htmlBody := requireContent(&problems, in)
 	header := forwardHeader(orig)
@@ -147,6 +144,11 @@ func forwardHeader(m core.EmailMessage) string {
 		lines = append(lines, "Cc: "+strings.Join(m.Cc, ", "))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// replyHeader starts the header of a reply to (or forward of) m.
+func replyHeader(m core.EmailMessage, subject string) core.Header {
+	return core.Header{Subject: subject, InReplyTo: m.MessageID, References: threadRefs(m)}
 }
 
 // maxReferences bounds the References header of our replies.
@@ -284,7 +286,7 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 		}
 		d.attachments = append(d.attachments, a)
 	}
-	if len(d.to)+len(d.cc)+len(d.bcc) > maxRecipients {
+	if len(d.To)+len(d.Cc)+len(d.bcc) > maxRecipients {
 		problems.Add(core.NonFieldErrors, "A message may have at most %d recipients.", maxRecipients)
 	}
 	if err := problems.Err(); err != nil {
@@ -296,9 +298,12 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 		return core.EmailMessage{}, err
 	}
 	now := s.now()
-	msgID := s.deps.IDs.NewUUID() + "@" + domainOf(d.inbox.Email)
-	out := ports.OutgoingMail{FromEmail: d.inbox.Email, FromName: ident.Name, To: d.mailboxes(d.to), Cc: d.mailboxes(d.cc),
-		Subject: d.subject, Text: d.text, HTML: d.html, MessageID: msgID, InReplyTo: d.inReplyTo, References: d.references, Date: now}
+	d.MessageID, d.FromEmail = s.deps.IDs.NewUUID()+"@"+domainOf(d.inbox.Email), d.inbox.Email
+	// The message carries the identity's name as the sender's and the
+	// recipients' names; the stored copy keeps bare addresses.
+	header := d.Header
+	header.FromName, header.To, header.Cc = ident.Name, d.mailboxes(d.To), d.mailboxes(d.Cc)
+	out := ports.OutgoingMail{Header: header, Date: now, Text: d.text, HTML: d.html}
 	// The composer puts inline images the HTML shows beside it, ahead of
 	// the attachments; the records follow the order of the message.
 	if d.html != "" {
@@ -321,13 +326,11 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	if err != nil {
 		return core.EmailMessage{}, err
 	}
-	m := core.EmailMessage{AccountID: d.inbox.AccountID, IdentityID: d.inbox.IdentityID, InboxID: d.inbox.ID,
-		MessageID: msgID, InReplyTo: d.inReplyTo, References: d.references, FromEmail: d.inbox.Email,
-		To: d.to, Cc: d.cc, Bcc: d.bcc, Subject: d.subject, Text: d.text, HTML: d.html,
-		Direction: core.Outgoing, IsRead: true, DeliveryStatus: core.DeliveryQueued, CreatedAt: now}
+	m := core.EmailMessage{AccountID: d.inbox.AccountID, IdentityID: d.inbox.IdentityID, InboxID: d.inbox.ID, Header: d.Header,
+		Bcc: d.bcc, Text: d.text, HTML: d.html, Direction: core.Outgoing, IsRead: true, DeliveryStatus: core.DeliveryQueued, CreatedAt: now}
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: raw,
 		Outbox: &ports.OutboxEntry{AccountID: m.AccountID, EnvelopeFrom: d.inbox.Email,
-			Recipients:  uniqueAddrs(append(append(append([]string(nil), d.to...), d.cc...), d.bcc...), func(string) bool { return false }),
+			Recipients:  uniqueAddrs(append(append(append([]string(nil), d.To...), d.Cc...), d.bcc...), func(string) bool { return false }),
 			NextAttempt: now, GiveUpAt: now.Add(s.mail.Retry.GiveUpAfter)}}
 	// The composed source carries the bytes; the records point into it.
 	for i, a := range d.attachments {

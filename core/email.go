@@ -34,20 +34,13 @@ const (
 
 // EmailMessage is one stored message, received or sent.
 type EmailMessage struct {
-	ID             int64
-	AccountID      string
-	IdentityID     string
-	InboxID        int64
-	ThreadID       string
-	MessageID      string // the Message-ID header, without angle brackets
-	InReplyTo      string
-	References     []string
-	FromEmail      string
-	FromName       string
-	To             []string
-	Cc             []string
-	Bcc            []string // outgoing only
-	Subject        string
+	ID         int64
+	AccountID  string
+	IdentityID string
+	InboxID    int64
+	ThreadID   string
+	Header
+	Bcc            []string // outgoing only; never in the message itself
 	Text           string
 	HTML           string
 	Direction      Direction

@@ -3,23 +3,20 @@ package ports
 import (
 	"context"
 	"time"
+
+	"github.com/callsign/callsign/core"
 )
 
 // ParsedMail is what a parser could read from a raw RFC 5322 message. Broken
 // mail still parses: what could not be read is left empty and described in
 // Problems.
 type ParsedMail struct {
-	MessageID  string   // without angle brackets; "" when the header is missing
-	InReplyTo  string   // without angle brackets
-	References []string // without angle brackets, oldest first
-	FromEmail  string   // bare address, "" when missing or unreadable
-	FromName   string   // display name, decoded to UTF-8
-	To         []string // bare addresses
-	Cc         []string
-	Subject    string // decoded to UTF-8 (RFC 2047)
-	Date       time.Time
-	Text       string // the text body in UTF-8; derived from the HTML when there is no text part
-	HTML       string // the HTML body in UTF-8
+	// Header is what the header says, decoded (RFC 2047) to UTF-8; a field
+	// that is missing or unreadable is empty.
+	core.Header
+	Date time.Time
+	Text string // the text body in UTF-8; derived from the HTML when there is no text part
+	HTML string // the HTML body in UTF-8
 	// Attachments holds attachments and inline parts, in message order.
 	Attachments []MailPart
 	// Problems lists what could not be read (a bad boundary, an unknown charset…).
@@ -42,19 +39,15 @@ type MailParser interface {
 	Parse(raw []byte) (ParsedMail, error)
 }
 
-// OutgoingMail is a message to compose.
+// OutgoingMail is a message to compose. Bcc recipients never appear in
+// the message itself, so the header has none.
 type OutgoingMail struct {
-	FromEmail  string
-	FromName   string
-	To         []string // each a bare address or "Name <address>"
-	Cc         []string // the same; Bcc recipients never appear in the message itself
-	Subject    string
-	Text       string
-	HTML       string // optional alternative to Text
-	MessageID  string // without angle brackets
-	InReplyTo  string // without angle brackets
-	References []string
-	Date       time.Time
+	// Header is the message's header; To and Cc may give each address
+	// with its name ("Name <address>").
+	core.Header
+	Date time.Time
+	Text string
+	HTML string // optional alternative to Text
 	// Attachments in message order; with HTML, inline parts that have a
 	// Content-ID go beside it (multipart/related), so they come first.
 	Attachments []MailPart

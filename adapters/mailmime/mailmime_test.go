@@ -429,15 +429,17 @@ func TestParseDeepNesting(t *testing.T) {
 
 func outgoing() ports.OutgoingMail {
 	return ports.OutgoingMail{
-		FromEmail: "ada@agents.localhost", FromName: "Ada Lovelace — Zoë",
-		To: []string{"bob@example.com", "carol@example.org"}, Cc: []string{"dave@example.net"},
-		Subject:    "Grüße: the plan, ünïcödé and a long subject that needs folding across more than one header line",
-		Text:       "Hello Bob,\n\nsee the attached plan. A long line " + strings.Repeat("abcdefghij", 12) + "\n—Ada\n",
-		HTML:       `<p>Hello Bob,</p><p>see the <b>attached</b> plan.</p><img src="cid:logo@agents.localhost">`,
-		MessageID:  "out-1@agents.localhost",
-		InReplyTo:  "msg-2@example.com",
-		References: []string{"msg-1@example.com", "msg-2@example.com"},
-		Date:       time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC),
+		Header: core.Header{
+			FromEmail: "ada@agents.localhost", FromName: "Ada Lovelace — Zoë",
+			To: []string{"bob@example.com", "carol@example.org"}, Cc: []string{"dave@example.net"},
+			Subject:    "Grüße: the plan, ünïcödé and a long subject that needs folding across more than one header line",
+			MessageID:  "out-1@agents.localhost",
+			InReplyTo:  "msg-2@example.com",
+			References: []string{"msg-1@example.com", "msg-2@example.com"},
+		},
+		Text: "Hello Bob,\n\nsee the attached plan. A long line " + strings.Repeat("abcdefghij", 12) + "\n—Ada\n",
+		HTML: `<p>Hello Bob,</p><p>see the <b>attached</b> plan.</p><img src="cid:logo@agents.localhost">`,
+		Date: time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC),
 		Attachments: []ports.MailPart{
 			// Inline parts the HTML refers to come first: they sit with it in multipart/related.
 			{Filename: "logo.png", ContentType: "image/png", ContentID: "logo@agents.localhost", Inline: true, Content: []byte("\x89PNG\r\n\x1a\n")},
@@ -486,11 +488,7 @@ func TestComposeRoundTrip(t *testing.T) {
 	if len(pm.Problems) != 0 {
 		t.Errorf("problems: %q", pm.Problems)
 	}
-	got := ports.OutgoingMail{
-		FromEmail: pm.FromEmail, FromName: pm.FromName, To: pm.To, Cc: pm.Cc, Subject: pm.Subject,
-		Text: pm.Text, HTML: pm.HTML, MessageID: pm.MessageID, InReplyTo: pm.InReplyTo,
-		References: pm.References, Date: pm.Date.UTC(), Attachments: pm.Attachments,
-	}
+	got := ports.OutgoingMail{Header: pm.Header, Date: pm.Date.UTC(), Text: pm.Text, HTML: pm.HTML, Attachments: pm.Attachments}
 	m.Attachments[2].Filename = "attachment-3.csv" // made up for the nameless part
 	if !reflect.DeepEqual(got, m) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, m)

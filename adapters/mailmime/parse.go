@@ -238,10 +238,12 @@ func repairText(root *enmime.Part) (problems []string) {
 func build(env *enmime.Envelope, problems []string) ports.ParsedMail {
 	h := env.Root.Header
 	pm := ports.ParsedMail{
-		MessageID:   firstID(h.Get("Message-Id")),
-		InReplyTo:   firstID(h.Get("In-Reply-To")),
-		References:  references(h.Get("References")),
-		Subject:     lenientUTF8(env.GetHeader("Subject")),
+		Header: core.Header{
+			MessageID:  firstID(h.Get("Message-Id")),
+			InReplyTo:  firstID(h.Get("In-Reply-To")),
+			References: references(h.Get("References")),
+			Subject:    lenientUTF8(env.GetHeader("Subject")),
+		},
 		Text:        lf(env.Text),
 		HTML:        lf(env.HTML),
 		Attachments: attachments(env),

@@ -56,8 +56,9 @@ type messageRow struct {
 
 func (r messageRow) core() core.EmailMessage {
 	return core.EmailMessage{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, InboxID: r.InboxID, ThreadID: r.ThreadID,
-		MessageID: r.MessageID, InReplyTo: r.InReplyTo, References: parseList(r.Refs), FromEmail: r.FromEmail, FromName: r.FromName,
-		To: parseList(r.To), Cc: parseList(r.Cc), Bcc: parseList(r.Bcc), Subject: r.Subject, Text: r.Text, HTML: r.HTML,
+		Header: core.Header{MessageID: r.MessageID, InReplyTo: r.InReplyTo, References: parseList(r.Refs), FromEmail: r.FromEmail,
+			FromName: r.FromName, To: parseList(r.To), Cc: parseList(r.Cc), Subject: r.Subject},
+		Bcc: parseList(r.Bcc), Text: r.Text, HTML: r.HTML,
 		Direction: core.Direction(r.Direction), IsRead: r.IsRead, DeliveryStatus: core.DeliveryStatus(r.DeliveryStatus),
 		DeliveryError: r.DeliveryError, CreatedAt: fromUS(r.CreatedAt)}
 }

@@ -16,9 +16,10 @@ import (
 // incoming builds a received message for an inbox.
 func incoming(in core.Inbox, msgID, subject string, at time.Time, inReplyTo string, refs ...string) ports.NewMail {
 	return ports.NewMail{
-		Message: core.EmailMessage{AccountID: in.AccountID, IdentityID: in.IdentityID, InboxID: in.ID, MessageID: msgID,
-			InReplyTo: inReplyTo, References: refs, FromEmail: "sender@example.org", FromName: "Sender",
-			To: []string{in.Email}, Cc: []string{"cc@example.org"}, Subject: subject, Text: "Body of " + subject,
+		Message: core.EmailMessage{AccountID: in.AccountID, IdentityID: in.IdentityID, InboxID: in.ID,
+			Header: core.Header{MessageID: msgID, InReplyTo: inReplyTo, References: refs, FromEmail: "sender@example.org",
+				FromName: "Sender", To: []string{in.Email}, Cc: []string{"cc@example.org"}, Subject: subject},
+			Text: "Body of " + subject,
 			HTML: "<p>" + subject + "</p>", Direction: core.Incoming, CreatedAt: at},
 		NewThreadID: uuid.NewString()[:12],
 		Raw:         []byte("Subject: " + subject + "\r\n\r\nBody\r\n"),
