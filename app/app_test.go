@@ -138,14 +138,14 @@ func TestRecordCorrespondentKeepsExistingContacts(t *testing.T) {
 	w := newWorld(t)
 	p := w.owner("a@example.com")
 	ident, _ := w.app.Identities.Create(w.ctx, p, app.IdentityInput{})
-	who := app.Correspondent{AccountID: p.AccountID, IdentityID: ident.ID, Email: "New@Example.com", Name: "New Person"}
+	who := core.Correspondent{AccountID: p.AccountID, IdentityID: ident.ID, Email: "New@Example.com", Name: "New Person"}
 	for range 2 {
 		if err := w.app.Contacts.RecordCorrespondent(w.ctx, who); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// A malformed sender is skipped, not an error that would fail a delivery.
-	if err := w.app.Contacts.RecordCorrespondent(w.ctx, app.Correspondent{AccountID: p.AccountID, IdentityID: ident.ID, Email: "not an address"}); err != nil {
+	if err := w.app.Contacts.RecordCorrespondent(w.ctx, core.Correspondent{AccountID: p.AccountID, IdentityID: ident.ID, Email: "not an address"}); err != nil {
 		t.Fatal(err)
 	}
 	list, _ := w.app.Contacts.List(w.ctx, p, "", core.ContactAuto)

@@ -106,22 +106,15 @@ func (s *Contacts) Delete(ctx context.Context, p core.Principal, id string) erro
 	return s.deps.Store.DeleteContact(ctx, p.AccountID, id)
 }
 
-// Correspondent is someone who wrote to an identity.
-type Correspondent struct {
-	AccountID, IdentityID string
-	Email, Name, Phone    string
-}
-
 // RecordCorrespondent makes a new correspondent an auto contact of the
-// identity; one it already knows (by email, or by number) is left alone.
-// Mail and SMS delivery call it for every sender.
-func (s *Contacts) RecordCorrespondent(ctx context.Context, who Correspondent) error {
-	now := s.now()
-	c, err := core.NormalizeContact(core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: who.AccountID, IdentityID: who.IdentityID,
-		Email: who.Email, DisplayName: who.Name, PhoneNumber: who.Phone, Source: core.ContactAuto, CreatedAt: now, UpdatedAt: now})
-	if err != nil {
-		return nil // a sender we cannot record (a malformed address) is not worth failing a delivery for
+// identity; one it already knows (by email, or by number) is left alone,
+// and one that cannot be a contact (core.Correspondent.Contact) is skipped.
+// Mail and SMS delivery record theirs as they store the message.
+func (s *Contacts) RecordCorrespondent(ctx context.Context, who core.Correspondent) error {
+	c, ok := who.Contact(s.deps.IDs.NewUUID(), s.now())
+	if !ok {
+		return nil
 	}
-	_, err = s.deps.Store.RecordCorrespondent(ctx, c)
+	_, err := s.deps.Store.RecordCorrespondent(ctx, c)
 	return err
 }

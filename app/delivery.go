@@ -167,11 +167,11 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 			InSource: true, Position: i,
 		})
 	}
-	if strings.EqualFold(from, inbox.Email) || s.known.has(inbox.IdentityID, from, now) {
+	if s.known.has(inbox.IdentityID, from, now) {
 		return nm, nil
 	}
-	if c, err := core.NormalizeContact(core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,
-		Email: from, DisplayName: parsed.FromName, Source: core.ContactAuto, CreatedAt: now, UpdatedAt: now}); err == nil {
+	who := core.Correspondent{AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, Email: from, Name: parsed.FromName, Inbox: inbox.Email}
+	if c, ok := who.Contact(s.deps.IDs.NewUUID(), now); ok {
 		nm.Correspondent = &c
 	}
 	return nm, nil

@@ -95,9 +95,8 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 		FromNumber: in.From, ToNumber: phone.Number, Body: in.Body, Direction: core.Incoming, Status: core.SMSReceived,
 		ProviderSID: in.SID, Media: core.KeptSMSMedia(in.Media), CreatedAt: now}
 	n := ports.NewSMS{Message: m}
-	if core.IsE164(in.From) {
-		c := core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneNumber: in.From,
-			Source: core.ContactAuto, CreatedAt: now, UpdatedAt: now}
+	who := core.Correspondent{AccountID: phone.AccountID, IdentityID: phone.IdentityID, Phone: in.From}
+	if c, ok := who.Contact(s.deps.IDs.NewUUID(), now); ok {
 		n.Correspondent = &c
 	}
 	stored, created, err := s.deps.Store.SaveSMS(ctx, n)

@@ -18,6 +18,18 @@ const (
 	DeviceRedeemed DeviceGrantStatus = "redeemed" // the keys were handed out; the device code is spent
 )
 
+// DeviceGrantMove is what a grant must be for a store to move it to
+// status, and the Conflict to answer when it is not: an answer (approved,
+// denied) needs a pending grant, redemption an approved one. A store
+// checks and moves in one step, so of two concurrent answers (or polls)
+// one wins.
+func DeviceGrantMove(status DeviceGrantStatus) (from DeviceGrantStatus, refused error) {
+	if status == DeviceRedeemed {
+		return DeviceApproved, Conflict("This device code was already used.")
+	}
+	return DevicePending, Conflict("This request was already answered.")
+}
+
 // DeviceGrant is one OAuth 2.0 device authorization (RFC 8628): a client
 // asked for keys and polls while a person approves or denies the request on
 // the verification page.

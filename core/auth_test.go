@@ -51,3 +51,20 @@ func TestSecurityStampFollowsThePassword(t *testing.T) {
 		t.Fatal("the stamp shows the hash")
 	}
 }
+
+func TestDeviceGrantMove(t *testing.T) {
+	for _, tc := range []struct {
+		to      DeviceGrantStatus
+		from    DeviceGrantStatus
+		message string
+	}{
+		{DeviceApproved, DevicePending, "This request was already answered."},
+		{DeviceDenied, DevicePending, "This request was already answered."},
+		{DeviceRedeemed, DeviceApproved, "This device code was already used."},
+	} {
+		from, refused := DeviceGrantMove(tc.to)
+		if from != tc.from || KindOf(refused) != KindConflict || refused.Error() != tc.message {
+			t.Errorf("moving to %s: from %s, refused with %v", tc.to, from, refused)
+		}
+	}
+}

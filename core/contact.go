@@ -84,3 +84,30 @@ func IsE164(s string) bool {
 	}
 	return true
 }
+
+// Correspondent is someone who wrote to an identity: from an email address
+// (with the display name they gave) to one of its inboxes, or from a phone
+// number to its number.
+type Correspondent struct {
+	AccountID, IdentityID string
+	Email, Name           string
+	// Inbox is the address the mail came to: the identity writing from
+	// its own address is not its correspondent.
+	Inbox string
+	Phone string
+}
+
+// Contact is the auto contact to record for w, under id, or false when w
+// gives nothing worth recording: the identity itself, or an address that
+// cannot be a contact's. A delivery never fails over its sender. Whether
+// the identity knows w already is for the store to say as it inserts
+// (ContactStore.RecordCorrespondent): contacts are unique per email and per
+// phone number within an identity.
+func (w Correspondent) Contact(id string, now time.Time) (Contact, bool) {
+	if w.Email != "" && strings.EqualFold(w.Email, w.Inbox) {
+		return Contact{}, false
+	}
+	c, err := NormalizeContact(Contact{ID: id, AccountID: w.AccountID, IdentityID: w.IdentityID, Email: w.Email,
+		DisplayName: w.Name, PhoneNumber: w.Phone, Source: ContactAuto, CreatedAt: now, UpdatedAt: now})
+	return c, err == nil
+}

@@ -65,21 +65,6 @@ type Attachment struct {
 	CreatedAt   time.Time
 }
 
-// Thread is the summary of a conversation in one inbox.
-type Thread struct {
-	ID              string
-	AccountID       string
-	IdentityID      string
-	InboxID         int64
-	Subject         string
-	Preview         string
-	MessageCount    int
-	UnreadCount     int
-	AttachmentNames []string
-	Participants    []string
-	LastMessageAt   time.Time
-}
-
 // PreviewLength is how many characters of the text body a summary shows.
 const PreviewLength = 200
 
@@ -139,44 +124,3 @@ func ForwardSubject(original string) string { return "Fwd: " + BaseSubject(origi
 
 // HasLineBreak reports whether s could end a header early.
 func HasLineBreak(s string) bool { return strings.ContainsAny(s, "\r\n") }
-
-// Limits on what a thread summary lists.
-const (
-	maxThreadParticipants    = 50
-	maxThreadAttachmentNames = 50
-)
-
-// Add folds a newly stored message into the thread's summary: counts, the
-// latest preview and time, everyone involved and every attachment name.
-func (t *Thread) Add(m EmailMessage) {
-	if t.MessageCount == 0 && t.Subject == "" {
-		t.Subject = m.Subject
-	}
-	t.MessageCount++
-	if m.Direction == Incoming && !m.IsRead {
-		t.UnreadCount++
-	}
-	if !m.CreatedAt.Before(t.LastMessageAt) {
-		t.LastMessageAt = m.CreatedAt
-		t.Preview = Preview(m.Text)
-	}
-	for _, p := range append(append([]string{m.FromEmail}, m.To...), m.Cc...) {
-		t.Participants = addUniqueFold(t.Participants, p, maxThreadParticipants)
-	}
-	for _, a := range m.Attachments {
-		t.AttachmentNames = addUniqueFold(t.AttachmentNames, a.Filename, maxThreadAttachmentNames)
-	}
-}
-
-// addUniqueFold appends s unless list has it (ignoring case), is full, or s is empty.
-func addUniqueFold(list []string, s string, limit int) []string {
-	if s == "" || len(list) >= limit {
-		return list
-	}
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
-			return list
-		}
-	}
-	return append(list, s)
-}

@@ -159,16 +159,13 @@ func ParseConversationID(id string) (phoneID int64, counterpart string, ok bool)
 
 // Conversation is the summary of the messages between our number and one counterpart.
 type Conversation struct {
-	ID            string
-	AccountID     string
-	IdentityID    string
-	PhoneID       int64
-	PhoneNumber   string
-	Counterpart   string
-	MessageCount  int
-	UnreadCount   int
-	Preview       string
-	LastMessageAt time.Time
+	ID          string
+	AccountID   string
+	IdentityID  string
+	PhoneID     int64
+	PhoneNumber string
+	Counterpart string
+	Summary
 }
 
 // MaxSMSBodyLength is the longest body we send: ten concatenated segments.
@@ -222,14 +219,22 @@ func ValidateVoiceAgent(v VoiceAgent) error {
 	return p.Err()
 }
 
-// Add folds a newly stored message into the conversation's summary.
-func (c *Conversation) Add(m SMSMessage) {
-	c.MessageCount++
-	if m.Direction == Incoming && !m.IsRead {
-		c.UnreadCount++
-	}
-	if !m.CreatedAt.Before(c.LastMessageAt) {
-		c.LastMessageAt = m.CreatedAt
-		c.Preview = Preview(m.Body)
-	}
+// StartConversation is the empty conversation m starts; Add folds m in.
+func StartConversation(m SMSMessage) Conversation {
+	return Conversation{ID: ConversationID(m.PhoneID, m.Counterpart()), AccountID: m.AccountID, IdentityID: m.IdentityID,
+		PhoneID: m.PhoneID, PhoneNumber: m.PhoneNumber, Counterpart: m.Counterpart()}
 }
+
+// SummarizeConversation is the summary of a conversation's messages, given
+// oldest first (by creation time, then id); at least one is needed. It is
+// how a conversation is counted again after a message leaves it.
+func SummarizeConversation(msgs []SMSMessage) Conversation {
+	c := StartConversation(msgs[0])
+	for _, m := range msgs {
+		c.Add(m)
+	}
+	return c
+}
+
+// Add folds a newly stored message into the conversation's summary.
+func (c *Conversation) Add(m SMSMessage) { c.Summary.add(m.Direction, m.IsRead, m.CreatedAt, m.Body) }

@@ -91,9 +91,10 @@ func (s *Store) RecordDevicePoll(_ context.Context, id string, at time.Time, int
 }
 
 func (s *Store) DecideDeviceGrant(_ context.Context, id string, d ports.DeviceDecision) error {
+	from, refused := core.DeviceGrantMove(d.Status)
 	return s.updateGrant(id, func(g *core.DeviceGrant) error {
-		if g.Status != core.DevicePending {
-			return core.Conflict("This request was already answered.")
+		if g.Status != from {
+			return refused
 		}
 		g.Status, g.AccountID, g.IdentityID = d.Status, d.AccountID, d.IdentityID
 		return nil
@@ -102,9 +103,10 @@ func (s *Store) DecideDeviceGrant(_ context.Context, id string, d ports.DeviceDe
 
 func (s *Store) RedeemDeviceGrant(_ context.Context, id string, keys []core.APIKey) ([]int64, error) {
 	var ids []int64
+	from, refused := core.DeviceGrantMove(core.DeviceRedeemed)
 	err := s.updateGrant(id, func(g *core.DeviceGrant) error {
-		if g.Status != core.DeviceApproved {
-			return core.Conflict("This device code was already used.")
+		if g.Status != from {
+			return refused
 		}
 		for _, k := range keys {
 			if _, ok := s.accounts[k.AccountID]; !ok {

@@ -59,20 +59,22 @@ func (s *Store) SaveMail(_ context.Context, mails []ports.NewMail) ([]core.Email
 	out := make([]core.EmailMessage, 0, len(mails))
 	for _, nm := range mails {
 		m := nm.Message
-		if nm.Dedupe {
-			if dup := s.findByMessageID(m.InboxID, m.MessageID, core.Incoming); dup != nil {
-				out = append(out, dup.EmailMessage)
-				continue
-			}
-		}
-		// Strictly increasing per account, so a created_after cursor is exact.
-		if last := t.clocks[m.AccountID]; !m.CreatedAt.After(last) {
-			m.CreatedAt = last.Add(time.Microsecond)
-		}
-		t.clocks[m.AccountID] = m.CreatedAt
-		var err error
-		if m.ThreadID, err = s.threadFor(m, nm.NewThreadID); err != nil {
+		f, err := core.FileMail(m, nm.Dedupe, nm.NewThreadID, t.clocks[m.AccountID], messageIndex{s})
+		if err != nil {
 			return nil, err
+		}
+		if f.Duplicate != nil {
+			out = append(out, *f.Duplicate)
+			continue
+		}
+		m.CreatedAt, m.ThreadID = f.CreatedAt, f.ThreadID
+		t.clocks[m.AccountID] = m.CreatedAt
+		if f.NewThread {
+			if _, taken := t.threads[f.ThreadID]; taken {
+				return nil, conflict("thread_id", "This thread id is taken.")
+			}
+			th := core.StartThread(f.ThreadID, m)
+			t.threads[th.ID] = &th
 		}
 		m.ID = s.nextID()
 		m.Attachments = nil
@@ -80,8 +82,6 @@ func (s *Store) SaveMail(_ context.Context, mails []ports.NewMail) ([]core.Email
 			a.MessageID, a.Position = m.ID, i
 			if a.InSource {
 				a.Content = nil
-			} else {
-				a.Size = int64(len(a.Content))
 			}
 			t.attachments[a.ID] = &a
 			m.Attachments = append(m.Attachments, a.Attachment)
@@ -101,25 +101,23 @@ func (s *Store) SaveMail(_ context.Context, mails []ports.NewMail) ([]core.Email
 	return out, nil
 }
 
-// threadFor finds the thread a message joins within its inbox, as the SQL
-// store does: the In-Reply-To message, else the newest referenced one the
-// inbox has; otherwise it starts one.
-func (s *Store) threadFor(m core.EmailMessage, newID string) (string, error) {
-	t := &s.mail
-	refs := []string{m.InReplyTo}
-	for i := len(m.References) - 1; i >= 0; i-- {
-		refs = append(refs, m.References[i])
+// messageIndex answers core.MessageIndex under the lock SaveMail holds.
+type messageIndex struct{ s *Store }
+
+func (x messageIndex) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
+	r := x.s.findByMessageID(inboxID, messageID, "")
+	if r == nil {
+		return "", false, nil
 	}
-	for _, ref := range refs {
-		if r := s.findByMessageID(m.InboxID, ref, ""); r != nil {
-			return r.ThreadID, nil
-		}
+	return r.ThreadID, true, nil
+}
+
+func (x messageIndex) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
+	r := x.s.findByMessageID(inboxID, messageID, core.Incoming)
+	if r == nil {
+		return core.EmailMessage{}, false, nil
 	}
-	if _, taken := t.threads[newID]; taken {
-		return "", conflict("thread_id", "This thread id is taken.")
-	}
-	t.threads[newID] = &core.Thread{ID: newID, AccountID: m.AccountID, IdentityID: m.IdentityID, InboxID: m.InboxID}
-	return newID, nil
+	return r.EmailMessage, true, nil
 }
 
 // findByMessageID is the latest message of an inbox with a Message-ID (of a
@@ -221,14 +219,8 @@ func (s *Store) SetRead(_ context.Context, accountID string, id int64, read bool
 	if r.IsRead == read {
 		return nil
 	}
+	t.threads[r.ThreadID].UnreadCount += core.UnreadDelta(r.Direction, r.IsRead, read)
 	r.IsRead = read
-	if r.Direction == core.Incoming {
-		if read {
-			t.threads[r.ThreadID].UnreadCount--
-		} else {
-			t.threads[r.ThreadID].UnreadCount++
-		}
-	}
 	return nil
 }
 

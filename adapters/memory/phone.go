@@ -130,12 +130,11 @@ func (s *Store) SaveSMS(_ context.Context, n ports.NewSMS) (core.SMSMessage, boo
 	}
 	m.ID = s.nextID()
 	t.sms[m.ID] = &m
-	id := core.ConversationID(m.PhoneID, m.Counterpart())
-	c, ok := t.conversations[id]
+	c, ok := t.conversations[core.ConversationID(m.PhoneID, m.Counterpart())]
 	if !ok {
-		c = &core.Conversation{ID: id, AccountID: m.AccountID, IdentityID: m.IdentityID, PhoneID: m.PhoneID,
-			PhoneNumber: m.PhoneNumber, Counterpart: m.Counterpart()}
-		t.conversations[id] = c
+		started := core.StartConversation(m)
+		c = &started
+		t.conversations[c.ID] = c
 	}
 	c.Add(m)
 	if ct := n.Correspondent; ct != nil && s.contactClash(*ct) == "" {
@@ -191,15 +190,8 @@ func (s *Store) SetSMSRead(_ context.Context, accountID string, id int64, read b
 	if m.IsRead == read {
 		return nil
 	}
+	t.conversations[core.ConversationID(m.PhoneID, m.Counterpart())].UnreadCount += core.UnreadDelta(m.Direction, m.IsRead, read)
 	m.IsRead = read
-	if m.Direction == core.Incoming {
-		c := t.conversations[core.ConversationID(m.PhoneID, m.Counterpart())]
-		if read {
-			c.UnreadCount--
-		} else {
-			c.UnreadCount++
-		}
-	}
 	return nil
 }
 
@@ -243,18 +235,19 @@ func (s *Store) DeleteSMS(_ context.Context, accountID string, id int64) error {
 		return core.NotFound("Message not found.")
 	}
 	delete(t.sms, id)
-	// Rebuild the conversation from what is left.
 	cid := core.ConversationID(m.PhoneID, m.Counterpart())
 	delete(t.conversations, cid)
-	for _, o := range values(t.sms, func(o *core.SMSMessage) bool {
-		return o.PhoneID == m.PhoneID && o.Counterpart() == m.Counterpart()
-	}, func(a, b *core.SMSMessage) bool { return a.ID < b.ID }) {
-		c, ok := t.conversations[cid]
-		if !ok {
-			c = &core.Conversation{ID: cid, AccountID: o.AccountID, IdentityID: o.IdentityID, PhoneID: o.PhoneID, PhoneNumber: o.PhoneNumber, Counterpart: o.Counterpart()}
-			t.conversations[cid] = c
+	rest := values(t.sms, func(o *core.SMSMessage) bool { return o.PhoneID == m.PhoneID && o.Counterpart() == m.Counterpart() },
+		func(a, b *core.SMSMessage) bool {
+			return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.ID < b.ID
+		})
+	if len(rest) > 0 {
+		msgs := make([]core.SMSMessage, len(rest))
+		for i, o := range rest {
+			msgs[i] = *o
 		}
-		c.Add(*o)
+		c := core.SummarizeConversation(msgs)
+		t.conversations[cid] = &c
 	}
 	return nil
 }

@@ -59,8 +59,9 @@ func (db *DB) RecordDevicePoll(ctx context.Context, id string, at time.Time, int
 }
 
 func (db *DB) DecideDeviceGrant(ctx context.Context, id string, d ports.DeviceDecision) error {
-	res, err := db.w.ExecContext(ctx, db.q(`UPDATE device_grants SET status = ?, account_id = ?, identity_id = ? WHERE id = ? AND status = 'pending'`),
-		string(d.Status), d.AccountID, nullString(d.IdentityID), id)
+	from, refused := core.DeviceGrantMove(d.Status)
+	res, err := db.w.ExecContext(ctx, db.q(`UPDATE device_grants SET status = ?, account_id = ?, identity_id = ? WHERE id = ? AND status = ?`),
+		string(d.Status), d.AccountID, nullString(d.IdentityID), id, string(from))
 	if err != nil {
 		return err
 	}
@@ -72,20 +73,22 @@ func (db *DB) DecideDeviceGrant(ctx context.Context, id string, d ports.DeviceDe
 	if err := db.w.GetContext(ctx, &status, db.q(`SELECT status FROM device_grants WHERE id = ?`), id); err != nil {
 		return notFound(err, "Device grant")
 	}
-	return core.Conflict("This request was already answered.")
+	return refused
 }
 
 func (db *DB) RedeemDeviceGrant(ctx context.Context, id string, keys []core.APIKey) ([]int64, error) {
 	var ids []int64
+	from, refused := core.DeviceGrantMove(core.DeviceRedeemed)
 	err := db.tx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, db.q(`UPDATE device_grants SET status = 'redeemed' WHERE id = ? AND status = 'approved'`), id)
+		res, err := tx.ExecContext(ctx, db.q(`UPDATE device_grants SET status = ? WHERE id = ? AND status = ?`),
+			string(core.DeviceRedeemed), id, string(from))
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return core.Conflict("This device code was already used.")
+			return refused
 		}
 		for _, k := range keys {
 			keyID, err := db.insertKey(ctx, tx, k)

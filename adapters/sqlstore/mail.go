@@ -82,7 +82,7 @@ type threadRow struct {
 
 func (r threadRow) core() core.Thread {
 	t := core.Thread{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, InboxID: r.InboxID, Subject: r.Subject,
-		Preview: r.Preview, MessageCount: r.MessageCount, UnreadCount: r.UnreadCount,
+		Summary:         core.Summary{MessageCount: r.MessageCount, UnreadCount: r.UnreadCount, Preview: r.Preview},
 		AttachmentNames: parseList(r.AttachmentNames), Participants: parseList(r.Participants)}
 	if r.LastMessageAt != 0 {
 		t.LastMessageAt = fromUS(r.LastMessageAt)
@@ -264,8 +264,7 @@ func (db *DB) SetRead(ctx context.Context, accountID string, id int64, read bool
 
 // flipRead sets is_read on one message of table (email_messages or
 // sms_messages) and returns how the unread count of its thread or
-// conversation moves: -1 or +1, or 0 when the flag was already so or the
-// message is outgoing (only incoming mail counts as unread).
+// conversation moves (core.UnreadDelta).
 func (db *DB) flipRead(ctx context.Context, tx *sqlx.Tx, table, accountID string, id int64, read bool) (int, error) {
 	var m struct {
 		IsRead    bool   `db:"is_read"`
@@ -281,14 +280,7 @@ func (db *DB) flipRead(ctx context.Context, tx *sqlx.Tx, table, accountID string
 	if _, err := tx.ExecContext(ctx, db.q(`UPDATE `+table+` SET is_read = ? WHERE id = ?`), read, id); err != nil {
 		return 0, err
 	}
-	switch {
-	case m.Direction != string(core.Incoming):
-		return 0, nil
-	case read:
-		return -1, nil
-	default:
-		return 1, nil
-	}
+	return core.UnreadDelta(core.Direction(m.Direction), m.IsRead, read), nil
 }
 
 // forUpdate locks the selected rows until the transaction ends, where the
@@ -325,13 +317,13 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 // message's source is stored without them.
 func (db *DB) insertAttachment(ctx context.Context, tx sqlx.ExecerContext, a ports.AttachmentContent, messageID int64, position int) error {
 	msg := sql.NullInt64{Int64: messageID, Valid: messageID != 0}
-	content, size := a.Content, int64(len(a.Content))
+	content := a.Content
 	if a.InSource {
-		content, size = []byte{}, a.Size
+		content = []byte{}
 	}
 	_, err := tx.ExecContext(ctx, db.q(`INSERT INTO attachments (id, account_id, identity_id, message_id, position, filename,
 		content_type, size, inline, content_id, content, created_at, in_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		a.ID, a.AccountID, a.IdentityID, msg, position, a.Filename, a.ContentType, size, a.Inline, a.ContentID, content, us(a.CreatedAt), a.InSource)
+		a.ID, a.AccountID, a.IdentityID, msg, position, a.Filename, a.ContentType, a.Size, a.Inline, a.ContentID, content, us(a.CreatedAt), a.InSource)
 	return err
 }
 

@@ -139,8 +139,8 @@ type conversationRow struct {
 
 func (r conversationRow) core() core.Conversation {
 	return core.Conversation{ID: core.ConversationID(r.PhoneID, r.Counterpart), AccountID: r.AccountID, IdentityID: r.IdentityID,
-		PhoneID: r.PhoneID, PhoneNumber: r.PhoneNumber, Counterpart: r.Counterpart, MessageCount: r.MessageCount,
-		UnreadCount: r.UnreadCount, Preview: r.Preview, LastMessageAt: fromUS(r.LastMessageAt)}
+		PhoneID: r.PhoneID, PhoneNumber: r.PhoneNumber, Counterpart: r.Counterpart, Summary: core.Summary{MessageCount: r.MessageCount,
+			UnreadCount: r.UnreadCount, Preview: r.Preview, LastMessageAt: fromUS(r.LastMessageAt)}}
 }
 
 const conversationColumns = `phone_id, counterpart, account_id, identity_id, phone_number, message_count, unread_count,
@@ -170,7 +170,7 @@ func (db *DB) SaveSMS(ctx context.Context, n ports.NewSMS) (core.SMSMessage, boo
 			return err
 		}
 		created = true
-		c := core.Conversation{PhoneID: m.PhoneID, Counterpart: m.Counterpart(), AccountID: m.AccountID, IdentityID: m.IdentityID, PhoneNumber: m.PhoneNumber}
+		c := core.StartConversation(m)
 		var r conversationRow
 		err = tx.GetContext(ctx, &r, db.q(`SELECT `+conversationColumns+` FROM sms_conversations
 			WHERE phone_id = ? AND counterpart = ?`+db.forUpdate()), m.PhoneID, m.Counterpart())
@@ -295,11 +295,7 @@ func (db *DB) DeleteSMS(ctx context.Context, accountID string, id int64) error {
 			_, err := tx.ExecContext(ctx, db.q(`DELETE FROM sms_conversations WHERE phone_id = ? AND counterpart = ?`), m.PhoneID, m.Counterpart())
 			return err
 		}
-		c := core.Conversation{PhoneID: m.PhoneID, Counterpart: m.Counterpart()}
-		for _, o := range rest {
-			c.Add(o.core())
-		}
-		return db.writeConversation(ctx, tx, c)
+		return db.writeConversation(ctx, tx, core.SummarizeConversation(toCore(rest)))
 	})
 }
 

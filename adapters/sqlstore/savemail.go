@@ -251,31 +251,21 @@ func (db *DB) saveMail(ctx context.Context, tx *sqlx.Tx, mails []ports.NewMail) 
 }
 
 func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
-	db, ctx, tx := mt.db, mt.ctx, mt.tx
+	db, ctx := mt.db, mt.ctx
 	m := nm.Message
-	if nm.Dedupe {
-		var r messageRow
-		err := tx.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages
-			WHERE inbox_id = ? AND message_id = ? AND direction = 'incoming' ORDER BY id DESC LIMIT 1`), m.InboxID, m.MessageID)
-		if err == nil {
-			msgs := []core.EmailMessage{r.core()}
-			return msgs[0], db.attachAttachments(ctx, tx.SelectContext, msgs)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return m, err
-		}
-	}
-	// Strictly increasing per account, so a created_after cursor is exact.
-	if last := mt.clocks[m.AccountID]; !m.CreatedAt.After(last) {
-		m.CreatedAt = last.Add(time.Microsecond)
-	}
-	mt.clocks[m.AccountID] = m.CreatedAt
-
-	thread, err := mt.thread(m, nm.NewThreadID)
+	f, err := core.FileMail(m, nm.Dedupe, nm.NewThreadID, mt.clocks[m.AccountID], mt)
 	if err != nil {
 		return m, err
 	}
-	m.ThreadID = thread.ID
+	if f.Duplicate != nil {
+		return *f.Duplicate, nil
+	}
+	m.CreatedAt, m.ThreadID = f.CreatedAt, f.ThreadID
+	mt.clocks[m.AccountID] = m.CreatedAt
+	thread, err := mt.thread(f, m)
+	if err != nil {
+		return m, err
+	}
 	err = mt.GetContext(ctx, &m.ID, db.q(`INSERT INTO email_messages (account_id, identity_id, inbox_id, thread_id, message_id,
 		in_reply_to, refs, from_email, from_name, to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, direction,
 		is_read, delivery_status, delivery_error, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -295,9 +285,6 @@ func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
 			return m, err
 		}
 		a.MessageID = m.ID
-		if !a.InSource {
-			a.Size = int64(len(a.Content))
-		}
 		m.Attachments = append(m.Attachments, a.Attachment)
 	}
 	thread.Add(m)
@@ -317,45 +304,53 @@ func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
 	return m, nil
 }
 
-// thread finds the thread m joins, by the Message-IDs it answers within its
-// inbox, or starts a new one.
-func (mt *mailTx) thread(m core.EmailMessage, newID string) (*core.Thread, error) {
+// ThreadOf implements core.MessageIndex: one indexed probe.
+func (mt *mailTx) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
+	var threadID string
+	err := mt.GetContext(mt.ctx, &threadID, mt.db.q(`SELECT thread_id FROM email_messages WHERE inbox_id = ? AND message_id = ?
+		ORDER BY id DESC LIMIT 1`), inboxID, messageID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return threadID, err == nil, err
+}
+
+// Received implements core.MessageIndex.
+func (mt *mailTx) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
 	db, ctx := mt.db, mt.ctx
-	// The message answered is most likely In-Reply-To, then the newest
-	// reference: probe in that order and stop at the first one the inbox has.
-	refs := make([]string, 0, len(m.References)+1)
-	if m.InReplyTo != "" {
-		refs = append(refs, m.InReplyTo)
+	var r messageRow
+	err := mt.tx.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages
+		WHERE inbox_id = ? AND message_id = ? AND direction = 'incoming' ORDER BY id DESC LIMIT 1`), inboxID, messageID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return core.EmailMessage{}, false, nil
 	}
-	for i := len(m.References) - 1; i >= 0; i-- {
-		refs = append(refs, m.References[i])
+	if err != nil {
+		return core.EmailMessage{}, false, err
 	}
-	for _, ref := range refs {
-		var threadID string
-		err := mt.GetContext(ctx, &threadID, db.q(`SELECT thread_id FROM email_messages WHERE inbox_id = ? AND message_id = ?
-			ORDER BY id DESC LIMIT 1`), m.InboxID, ref)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
+	msgs := []core.EmailMessage{r.core()}
+	return msgs[0], true, db.attachAttachments(ctx, mt.tx.SelectContext, msgs)
+}
+
+// thread is the thread a filed message joins, locked: one this batch has
+// touched, one read from the database, or a new one.
+func (mt *mailTx) thread(f core.Filing, m core.EmailMessage) (*core.Thread, error) {
+	db, ctx := mt.db, mt.ctx
+	if t, ok := mt.threads[f.ThreadID]; ok {
+		return t, nil
+	}
+	t := core.StartThread(f.ThreadID, m)
+	if f.NewThread {
+		if _, err := mt.ExecContext(ctx, db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id) VALUES (?, ?, ?, ?)`),
+			t.ID, t.AccountID, t.IdentityID, t.InboxID); err != nil {
 			return nil, err
 		}
-		if t, ok := mt.threads[threadID]; ok {
-			return t, nil
-		}
+	} else {
 		var r threadRow
-		if err := mt.GetContext(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ?`+db.forUpdate()), threadID); err != nil {
+		if err := mt.GetContext(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ?`+db.forUpdate()), f.ThreadID); err != nil {
 			return nil, err
 		}
-		t := r.core()
-		mt.threads[t.ID] = &t
-		return &t, nil
+		t = r.core()
 	}
-	t := &core.Thread{ID: newID, AccountID: m.AccountID, IdentityID: m.IdentityID, InboxID: m.InboxID}
-	if _, err := mt.ExecContext(ctx, db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id) VALUES (?, ?, ?, ?)`),
-		t.ID, t.AccountID, t.IdentityID, t.InboxID); err != nil {
-		return nil, err
-	}
-	mt.threads[t.ID] = t
-	return t, nil
+	mt.threads[t.ID] = &t
+	return &t, nil
 }

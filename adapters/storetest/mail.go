@@ -85,7 +85,7 @@ func init() {
 			for i, name := range []string{"a.pdf", "b.png"} {
 				nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
 					Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, Filename: name,
-						ContentType: "application/pdf", Inline: i == 1, ContentID: fmt.Sprint("cid", i), CreatedAt: f.now},
+						ContentType: "application/pdf", Size: int64(100 + i), Inline: i == 1, ContentID: fmt.Sprint("cid", i), CreatedAt: f.now},
 					Content: bytes.Repeat([]byte{byte(i + 1)}, 100+i)})
 			}
 			c := f.newContact(ident, "sender@example.org", "", core.ContactAuto)
