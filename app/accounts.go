@@ -6,10 +6,16 @@ import (
 	"strings"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // Accounts is the administrative side of accounts: what the CLI does.
-type Accounts struct{ *base }
+type Accounts struct {
+	base
+	store  ports.AccountStore
+	auth   *Auth // mints an account's first management key
+	hasher ports.PasswordHasher
+}
 
 // Bootstrap is a new account with its first management key.
 type Bootstrap struct {
@@ -28,16 +34,16 @@ func (s *Accounts) Create(ctx context.Context, email, password string) (Bootstra
 	if err != nil {
 		return Bootstrap{}, err
 	}
-	acct := core.Account{ID: s.deps.IDs.NewUUID(), Email: email, SubscriptionActive: true, CreatedAt: s.now()}
+	acct := core.Account{ID: s.ids.NewUUID(), Email: email, SubscriptionActive: true, CreatedAt: s.now()}
 	if password != "" {
 		if acct.PasswordHash, err = s.hashPassword(password); err != nil {
 			return Bootstrap{}, err
 		}
 	}
-	if err := s.deps.Store.CreateAccount(ctx, acct); err != nil {
+	if err := s.store.CreateAccount(ctx, acct); err != nil {
 		return Bootstrap{}, err
 	}
-	key, err := (&Auth{s.base}).mintKey(ctx, acct.ID, core.KeyManagement, "", "bootstrap")
+	key, err := s.auth.mintKey(ctx, acct.ID, core.KeyManagement, "", "bootstrap")
 	if err != nil {
 		return Bootstrap{}, err
 	}
@@ -47,7 +53,7 @@ func (s *Accounts) Create(ctx context.Context, email, password string) (Bootstra
 // SetSubscription turns an account's subscription on or off (the path a
 // billing integration calls).
 func (s *Accounts) SetSubscription(ctx context.Context, accountID string, active bool) error {
-	return s.deps.Store.SetSubscription(ctx, accountID, active)
+	return s.store.SetSubscription(ctx, accountID, active)
 }
 
 // SetPassword sets or replaces an account's sign-in password.
@@ -56,12 +62,12 @@ func (s *Accounts) SetPassword(ctx context.Context, accountID, password string) 
 	if err != nil {
 		return err
 	}
-	return s.deps.Store.SetPasswordHash(ctx, accountID, hash)
+	return s.store.SetPasswordHash(ctx, accountID, hash)
 }
 
 // Delete removes an account with everything it owns.
 func (s *Accounts) Delete(ctx context.Context, accountID string) error {
-	return s.deps.Store.DeleteAccount(ctx, accountID)
+	return s.store.DeleteAccount(ctx, accountID)
 }
 
 // Find resolves an account by uuid or, when the argument has an @, by email:
@@ -72,19 +78,19 @@ func (s *Accounts) Find(ctx context.Context, idOrEmail string) (core.Account, er
 		if err != nil {
 			return core.Account{}, err
 		}
-		return s.deps.Store.AccountByEmail(ctx, email)
+		return s.store.AccountByEmail(ctx, email)
 	}
-	return s.deps.Store.Account(ctx, idOrEmail)
+	return s.store.Account(ctx, idOrEmail)
 }
 
 func (s *Accounts) hashPassword(password string) (string, error) {
 	if len([]rune(password)) < MinAccountPassword {
 		return "", core.Invalid("password", "Ensure this field has at least %d characters.", MinAccountPassword)
 	}
-	if s.deps.Hasher == nil {
+	if s.hasher == nil {
 		return "", errors.New("no password hasher configured")
 	}
-	return s.deps.Hasher.Hash(password)
+	return s.hasher.Hash(password)
 }
 
 // CreateKey is the operator's way back into an account that lost its keys
@@ -92,9 +98,8 @@ func (s *Accounts) hashPassword(password string) (string, error) {
 // fenced to that identity, under the same rules as the API's key routes.
 func (s *Accounts) CreateKey(ctx context.Context, accountID, identityID, name string) (core.NewKey, error) {
 	operator := core.Principal{AccountID: accountID, KeyType: core.KeyManagement, KeyPrefix: "operator"}
-	auth := &Auth{s.base}
 	if identityID == "" {
-		return auth.CreateManagementKey(ctx, operator, KeyInput{Name: name})
+		return s.auth.CreateManagementKey(ctx, operator, KeyInput{Name: name})
 	}
-	return auth.CreateIdentityKey(ctx, operator, KeyInput{Name: name, Identity: identityID})
+	return s.auth.CreateIdentityKey(ctx, operator, KeyInput{Name: name, Identity: identityID})
 }

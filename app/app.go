@@ -1,10 +1,14 @@
 // Package app holds Callsign's use cases, one service per resource group.
 // Every rule of the spec that needs more than pure data lives here; the
 // adapters translate protocols into calls on these services.
+//
+// Each service's struct names what it touches: the stores it holds (each
+// store is held by one service, or two), the other services it calls and
+// the providers it uses. New builds them all, in the order they depend on
+// each other.
 package app
 
 import (
-	"context"
 	"crypto/rand"
 	"io"
 	"log/slog"
@@ -14,33 +18,57 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
-// Deps is everything the use cases need from the outside.
+// Deps is what New builds the services from: the ports, through which the
+// services reach the world, and the settings that configure them.
 type Deps struct {
+	Ports
+	Settings
+}
+
+// Ports are the adapters of the outside world.
+type Ports struct {
+	// Store is every store; New hands each service the ones it uses.
 	Store  ports.Store
 	Clock  ports.Clock
 	IDs    ports.IDs
 	Cipher ports.Cipher
 	Hasher ports.PasswordHasher
-	Log    *slog.Logger
+	// Random is the crypto source for keys, names and passwords; nil means crypto/rand.
+	Random io.Reader
+	// Log is where services report what they cannot return; nil discards.
+	Log *slog.Logger
 	// Tokens signs access, refresh and session tokens.
 	Tokens ports.Tokens
 	// ExternalSignIn is the OpenID Connect provider; nil when none is configured.
 	ExternalSignIn ports.ExternalSignIn
-	// DevicePollInterval is the device flow's polling interval; 0 means
-	// DefaultDevicePollInterval (tests shorten it).
-	DevicePollInterval time.Duration
-	// Random is the crypto source for keys, names and passwords; nil means crypto/rand.
-	Random io.Reader
-	// MailDomains are the platform's mail domains; the first is the default.
-	MailDomains []string
-	Mail        MailDeps
+	Parser         ports.MailParser
+	Composer       ports.MailComposer
+	// Relay delivers mail to the outside world; nil means no external
+	// delivery: such recipients fail with a clear delivery_error.
+	Relay ports.MailRelay
 	// Telephony is the phone provider (Twilio or the simulator).
 	Telephony ports.Telephony
+	// Observer hears what happens to messages, for metrics; nil for none.
+	Observer ports.Observer
+}
+
+// Settings are the choices of configuration the services follow.
+type Settings struct {
+	// MailDomains are the platform's mail domains; the first is the default.
+	MailDomains []string
 	// PublicURL is where the service is reached from outside
 	// (CALLSIGN_BASE_URL), for the webhooks given to the provider.
 	PublicURL string
-	// Observer hears what happens to messages, for metrics; nil for none.
-	Observer ports.Observer
+	// MaxMessageBytes bounds a message (inbound, composed) and an upload.
+	MaxMessageBytes int64
+	// Retry is the outbox's schedule for temporary failures; zero means DefaultRetry.
+	Retry RetryPolicy
+	// Postmaster is the inbox that receives postmaster@ each platform
+	// domain; "" means the service's oldest inbox.
+	Postmaster string
+	// DevicePollInterval is the device flow's polling interval; 0 means
+	// DefaultDevicePollInterval (tests shorten it).
+	DevicePollInterval time.Duration
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -70,36 +98,57 @@ func New(deps Deps) *App {
 	if deps.Observer == nil {
 		deps.Observer = noObserver{}
 	}
-	if deps.Mail.Retry == (RetryPolicy{}) {
-		deps.Mail.Retry = DefaultRetry
+	if deps.Retry == (RetryPolicy{}) {
+		deps.Retry = DefaultRetry
 	}
-	base := &base{deps: deps}
-	auth := &Auth{base}
-	mail := &Mail{base: base, mail: deps.Mail, wake: make(chan struct{}, 1)}
+	if deps.DevicePollInterval <= 0 {
+		deps.DevicePollInterval = DefaultDevicePollInterval
+	}
+	b := base{clock: deps.Clock, ids: deps.IDs, random: deps.Random, log: deps.Log, observer: deps.Observer}
+	store := deps.Store
+
+	numbers := &numbers{base: b, telephony: deps.Telephony, publicURL: deps.PublicURL}
+	identities := &Identities{base: b, store: store, numbers: numbers, mailDomains: deps.MailDomains}
+	auth := &Auth{base: b, keys: store, accounts: store, identities: identities,
+		hasher: deps.Hasher, tokens: deps.Tokens, external: deps.ExternalSignIn}
+	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher}
+	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: store,
+		accounts: accounts, identities: identities,
+		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,
+		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, postmaster: deps.Postmaster,
+		wake: make(chan struct{}, 1)}
+	phone := &Phone{base: b, store: store, identities: identities, numbers: numbers, telephony: deps.Telephony}
 	return &App{
-		Accounts:   &Accounts{base},
+		Accounts:   accounts,
 		Auth:       auth,
-		Identities: &Identities{base},
-		Health:     &Health{base},
-		Vault:      &Vault{base: base, cipher: deps.Cipher},
-		Contacts:   &Contacts{base},
+		Identities: identities,
+		Health:     &Health{base: b, store: store},
+		Vault:      &Vault{base: b, store: store, identities: identities, cipher: deps.Cipher},
+		Contacts:   &Contacts{base: b, store: store, identities: identities},
 		Mail:       mail,
-		Mailboxes:  &Mailboxes{base: base, auth: auth, mail: mail},
-		Sources:    &Sources{base: base, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)},
-		Device:     &Device{base},
-		Phone:      &Phone{base},
-		SMS:        &SMS{base},
+		Mailboxes:  &Mailboxes{auth: auth, mail: mail, messages: store},
+		Sources:    &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)},
+		Device:     &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},
+		Phone:      phone,
+		SMS: &SMS{base: b, store: store, numbers: store, identities: identities, telephony: deps.Telephony,
+			publicURL: deps.PublicURL},
 	}
 }
 
-// base is what every service shares.
+// base is what every service has: the clock, identifiers, the crypto
+// source, the log and the observer (observe.go). It reaches no store and
+// no provider.
 type base struct {
-	deps Deps
+	clock    ports.Clock
+	ids      ports.IDs
+	random   io.Reader
+	log      *slog.Logger
+	observer ports.Observer
 }
 
 // now is the current time at the precision the stores keep.
-func (b *base) now() time.Time {
-	return b.deps.Clock.Now().UTC().Truncate(time.Microsecond)
+func (b base) now() time.Time {
+	return b.clock.Now().UTC().Truncate(time.Microsecond)
 }
 
 // requireManagement refuses identity keys on account-level operations.
@@ -108,16 +157,6 @@ func requireManagement(p core.Principal) error {
 		return core.Forbidden("An identity-scoped key cannot perform this action; use a management key.")
 	}
 	return nil
-}
-
-// selectedIdentity is the identity a create acts for (spec §1): the bound
-// one for an identity key, ?identity= for a management key.
-func (b *base) selectedIdentity(ctx context.Context, p core.Principal, requested string) (core.Identity, error) {
-	id, err := p.Scope(requested).Single("identity")
-	if err != nil {
-		return core.Identity{}, err
-	}
-	return b.deps.Store.Identity(ctx, p.AccountID, id)
 }
 
 // isNotFound reports whether err is a NotFound error (and not nil).

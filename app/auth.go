@@ -6,10 +6,20 @@ import (
 	"time"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
-// Auth authenticates requests and manages API keys (spec §5).
-type Auth struct{ *base }
+// Auth authenticates requests and manages API keys (spec §5), and signs
+// accounts in with passwords, tokens and an OpenID Connect provider.
+type Auth struct {
+	base
+	keys       ports.KeyStore
+	accounts   ports.AccountStore // sign-in finds accounts
+	identities *Identities        // an identity key is fenced to an existing identity
+	hasher     ports.PasswordHasher
+	tokens     ports.Tokens
+	external   ports.ExternalSignIn // nil when none is configured
+}
 
 // touchInterval bounds how often a key's last_used_dt is written: a write on
 // every request would turn every read into a write.
@@ -29,7 +39,7 @@ func (s *Auth) Authenticate(ctx context.Context, presented string) (core.Princip
 		}
 		return core.Principal{}, errBadKey
 	}
-	k, err := s.deps.Store.KeyByHash(ctx, core.HashKey(presented))
+	k, err := s.keys.KeyByHash(ctx, core.HashKey(presented))
 	if core.KindOf(err) == core.KindNotFound {
 		return core.Principal{}, errBadKey
 	}
@@ -43,8 +53,8 @@ func (s *Auth) Authenticate(ctx context.Context, presented string) (core.Princip
 	}
 	now := s.now()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) >= touchInterval {
-		if err := s.deps.Store.TouchKey(ctx, k.ID, now); err != nil {
-			s.deps.Log.Warn("recording key use failed", "key_prefix", k.Prefix, "err", err)
+		if err := s.keys.TouchKey(ctx, k.ID, now); err != nil {
+			s.log.Warn("recording key use failed", "key_prefix", k.Prefix, "err", err)
 		}
 	}
 	return core.Principal{AccountID: k.AccountID, KeyType: k.Type, IdentityID: k.IdentityID, KeyID: k.ID, KeyPrefix: k.Prefix}, nil
@@ -78,7 +88,7 @@ func (s *Auth) CreateIdentityKey(ctx context.Context, p core.Principal, in KeyIn
 	if err != nil {
 		return core.NewKey{}, err
 	}
-	if _, err := s.deps.Store.Identity(ctx, p.AccountID, identityID); err != nil {
+	if _, err := s.identities.lookup(ctx, p.AccountID, identityID); err != nil {
 		if core.KindOf(err) == core.KindNotFound {
 			return core.NewKey{}, core.Invalid("identity", "Identity not found.")
 		}
@@ -92,7 +102,7 @@ func (s *Auth) mintKey(ctx context.Context, accountID string, t core.KeyType, id
 	if err != nil {
 		return core.NewKey{}, err
 	}
-	if k.Record.ID, err = s.deps.Store.CreateKey(ctx, k.Record); err != nil {
+	if k.Record.ID, err = s.keys.CreateKey(ctx, k.Record); err != nil {
 		return core.NewKey{}, err
 	}
 	return k, nil
@@ -100,7 +110,7 @@ func (s *Auth) mintKey(ctx context.Context, accountID string, t core.KeyType, id
 
 // newKey draws a key for the account without storing it.
 func (s *Auth) newKey(accountID string, t core.KeyType, identityID, name string) (core.NewKey, error) {
-	k, err := core.MintKey(t, s.deps.Random)
+	k, err := core.MintKey(t, s.random)
 	if err != nil {
 		return core.NewKey{}, err
 	}
@@ -128,13 +138,13 @@ func (s *Auth) ListKeys(ctx context.Context, p core.Principal, t core.KeyType, r
 		if err := requireManagement(p); err != nil {
 			return nil, err
 		}
-		return s.deps.Store.Keys(ctx, p.AccountID, t, "")
+		return s.keys.Keys(ctx, p.AccountID, t, "")
 	}
 	scope := p.Scope(requestedIdentity)
 	if scope.Empty {
 		return nil, nil
 	}
-	return s.deps.Store.Keys(ctx, p.AccountID, t, scope.IdentityID)
+	return s.keys.Keys(ctx, p.AccountID, t, scope.IdentityID)
 }
 
 // Key shows one key of type t.
@@ -144,7 +154,7 @@ func (s *Auth) Key(ctx context.Context, p core.Principal, t core.KeyType, id int
 			return core.APIKey{}, err
 		}
 	}
-	k, err := s.deps.Store.Key(ctx, p.AccountID, id)
+	k, err := s.keys.Key(ctx, p.AccountID, id)
 	if err != nil {
 		return core.APIKey{}, err
 	}
@@ -159,5 +169,5 @@ func (s *Auth) DeleteKey(ctx context.Context, p core.Principal, t core.KeyType, 
 	if _, err := s.Key(ctx, p, t, id); err != nil {
 		return err
 	}
-	return s.deps.Store.DeleteKey(ctx, p.AccountID, id)
+	return s.keys.DeleteKey(ctx, p.AccountID, id)
 }

@@ -9,7 +9,11 @@ import (
 )
 
 // Contacts keeps the people an identity corresponds with (spec §2, §4).
-type Contacts struct{ *base }
+type Contacts struct {
+	base
+	store      ports.ContactStore
+	identities *Identities // contacts are made for an identity
+}
 
 // ContactInput carries the fields of a contact write; nil means absent.
 type ContactInput struct {
@@ -27,21 +31,21 @@ func applyContact(c *core.Contact, in ContactInput) (core.Contact, error) {
 
 // Create stores a manual contact for the identity the request selects.
 func (s *Contacts) Create(ctx context.Context, p core.Principal, requested string, in ContactInput) (core.Contact, error) {
-	ident, err := s.selectedIdentity(ctx, p, requested)
+	ident, err := s.identities.selected(ctx, p, requested)
 	if err != nil {
 		return core.Contact{}, err
 	}
 	now := s.now()
-	c := core.Contact{ID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Source: core.ContactManual, CreatedAt: now, UpdatedAt: now}
+	c := core.Contact{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Source: core.ContactManual, CreatedAt: now, UpdatedAt: now}
 	if c, err = applyContact(&c, in); err != nil {
 		return core.Contact{}, err
 	}
-	return c, s.deps.Store.CreateContact(ctx, c)
+	return c, s.store.CreateContact(ctx, c)
 }
 
 // List lists contacts in scope, optionally of one source.
 func (s *Contacts) List(ctx context.Context, p core.Principal, requested string, source core.ContactSource) ([]core.Contact, error) {
-	return s.deps.Store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Source: source})
+	return s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Source: source})
 }
 
 // Find looks a contact up by email, phone number or both (then both must
@@ -53,7 +57,7 @@ func (s *Contacts) Find(ctx context.Context, p core.Principal, requested, email,
 	if phone != "" && !core.IsE164(phone) {
 		return core.Contact{}, core.Invalid("phone_number", core.E164Hint)
 	}
-	list, err := s.deps.Store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Email: email, PhoneNumber: phone})
+	list, err := s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Email: email, PhoneNumber: phone})
 	if err != nil {
 		return core.Contact{}, err
 	}
@@ -70,12 +74,12 @@ func (s *Contacts) Search(ctx context.Context, p core.Principal, requested, q st
 	if q == "" {
 		return nil, core.Invalid("q", "This parameter is required.")
 	}
-	return s.deps.Store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Query: q})
+	return s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Query: q})
 }
 
 // Get shows one contact.
 func (s *Contacts) Get(ctx context.Context, p core.Principal, id string) (core.Contact, error) {
-	c, err := s.deps.Store.Contact(ctx, p.AccountID, id)
+	c, err := s.store.Contact(ctx, p.AccountID, id)
 	if err != nil {
 		return core.Contact{}, err
 	}
@@ -95,7 +99,7 @@ func (s *Contacts) Update(ctx context.Context, p core.Principal, id string, in C
 		return core.Contact{}, err
 	}
 	c.UpdatedAt = s.now()
-	return c, s.deps.Store.UpdateContact(ctx, c)
+	return c, s.store.UpdateContact(ctx, c)
 }
 
 // Delete removes a contact.
@@ -103,7 +107,7 @@ func (s *Contacts) Delete(ctx context.Context, p core.Principal, id string) erro
 	if _, err := s.Get(ctx, p, id); err != nil {
 		return err
 	}
-	return s.deps.Store.DeleteContact(ctx, p.AccountID, id)
+	return s.store.DeleteContact(ctx, p.AccountID, id)
 }
 
 // RecordCorrespondent makes a new correspondent an auto contact of the
@@ -111,10 +115,10 @@ func (s *Contacts) Delete(ctx context.Context, p core.Principal, id string) erro
 // and one that cannot be a contact (core.Correspondent.Contact) is skipped.
 // Mail and SMS delivery record theirs as they store the message.
 func (s *Contacts) RecordCorrespondent(ctx context.Context, who core.Correspondent) error {
-	c, ok := who.Contact(s.deps.IDs.NewUUID(), s.now())
+	c, ok := who.Contact(s.ids.NewUUID(), s.now())
 	if !ok {
 		return nil
 	}
-	_, err := s.deps.Store.RecordCorrespondent(ctx, c)
+	_, err := s.store.RecordCorrespondent(ctx, c)
 	return err
 }

@@ -41,9 +41,9 @@ func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, e
 	if !served {
 		return core.Inbox{}, errRelayDenied
 	}
-	in, err := s.deps.Store.InboxByEmail(ctx, email)
+	in, err := s.inboxes.InboxByEmail(ctx, email)
 	if isNotFound(err) && strings.HasPrefix(email, "postmaster@") {
-		in, err = s.postmaster(ctx, owner)
+		in, err = s.postmasterInbox(ctx, owner)
 	}
 	if isNotFound(err) {
 		return core.Inbox{}, errNoSuchMailbox
@@ -57,11 +57,11 @@ func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, e
 // postmaster is the inbox of postmaster@ a domain that has no inbox of
 // that name: owner's oldest for an account's own domain; for a platform
 // domain ("" owner), the configured one or the service's oldest.
-func (s *Mail) postmaster(ctx context.Context, owner string) (core.Inbox, error) {
-	if owner == "" && s.mail.Postmaster != "" {
-		return s.deps.Store.InboxByEmail(ctx, s.mail.Postmaster)
+func (s *Mail) postmasterInbox(ctx context.Context, owner string) (core.Inbox, error) {
+	if owner == "" && s.postmaster != "" {
+		return s.inboxes.InboxByEmail(ctx, s.postmaster)
 	}
-	return s.deps.Store.FirstInbox(ctx, owner)
+	return s.inboxes.FirstInbox(ctx, owner)
 }
 
 // InboundMail is a message arriving for some of our inboxes.
@@ -85,11 +85,11 @@ type InboundMail struct {
 func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.EmailMessage, err error) {
 	start := time.Now()
 	defer func() { s.observeInbound(in, stored, err, time.Since(start)) }()
-	if int64(len(in.Raw)) > s.mail.MaxMessageBytes {
-		return nil, core.TooLarge("The message is larger than %d bytes.", s.mail.MaxMessageBytes)
+	if int64(len(in.Raw)) > s.maxBytes {
+		return nil, core.TooLarge("The message is larger than %d bytes.", s.maxBytes)
 	}
 	// What the sender sent is judged and read; the trace only goes on top.
-	parsed, err := s.mail.Parser.Parse(in.Raw)
+	parsed, err := s.parser.Parse(in.Raw)
 	if err != nil {
 		return nil, core.Invalid(core.NonFieldErrors, "Unreadable message: %v", err)
 	}
@@ -115,7 +115,7 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 
 // save stores mails, then tells whoever watches their inboxes.
 func (s *Mail) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMessage, error) {
-	stored, err := s.deps.Store.SaveMail(ctx, mails)
+	stored, err := s.messages.SaveMail(ctx, mails)
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,7 @@ func (s *Mail) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMes
 
 // inboundCopy is the record of parsed for one inbox.
 func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.Inbox, now time.Time) (ports.NewMail, error) {
-	threadID, err := core.RandomToken(s.deps.Random, 12)
+	threadID, err := core.RandomToken(s.random, 12)
 	if err != nil {
 		return ports.NewMail{}, err
 	}
@@ -151,7 +151,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 		msgID = "generated." + hex.EncodeToString(sum[:16]) + "@" + domainOf(inbox.Email)
 	case msgID == "":
 		// Replies need something to point at.
-		msgID = "generated." + s.deps.IDs.NewUUID() + "@" + domainOf(inbox.Email)
+		msgID = "generated." + s.ids.NewUUID() + "@" + domainOf(inbox.Email)
 	}
 	header := parsed.Header
 	header.MessageID, header.FromEmail = msgID, from
@@ -161,7 +161,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 	// The bytes stay in the source, which is stored anyway.
 	for i, part := range parsed.Attachments {
 		nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
-			Attachment: core.Attachment{ID: s.deps.IDs.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,
+			Attachment: core.Attachment{ID: s.ids.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,
 				Filename: part.Filename, ContentType: part.ContentType, Size: int64(len(part.Content)),
 				Inline: part.Inline, ContentID: part.ContentID, CreatedAt: now},
 			InSource: true, Position: i,
@@ -171,7 +171,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 		return nm, nil
 	}
 	who := core.Correspondent{AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, Email: from, Name: parsed.FromName, Inbox: inbox.Email}
-	if c, ok := who.Contact(s.deps.IDs.NewUUID(), now); ok {
+	if c, ok := who.Contact(s.ids.NewUUID(), now); ok {
 		nm.Correspondent = &c
 	}
 	return nm, nil

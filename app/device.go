@@ -12,7 +12,13 @@ import (
 // Device runs device-code login (spec §5.6, RFC 8628): a client starts a
 // request and polls; a person signs in on the verification page, picks an
 // identity and approves; the client's next poll receives long-lived keys.
-type Device struct{ *base }
+type Device struct {
+	base
+	store        ports.DeviceGrantStore
+	identities   *Identities // a person picks or makes the identity to hand over
+	auth         *Auth       // draws the keys
+	pollInterval time.Duration
+}
 
 const (
 	// DeviceCodeLifetime is how long a request waits for a person.
@@ -65,21 +71,21 @@ func (s *Device) Start(ctx context.Context, clientName string) (DeviceStart, err
 		return DeviceStart{}, err
 	}
 	now := s.now()
-	if err := s.deps.Store.DeleteDeviceGrants(ctx, now.Add(-forgetAfter)); err != nil {
-		s.deps.Log.Warn("forgetting expired device requests failed", "err", err)
+	if err := s.store.DeleteDeviceGrants(ctx, now.Add(-forgetAfter)); err != nil {
+		s.log.Warn("forgetting expired device requests failed", "err", err)
 	}
-	deviceCode, err := core.RandomToken(s.deps.Random, deviceCodeBytes)
+	deviceCode, err := core.RandomToken(s.random, deviceCodeBytes)
 	if err != nil {
 		return DeviceStart{}, err
 	}
-	g := core.DeviceGrant{ID: s.deps.IDs.NewUUID(), DeviceCodeHash: core.HashKey(deviceCode), ClientName: clientName,
-		Status: core.DevicePending, Interval: s.interval(), CreatedAt: now, ExpiresAt: now.Add(DeviceCodeLifetime)}
+	g := core.DeviceGrant{ID: s.ids.NewUUID(), DeviceCodeHash: core.HashKey(deviceCode), ClientName: clientName,
+		Status: core.DevicePending, Interval: s.pollInterval, CreatedAt: now, ExpiresAt: now.Add(DeviceCodeLifetime)}
 	// A clash of user codes is rare (one in billions per live request); draw again.
 	for attempt := 1; ; attempt++ {
-		if g.UserCode, err = core.NewUserCode(s.deps.Random); err != nil {
+		if g.UserCode, err = core.NewUserCode(s.random); err != nil {
 			return DeviceStart{}, err
 		}
-		err = s.deps.Store.CreateDeviceGrant(ctx, g)
+		err = s.store.CreateDeviceGrant(ctx, g)
 		if err == nil || conflictField(err) != "user_code" || attempt == userCodeAttempts {
 			break
 		}
@@ -90,20 +96,13 @@ func (s *Device) Start(ctx context.Context, clientName string) (DeviceStart, err
 	return DeviceStart{DeviceCode: deviceCode, UserCode: g.UserCode, ExpiresIn: DeviceCodeLifetime, Interval: g.Interval}, nil
 }
 
-func (s *Device) interval() time.Duration {
-	if s.deps.DevicePollInterval > 0 {
-		return s.deps.DevicePollInterval
-	}
-	return DefaultDevicePollInterval
-}
-
 // Poll answers a client's poll. Every outcome but success is a
 // *core.OAuthError with RFC 8628's code.
 func (s *Device) Poll(ctx context.Context, deviceCode string) (DeviceKeys, error) {
 	if deviceCode == "" {
 		return DeviceKeys{}, oauthError(core.OAuthInvalidRequest, "device_code is required.")
 	}
-	g, err := s.deps.Store.DeviceGrantByDeviceCode(ctx, core.HashKey(deviceCode))
+	g, err := s.store.DeviceGrantByDeviceCode(ctx, core.HashKey(deviceCode))
 	if isNotFound(err) {
 		return DeviceKeys{}, oauthError(core.OAuthInvalidGrant, "Unknown device code.")
 	}
@@ -126,7 +125,7 @@ func (s *Device) Poll(ctx context.Context, deviceCode string) (DeviceKeys, error
 	if tooSoon {
 		interval += slowDownStep
 	}
-	if err := s.deps.Store.RecordDevicePoll(ctx, g.ID, now, interval); err != nil {
+	if err := s.store.RecordDevicePoll(ctx, g.ID, now, interval); err != nil {
 		return DeviceKeys{}, err
 	}
 	if tooSoon {
@@ -138,24 +137,23 @@ func (s *Device) Poll(ctx context.Context, deviceCode string) (DeviceKeys, error
 // redeem mints the keys of an approved request and spends its device code,
 // in one transaction: of two concurrent polls, one gets the keys.
 func (s *Device) redeem(ctx context.Context, g core.DeviceGrant) (DeviceKeys, error) {
-	ident, err := s.deps.Store.Identity(ctx, g.AccountID, g.IdentityID)
+	ident, err := s.identities.lookup(ctx, g.AccountID, g.IdentityID)
 	if isNotFound(err) {
 		return DeviceKeys{}, oauthError(core.OAuthInvalidGrant, "The chosen identity no longer exists; start again.")
 	}
 	if err != nil {
 		return DeviceKeys{}, err
 	}
-	auth := &Auth{s.base}
 	name := deviceKeyName(g.ClientName)
-	mgmt, err := auth.newKey(g.AccountID, core.KeyManagement, "", name)
+	mgmt, err := s.auth.newKey(g.AccountID, core.KeyManagement, "", name)
 	if err != nil {
 		return DeviceKeys{}, err
 	}
-	idKey, err := auth.newKey(g.AccountID, core.KeyIdentity, g.IdentityID, name)
+	idKey, err := s.auth.newKey(g.AccountID, core.KeyIdentity, g.IdentityID, name)
 	if err != nil {
 		return DeviceKeys{}, err
 	}
-	ids, err := s.deps.Store.RedeemDeviceGrant(ctx, g.ID, []core.APIKey{mgmt.Record, idKey.Record})
+	ids, err := s.store.RedeemDeviceGrant(ctx, g.ID, []core.APIKey{mgmt.Record, idKey.Record})
 	if core.KindOf(err) == core.KindConflict {
 		return DeviceKeys{}, oauthError(core.OAuthInvalidGrant, "This device code was already used.")
 	}
@@ -163,7 +161,7 @@ func (s *Device) redeem(ctx context.Context, g core.DeviceGrant) (DeviceKeys, er
 		return DeviceKeys{}, err
 	}
 	mgmt.Record.ID, idKey.Record.ID = ids[0], ids[1]
-	s.deps.Log.Info("device login completed", "account", g.AccountID, "identity", g.IdentityID,
+	s.log.Info("device login completed", "account", g.AccountID, "identity", g.IdentityID,
 		"management_key", mgmt.Record.Prefix, "identity_key", idKey.Record.Prefix)
 	return DeviceKeys{ManagementKey: mgmt, IdentityKey: idKey, Identity: ident}, nil
 }
@@ -187,7 +185,7 @@ func (s *Device) Pending(ctx context.Context, userCode string) (core.DeviceGrant
 	if !ok {
 		return core.DeviceGrant{}, errUnknownUserCode
 	}
-	g, err := s.deps.Store.DeviceGrantByUserCode(ctx, code)
+	g, err := s.store.DeviceGrantByUserCode(ctx, code)
 	if isNotFound(err) || err == nil && (g.Status != core.DevicePending || g.Expired(s.now())) {
 		return core.DeviceGrant{}, errUnknownUserCode
 	}
@@ -196,7 +194,7 @@ func (s *Device) Pending(ctx context.Context, userCode string) (core.DeviceGrant
 
 // Identities lists what a person may choose from on the verification page.
 func (s *Device) Identities(ctx context.Context, accountID string) ([]core.Identity, error) {
-	return s.deps.Store.Identities(ctx, core.Scope{AccountID: accountID})
+	return s.identities.List(ctx, core.Principal{AccountID: accountID, KeyType: core.KeyManagement}, "")
 }
 
 // Approve gives the request the chosen identity (creating it when new).
@@ -206,11 +204,10 @@ func (s *Device) Approve(ctx context.Context, accountID, userCode string, choice
 		return core.Identity{}, err
 	}
 	owner := core.Principal{AccountID: accountID, KeyType: core.KeyManagement}
-	identities := &Identities{s.base}
 	var ident core.Identity
 	switch {
 	case choice.IdentityID != "":
-		if ident, err = identities.Get(ctx, owner, choice.IdentityID); isNotFound(err) {
+		if ident, err = s.identities.Get(ctx, owner, choice.IdentityID); isNotFound(err) {
 			return core.Identity{}, core.Invalid("identity", "Choose one of your identities.")
 		}
 	case choice.NewName != nil:
@@ -218,7 +215,7 @@ func (s *Device) Approve(ctx context.Context, accountID, userCode string, choice
 		if name := strings.TrimSpace(*choice.NewName); name != "" {
 			in.Name = &name
 		}
-		ident, err = identities.Create(ctx, owner, in)
+		ident, err = s.identities.Create(ctx, owner, in)
 	default:
 		return core.Identity{}, core.Invalid("identity", "Choose an identity, or name a new one.")
 	}
@@ -238,9 +235,9 @@ func (s *Device) Deny(ctx context.Context, accountID, userCode string) error {
 }
 
 func (s *Device) decide(ctx context.Context, g core.DeviceGrant, d ports.DeviceDecision) error {
-	if err := s.deps.Store.DecideDeviceGrant(ctx, g.ID, d); err != nil {
+	if err := s.store.DecideDeviceGrant(ctx, g.ID, d); err != nil {
 		return err
 	}
-	s.deps.Log.Info("device login answered", "account", d.AccountID, "decision", string(d.Status), "client", g.ClientName)
+	s.log.Info("device login answered", "account", d.AccountID, "decision", string(d.Status), "client", g.ClientName)
 	return nil
 }

@@ -6,10 +6,17 @@ import (
 	"strings"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // Identities manages agent personas and their first inbox (spec §2, §4).
-type Identities struct{ *base }
+// The services that act for an identity find it here (selected, lookup).
+type Identities struct {
+	base
+	store       ports.IdentityStore
+	numbers     *numbers // an identity may get a phone number as it is made
+	mailDomains []string
+}
 
 // IdentityInput carries the fields of a create or update; nil means absent.
 type IdentityInput struct {
@@ -50,21 +57,20 @@ func (s *Identities) Create(ctx context.Context, p core.Principal, in IdentityIn
 		return core.Identity{}, err
 	}
 	now := s.now()
-	identityID := s.deps.IDs.NewUUID()
+	identityID := s.ids.NewUUID()
 	// The number is bought first and stored with the identity in one
 	// transaction: a failed purchase leaves no identity behind, and a failed
 	// store gives the number back.
 	var phone *core.PhoneNumber
 	if in.ProvisionPhone {
-		phones := &Phone{s.base}
-		number, err := phones.buy(ctx, p.AccountID, identityID, country)
+		number, err := s.numbers.buy(ctx, p.AccountID, identityID, country, nil)
 		if err != nil {
 			return core.Identity{}, err
 		}
 		phone = &number
 		defer func() {
 			if phone != nil {
-				phones.release(ctx, *phone)
+				s.numbers.release(ctx, *phone)
 			}
 		}()
 	}
@@ -77,13 +83,13 @@ func (s *Identities) Create(ctx context.Context, p core.Principal, in IdentityIn
 		}
 		addrLocal := local
 		if in.EmailIdentifier == nil {
-			if addrLocal, err = s.generatedLocalPart(ident.Name, attempt); err != nil {
+			if addrLocal, err = core.GeneratedLocalPart(ident.Name, attempt, s.random); err != nil {
 				return core.Identity{}, err
 			}
 		}
 		ident.Inbox = addrLocal + "@" + domain
-		inbox := core.Inbox{UUID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Email: ident.Inbox, CreatedAt: now}
-		_, err = s.deps.Store.CreateIdentity(ctx, ident, inbox, phone)
+		inbox := core.Inbox{UUID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Email: ident.Inbox, CreatedAt: now}
+		_, err = s.store.CreateIdentity(ctx, ident, inbox, phone)
 		if err == nil {
 			if phone != nil {
 				ident.Phone, phone = phone.Number, nil // kept: nothing to release
@@ -125,11 +131,11 @@ func conflictMessage(err error, ident core.Identity) error {
 
 func (s *Identities) freeName(ctx context.Context, accountID string) (string, error) {
 	for range generatedAttempts {
-		name, err := core.GenerateIdentityName(s.deps.Random)
+		name, err := core.GenerateIdentityName(s.random)
 		if err != nil {
 			return "", err
 		}
-		taken, err := s.deps.Store.IdentityNameTaken(ctx, accountID, name)
+		taken, err := s.store.IdentityNameTaken(ctx, accountID, name)
 		if err != nil {
 			return "", err
 		}
@@ -140,49 +146,11 @@ func (s *Identities) freeName(ctx context.Context, accountID string) (string, er
 	return "", core.Conflict("Could not find a free identity name; pass one.")
 }
 
-// generatedLocalPart derives an address from the name: the bare slug first,
-// then the slug with a random suffix once it is taken.
-func (s *Identities) generatedLocalPart(name string, attempt int) (string, error) {
-	slug := slugify(name)
-	if attempt == 0 {
-		return slug, nil
-	}
-	suffix, err := core.RandomString(s.deps.Random, 4, "abcdefghijkmnpqrstuvwxyz23456789")
-	if err != nil {
-		return "", err
-	}
-	return slug + "-" + suffix, nil
-}
-
-// slugify keeps letters and digits of a name, joined by single hyphens.
-func slugify(name string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(name) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			b.WriteRune(r)
-			dash = false
-		} else {
-			dash = true
-		}
-		if b.Len() >= 40 {
-			break
-		}
-	}
-	if b.Len() == 0 {
-		return "agent"
-	}
-	return b.String()
-}
-
 // resolveDomain picks the inbox domain: the default platform domain when
 // none is asked for, else one the service serves for this account.
 func (s *Identities) resolveDomain(ctx context.Context, accountID string, requested *string) (string, error) {
 	if requested == nil || strings.TrimSpace(*requested) == "" {
-		return s.deps.MailDomains[0], nil
+		return s.mailDomains[0], nil
 	}
 	d := core.NormalizeDomain(*requested)
 	if !s.servesDomain(d) {
@@ -193,7 +161,7 @@ func (s *Identities) resolveDomain(ctx context.Context, accountID string, reques
 
 // servesDomain reports whether d is a platform domain.
 func (s *Identities) servesDomain(d string) bool {
-	for _, md := range s.deps.MailDomains {
+	for _, md := range s.mailDomains {
 		if md == d {
 			return true
 		}
@@ -203,12 +171,12 @@ func (s *Identities) servesDomain(d string) bool {
 
 // List shows the identities in scope.
 func (s *Identities) List(ctx context.Context, p core.Principal, requested string) ([]core.Identity, error) {
-	return s.deps.Store.Identities(ctx, p.Scope(requested))
+	return s.store.Identities(ctx, p.Scope(requested))
 }
 
 // Get shows one identity; another identity's key sees none.
 func (s *Identities) Get(ctx context.Context, p core.Principal, id string) (core.Identity, error) {
-	ident, err := s.deps.Store.Identity(ctx, p.AccountID, id)
+	ident, err := s.store.Identity(ctx, p.AccountID, id)
 	if err != nil {
 		return core.Identity{}, err
 	}
@@ -248,8 +216,24 @@ func (s *Identities) Update(ctx context.Context, p core.Principal, id string, in
 	}
 	ident.Name = strings.TrimSpace(*in.Name)
 	ident.UpdatedAt = s.now()
-	if err := s.deps.Store.UpdateIdentity(ctx, ident); err != nil {
+	if err := s.store.UpdateIdentity(ctx, ident); err != nil {
 		return core.Identity{}, conflictMessage(err, ident)
 	}
 	return ident, nil
+}
+
+// selected is the identity a create acts for (spec §1): the bound one for
+// an identity key, ?identity= for a management key.
+func (s *Identities) selected(ctx context.Context, p core.Principal, requested string) (core.Identity, error) {
+	id, err := p.Scope(requested).Single("identity")
+	if err != nil {
+		return core.Identity{}, err
+	}
+	return s.store.Identity(ctx, p.AccountID, id)
+}
+
+// lookup finds an identity of an account, for a caller that already knows
+// it may see it.
+func (s *Identities) lookup(ctx context.Context, accountID, id string) (core.Identity, error) {
+	return s.store.Identity(ctx, accountID, id)
 }

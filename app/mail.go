@@ -13,8 +13,24 @@ import (
 // Mail is email: inboxes and domains, inbound delivery, reading, sending
 // and the outbox (spec §4).
 type Mail struct {
-	*base
-	mail MailDeps
+	base
+	messages   ports.MailStore
+	inboxes    ports.InboxStore
+	outbox     ports.OutboxStore
+	domains    ports.DomainStore
+	accounts   *Accounts   // a new inbox needs an active subscription
+	identities *Identities // mail is sent, and files uploaded, for an identity
+	parser     ports.MailParser
+	composer   ports.MailComposer
+	relay      ports.MailRelay // nil: no external delivery
+
+	mailDomains []string
+	maxBytes    int64 // bounds a message (inbound, composed) and an upload
+	retry       RetryPolicy
+	// postmaster is the inbox that receives postmaster@ each platform
+	// domain; "" means the service's oldest inbox.
+	postmaster string
+
 	// wake nudges the outbox worker after a message is queued.
 	wake chan struct{}
 	// changes tells mail clients watching an inbox that its mail changed.
@@ -23,22 +39,6 @@ type Mail struct {
 	known knownSenders
 	// recipients caches ResolveRecipient's answers.
 	recipients inboxCache
-}
-
-// MailDeps is what mail needs beyond the shared dependencies.
-type MailDeps struct {
-	Parser   ports.MailParser
-	Composer ports.MailComposer
-	// Relay delivers to the outside world; nil means no external delivery:
-	// such recipients fail with a clear delivery_error.
-	Relay ports.MailRelay
-	// MaxMessageBytes bounds a message (inbound, composed) and an upload.
-	MaxMessageBytes int64
-	// Retry is the outbox's schedule for temporary failures.
-	Retry RetryPolicy
-	// Postmaster is the inbox that receives postmaster@ each platform
-	// domain; "" means the service's oldest inbox.
-	Postmaster string
 }
 
 // RetryPolicy spaces out delivery attempts: First, then doubling up to Max,
@@ -61,11 +61,11 @@ func (p RetryPolicy) after(attempts int) time.Duration {
 
 // Domains lists the platform domains and the account's own.
 func (s *Mail) Domains(ctx context.Context, p core.Principal) ([]core.Domain, error) {
-	out := make([]core.Domain, 0, len(s.deps.MailDomains))
-	for _, d := range s.deps.MailDomains {
+	out := make([]core.Domain, 0, len(s.mailDomains))
+	for _, d := range s.mailDomains {
 		out = append(out, core.Domain{Name: d, Type: core.DomainPlatform, Status: core.DomainVerified})
 	}
-	custom, err := s.deps.Store.CustomDomains(ctx, p.AccountID)
+	custom, err := s.domains.CustomDomains(ctx, p.AccountID)
 	return append(out, custom...), err
 }
 
@@ -73,12 +73,12 @@ func (s *Mail) Domains(ctx context.Context, p core.Principal) ([]core.Domain, er
 // (for every account) or a verified custom domain (for its account; the
 // owner is returned).
 func (s *Mail) servesDomain(ctx context.Context, domain string) (bool, string, error) {
-	for _, d := range s.deps.MailDomains {
+	for _, d := range s.mailDomains {
 		if d == domain {
 			return true, "", nil
 		}
 	}
-	owner, err := s.deps.Store.VerifiedDomainOwner(ctx, domain)
+	owner, err := s.domains.VerifiedDomainOwner(ctx, domain)
 	if isNotFound(err) {
 		return false, "", nil
 	}
@@ -115,7 +115,7 @@ func (s *Mail) CheckAvailability(ctx context.Context, p core.Principal, addr str
 	if err != nil {
 		return "", false, err
 	}
-	_, err = s.deps.Store.InboxByEmail(ctx, email)
+	_, err = s.inboxes.InboxByEmail(ctx, email)
 	if isNotFound(err) {
 		return email, true, nil
 	}
@@ -125,11 +125,11 @@ func (s *Mail) CheckAvailability(ctx context.Context, p core.Principal, addr str
 // CreateInbox gives an identity another address: the one asked for, or one
 // generated from the identity's name. It needs an active subscription.
 func (s *Mail) CreateInbox(ctx context.Context, p core.Principal, requested, addr string) (core.Inbox, error) {
-	ident, err := s.selectedIdentity(ctx, p, requested)
+	ident, err := s.identities.selected(ctx, p, requested)
 	if err != nil {
 		return core.Inbox{}, err
 	}
-	acct, err := s.deps.Store.Account(ctx, p.AccountID)
+	acct, err := s.accounts.Find(ctx, p.AccountID)
 	if err != nil {
 		return core.Inbox{}, err
 	}
@@ -141,8 +141,8 @@ func (s *Mail) CreateInbox(ctx context.Context, p core.Principal, requested, add
 		if in.Email, err = s.inboxAddress(ctx, p.AccountID, "email", addr); err != nil {
 			return core.Inbox{}, err
 		}
-		in.UUID = s.deps.IDs.NewUUID()
-		if in.ID, err = s.deps.Store.CreateInbox(ctx, in); err != nil {
+		in.UUID = s.ids.NewUUID()
+		if in.ID, err = s.inboxes.CreateInbox(ctx, in); err != nil {
 			if core.KindOf(err) == core.KindConflict {
 				return core.Inbox{}, core.Conflict("The address %s is already taken.", in.Email)
 			}
@@ -150,14 +150,13 @@ func (s *Mail) CreateInbox(ctx context.Context, p core.Principal, requested, add
 		}
 		return in, nil
 	}
-	ids := &Identities{s.base}
 	for attempt := 1; ; attempt++ {
-		local, err := ids.generatedLocalPart(ident.Name, attempt)
+		local, err := core.GeneratedLocalPart(ident.Name, attempt, s.random)
 		if err != nil {
 			return core.Inbox{}, err
 		}
-		in.UUID, in.Email = s.deps.IDs.NewUUID(), local+"@"+s.deps.MailDomains[0]
-		in.ID, err = s.deps.Store.CreateInbox(ctx, in)
+		in.UUID, in.Email = s.ids.NewUUID(), local+"@"+s.mailDomains[0]
+		in.ID, err = s.inboxes.CreateInbox(ctx, in)
 		if core.KindOf(err) != core.KindConflict || attempt >= generatedAttempts {
 			return in, err
 		}
@@ -166,12 +165,12 @@ func (s *Mail) CreateInbox(ctx context.Context, p core.Principal, requested, add
 
 // Inboxes lists the inboxes in scope, newest first.
 func (s *Mail) Inboxes(ctx context.Context, p core.Principal, requested string) ([]core.Inbox, error) {
-	return s.deps.Store.Inboxes(ctx, p.Scope(requested))
+	return s.inboxes.Inboxes(ctx, p.Scope(requested))
 }
 
 // Inbox shows one inbox in scope.
 func (s *Mail) Inbox(ctx context.Context, p core.Principal, id int64) (core.Inbox, error) {
-	in, err := s.deps.Store.Inbox(ctx, id)
+	in, err := s.inboxes.Inbox(ctx, id)
 	if err != nil {
 		return core.Inbox{}, err
 	}
@@ -181,21 +180,31 @@ func (s *Mail) Inbox(ctx context.Context, p core.Principal, id int64) (core.Inbo
 	return in, nil
 }
 
+// inboxAt is the inbox with an address, for a caller that checks who may see it.
+func (s *Mail) inboxAt(ctx context.Context, email string) (core.Inbox, error) {
+	return s.inboxes.InboxByEmail(ctx, email)
+}
+
+// inboxByID is an inbox, for a caller that checks who may see it.
+func (s *Mail) inboxByID(ctx context.Context, id int64) (core.Inbox, error) {
+	return s.inboxes.Inbox(ctx, id)
+}
+
 // Threads lists thread summaries in scope, latest activity first.
 func (s *Mail) Threads(ctx context.Context, p core.Principal, requested string, inboxID int64, hasUnread *bool) ([]core.Thread, error) {
-	return s.deps.Store.Threads(ctx, ports.ThreadFilter{Scope: p.Scope(requested), InboxID: inboxID, HasUnread: hasUnread})
+	return s.messages.Threads(ctx, ports.ThreadFilter{Scope: p.Scope(requested), InboxID: inboxID, HasUnread: hasUnread})
 }
 
 // Thread shows a thread and its messages, oldest first.
 func (s *Mail) Thread(ctx context.Context, p core.Principal, id string) (core.Thread, []core.EmailMessage, error) {
-	t, err := s.deps.Store.Thread(ctx, p.AccountID, id)
+	t, err := s.messages.Thread(ctx, p.AccountID, id)
 	if err != nil {
 		return core.Thread{}, nil, err
 	}
 	if !p.Scope("").Allows(t.AccountID, t.IdentityID) {
 		return core.Thread{}, nil, core.NotFound("Thread not found.")
 	}
-	msgs, _, err := s.deps.Store.Messages(ctx, ports.MessageFilter{Scope: p.Scope(""), ThreadID: id, Limit: maxThreadMessages})
+	msgs, _, err := s.messages.Messages(ctx, ports.MessageFilter{Scope: p.Scope(""), ThreadID: id, Limit: maxThreadMessages})
 	return t, msgs, err
 }
 
@@ -205,12 +214,12 @@ const maxThreadMessages = 1000
 // Messages lists messages for cursor polling: oldest first, after the cursor.
 func (s *Mail) Messages(ctx context.Context, p core.Principal, requested string, f ports.MessageFilter) ([]core.EmailMessage, int, error) {
 	f.Scope = p.Scope(requested)
-	return s.deps.Store.Messages(ctx, f)
+	return s.messages.Messages(ctx, f)
 }
 
 // Message shows one message in scope.
 func (s *Mail) Message(ctx context.Context, p core.Principal, id int64) (core.EmailMessage, error) {
-	m, err := s.deps.Store.Message(ctx, p.AccountID, id)
+	m, err := s.messages.Message(ctx, p.AccountID, id)
 	if err != nil {
 		return core.EmailMessage{}, err
 	}
@@ -227,7 +236,7 @@ func (s *Mail) SetRead(ctx context.Context, p core.Principal, id int64, read boo
 		return m, err
 	}
 	if m.IsRead != read {
-		if err := s.deps.Store.SetRead(ctx, p.AccountID, id, read); err != nil {
+		if err := s.messages.SetRead(ctx, p.AccountID, id, read); err != nil {
 			return m, err
 		}
 		m.IsRead = read
@@ -241,12 +250,12 @@ func (s *Mail) Raw(ctx context.Context, p core.Principal, id int64) ([]byte, err
 	if _, err := s.Message(ctx, p, id); err != nil {
 		return nil, err
 	}
-	return s.deps.Store.RawMessage(ctx, p.AccountID, id)
+	return s.messages.RawMessage(ctx, p.AccountID, id)
 }
 
 // Attachment is an attachment with its bytes, scoped like its message.
 func (s *Mail) Attachment(ctx context.Context, p core.Principal, id string) (ports.AttachmentContent, error) {
-	a, err := s.deps.Store.Attachment(ctx, p.AccountID, id)
+	a, err := s.messages.Attachment(ctx, p.AccountID, id)
 	if err != nil {
 		return a, err
 	}
@@ -265,11 +274,11 @@ func (s *Mail) Attachment(ctx context.Context, p core.Principal, id string) (por
 
 // sourceParts reads the attachments of a stored message from its source.
 func (s *Mail) sourceParts(ctx context.Context, accountID string, messageID int64) ([]ports.MailPart, error) {
-	raw, err := s.deps.Store.RawMessage(ctx, accountID, messageID)
+	raw, err := s.messages.RawMessage(ctx, accountID, messageID)
 	if err != nil {
 		return nil, err
 	}
-	parsed, err := s.mail.Parser.Parse(raw)
+	parsed, err := s.parser.Parse(raw)
 	return parsed.Attachments, err
 }
 
@@ -293,12 +302,12 @@ func fillFromSource(a *ports.AttachmentContent, parts []ports.MailPart) error {
 
 // Upload stores a file to attach to a message later.
 func (s *Mail) Upload(ctx context.Context, p core.Principal, requested, filename, contentType string, content []byte) (core.Attachment, error) {
-	ident, err := s.selectedIdentity(ctx, p, requested)
+	ident, err := s.identities.selected(ctx, p, requested)
 	if err != nil {
 		return core.Attachment{}, err
 	}
-	if int64(len(content)) > s.mail.MaxMessageBytes {
-		return core.Attachment{}, core.TooLarge("The file is larger than %d bytes.", s.mail.MaxMessageBytes)
+	if int64(len(content)) > s.maxBytes {
+		return core.Attachment{}, core.TooLarge("The file is larger than %d bytes.", s.maxBytes)
 	}
 	filename = strings.TrimSpace(filename)
 	if filename == "" || core.HasLineBreak(filename) || len(filename) > 255 {
@@ -307,7 +316,7 @@ func (s *Mail) Upload(ctx context.Context, p core.Principal, requested, filename
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
-	a := core.Attachment{ID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Filename: filename,
+	a := core.Attachment{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Filename: filename,
 		ContentType: contentType, Size: int64(len(content)), CreatedAt: s.now()}
-	return a, s.deps.Store.SaveUpload(ctx, ports.AttachmentContent{Attachment: a, Content: content})
+	return a, s.messages.SaveUpload(ctx, ports.AttachmentContent{Attachment: a, Content: content})
 }

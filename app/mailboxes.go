@@ -14,9 +14,9 @@ import (
 // identity that owns it, and sees two folders: INBOX (received mail) and
 // Sent (outgoing mail).
 type Mailboxes struct {
-	*base
-	auth *Auth
-	mail *Mail
+	auth     *Auth           // a login is an identity key
+	mail     *Mail           // inboxes, read flags and news of changes
+	messages ports.MailStore // what the folders hold
 }
 
 // The folders of every inbox, and which mail each holds.
@@ -63,7 +63,7 @@ func (s *Mailboxes) Login(ctx context.Context, address, key string) (MailboxLogi
 	if err != nil {
 		return MailboxLogin{}, err
 	}
-	inbox, err := s.deps.Store.InboxByEmail(ctx, strings.ToLower(strings.TrimSpace(address)))
+	inbox, err := s.mail.inboxAt(ctx, strings.ToLower(strings.TrimSpace(address)))
 	if isNotFound(err) {
 		return MailboxLogin{}, errBadMailboxLogin
 	}
@@ -109,7 +109,7 @@ func (m *Mailbox) UIDValidity() uint32 {
 // List lists the folder's messages by id, which is their IMAP UID: ids only
 // grow, in the order messages are stored.
 func (m *Mailbox) List(ctx context.Context) ([]ports.MailboxEntry, error) {
-	entries, err := m.s.deps.Store.MailboxEntries(ctx, m.login.Inbox.ID, m.dir)
+	entries, err := m.s.messages.MailboxEntries(ctx, m.login.Inbox.ID, m.dir)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (m *Mailbox) Raw(ctx context.Context, id int64) ([]byte, error) {
 	if err := m.listed(id); err != nil {
 		return nil, err
 	}
-	return m.s.deps.Store.RawMessage(ctx, m.login.Principal.AccountID, id)
+	return m.s.messages.RawMessage(ctx, m.login.Principal.AccountID, id)
 }
 
 // Message is a listed message as the API shows it (parsed, in UTF-8).
@@ -146,7 +146,7 @@ func (m *Mailbox) Message(ctx context.Context, id int64) (core.EmailMessage, err
 	if err := m.listed(id); err != nil {
 		return core.EmailMessage{}, err
 	}
-	return m.s.deps.Store.Message(ctx, m.login.Principal.AccountID, id)
+	return m.s.messages.Message(ctx, m.login.Principal.AccountID, id)
 }
 
 // SetSeen marks a listed message read or unread: IMAP's \Seen is is_read.

@@ -38,10 +38,10 @@ func inboundResult(err error) string {
 // observeInbound reports a message offered to our inboxes.
 func (b *base) observeInbound(in InboundMail, stored []core.EmailMessage, err error, took time.Duration) {
 	result := inboundResult(err)
-	b.deps.Observer.InboundMail(result, took)
+	b.observer.InboundMail(result, took)
 	attrs := []any{"result", result, "envelope_from", in.EnvelopeFrom, "bytes", len(in.Raw), "duration_ms", ms(took)}
 	if err != nil {
-		b.deps.Log.Info("mail refused", append(attrs, "err", err)...)
+		b.log.Info("mail refused", append(attrs, "err", err)...)
 		return
 	}
 	ids, inboxes := make([]int64, len(stored)), make([]int64, len(stored))
@@ -51,13 +51,13 @@ func (b *base) observeInbound(in InboundMail, stored []core.EmailMessage, err er
 	if len(stored) > 0 {
 		attrs = append(attrs, "message_id", stored[0].MessageID)
 	}
-	b.deps.Log.Info("mail accepted", append(attrs, "messages", ids, "inboxes", inboxes)...)
+	b.log.Info("mail accepted", append(attrs, "messages", ids, "inboxes", inboxes)...)
 }
 
 // observeAttempt reports one outbox attempt at a message. An attempt that
 // will be retried, or that failed itself, is a warning with its reason.
 func (b *base) observeAttempt(log *slog.Logger, e ports.OutboxEntry, outcome, lastErr string, took time.Duration) {
-	b.deps.Observer.OutboundAttempt(outcome, took)
+	b.observer.OutboundAttempt(outcome, took)
 	attrs := []any{"outcome", outcome, "recipients", len(e.Recipients), "duration_ms", ms(took)}
 	if len(e.Failures) > 0 {
 		attrs = append(attrs, "failures", e.Failures)
@@ -75,7 +75,7 @@ func (b *base) observeAttempt(log *slog.Logger, e ports.OutboxEntry, outcome, la
 
 // observeSMS reports a text message in or out.
 func (b *base) observeSMS(m core.SMSMessage, outcome string, took time.Duration, err error) {
-	b.deps.Observer.SMS(string(m.Direction), outcome)
+	b.observer.SMS(string(m.Direction), outcome)
 	attrs := []any{"outcome", outcome, "identity", m.IdentityID, "from", m.FromNumber, "to", m.ToNumber,
 		"provider_sid", m.ProviderSID, "duration_ms", ms(took)}
 	if m.ID != 0 {
@@ -84,5 +84,5 @@ func (b *base) observeSMS(m core.SMSMessage, outcome string, took time.Duration,
 	if err != nil {
 		attrs = append(attrs, "err", err)
 	}
-	b.deps.Log.Info("sms "+string(m.Direction), attrs...)
+	b.log.Info("sms "+string(m.Direction), attrs...)
 }

@@ -52,10 +52,10 @@ func (s *Mail) RunOutbox(ctx context.Context) {
 // deliverDue makes one attempt at each due entry it can claim.
 func (s *Mail) deliverDue(ctx context.Context) int {
 	now := s.now()
-	entries, err := s.deps.Store.ClaimOutbox(ctx, now, now.Add(outboxLease), outboxBatch)
+	entries, err := s.outbox.ClaimOutbox(ctx, now, now.Add(outboxLease), outboxBatch)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.deps.Log.Error("outbox: claiming messages failed", "err", err)
+			s.log.Error("outbox: claiming messages failed", "err", err)
 		}
 		return 0
 	}
@@ -70,8 +70,8 @@ func (s *Mail) deliverDue(ctx context.Context) int {
 // for good are recorded; those that may succeed later are retried.
 func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 	start := time.Now()
-	log := s.deps.Log.With("message", e.MessageID, "attempt", e.Attempts)
-	raw, err := s.deps.Store.RawMessage(ctx, e.AccountID, e.MessageID)
+	log := s.log.With("message", e.MessageID, "attempt", e.Attempts)
+	raw, err := s.messages.RawMessage(ctx, e.AccountID, e.MessageID)
 	if err != nil {
 		log.Error("outbox: reading the message failed", "err", err)
 		s.observeAttempt(log, e, "error", err.Error(), time.Since(start))
@@ -101,12 +101,12 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 			retry, lastErr = append(retry, localRcpts...), "local delivery: "+err.Error()
 		}
 	}
-	if len(external) > 0 && s.mail.Relay == nil {
+	if len(external) > 0 && s.relay == nil {
 		for _, rcpt := range external {
 			fail(rcpt, "no outbound relay is configured (CALLSIGN_SMTP_RELAY is not set), so mail cannot leave this server")
 		}
 	} else if len(external) > 0 {
-		for _, o := range s.mail.Relay.Relay(ctx, e.EnvelopeFrom, external, raw) {
+		for _, o := range s.relay.Relay(ctx, e.EnvelopeFrom, external, raw) {
 			switch {
 			case o.Err == nil:
 			case o.Permanent:
@@ -127,7 +127,7 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 // deliverLocally stores an outgoing message in our own recipient inboxes,
 // through the inbound path. A retried attempt does not make copies.
 func (s *Mail) deliverLocally(ctx context.Context, from string, inboxes []core.Inbox, raw []byte) error {
-	parsed, err := s.mail.Parser.Parse(raw)
+	parsed, err := s.parser.Parse(raw)
 	if err != nil {
 		return err
 	}
@@ -150,24 +150,24 @@ func (s *Mail) deliverLocally(ctx context.Context, from string, inboxes []core.I
 // when recording failed.
 func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry, retry []string, lastErr string) (ports.OutboxEntry, string) {
 	now := s.now()
-	next := now.Add(s.mail.Retry.after(e.Attempts))
+	next := now.Add(s.retry.after(e.Attempts))
 	var err error
 	outcome := "failed"
 	switch {
 	case len(retry) == 0 && len(e.Failures) == 0:
 		outcome = "sent"
-		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliverySent, "")
+		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliverySent, "")
 	case len(retry) == 0:
-		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
+		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
 	case next.After(e.GiveUpAt):
 		for _, rcpt := range retry {
 			e.Failures = append(e.Failures, fmt.Sprintf("%s: gave up after %d attempts: %s", rcpt, e.Attempts, lastErr))
 		}
-		err = s.deps.Store.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
+		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
 	default:
 		outcome = "retry"
 		e.Recipients, e.NextAttempt = retry, next
-		err = s.deps.Store.RetryOutbox(ctx, e, lastErr)
+		err = s.outbox.RetryOutbox(ctx, e, lastErr)
 	}
 	if err != nil {
 		log.Error("outbox: recording the attempt failed", "err", err)

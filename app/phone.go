@@ -10,7 +10,21 @@ import (
 )
 
 // Phone provisions numbers and points live calls at voice agents (spec §2-§4).
-type Phone struct{ *base }
+type Phone struct {
+	base
+	store      ports.PhoneStore
+	identities *Identities
+	numbers    *numbers
+	telephony  ports.Telephony // points numbers' calls at voice agents
+}
+
+// numbers buys numbers at the provider and gives back those we could not
+// keep: for Phone.Provision, and for an identity made with a number.
+type numbers struct {
+	base
+	telephony ports.Telephony
+	publicURL string // where the provider's webhooks reach us
+}
 
 // Webhook paths under the public URL, where the provider reports to us.
 const (
@@ -30,24 +44,20 @@ func normalizeCountry(code string) (string, error) {
 	return code, nil
 }
 
-// buy asks the provider for a number for identityID, with the voice agent
-// the identity already has. A rejection names the country_code field.
-func (s *Phone) buy(ctx context.Context, accountID, identityID, country string) (core.PhoneNumber, error) {
-	req := s.buyRequest(ctx, accountID, identityID, country)
-	bought, err := s.deps.Telephony.BuyNumber(ctx, req)
+// buy asks the provider for a number for identityID, with its calls
+// pointed at voice when that is an enabled voice agent (nil for none). A
+// rejection names the country_code field.
+func (n *numbers) buy(ctx context.Context, accountID, identityID, country string, voice *core.VoiceAgent) (core.PhoneNumber, error) {
+	req := ports.BuyNumber{CountryCode: country, SMSWebhookURL: n.publicURL + SMSWebhookPath}
+	if voice != nil && voice.Enabled {
+		req.VoiceURL, req.VoiceMethod = voice.ResponseURL, voice.Method
+	}
+	bought, err := n.telephony.BuyNumber(ctx, req)
 	if err != nil {
 		return core.PhoneNumber{}, onField(err, "country_code")
 	}
 	return core.PhoneNumber{AccountID: accountID, IdentityID: identityID, Number: bought.Number, CountryCode: country,
-		Capabilities: bought.Capabilities, Provider: s.deps.Telephony.Name(), ProviderSID: bought.SID, CreatedAt: s.now()}, nil
-}
-
-func (s *Phone) buyRequest(ctx context.Context, accountID, identityID, country string) ports.BuyNumber {
-	req := ports.BuyNumber{CountryCode: country, SMSWebhookURL: s.deps.PublicURL + SMSWebhookPath}
-	if v, err := s.deps.Store.VoiceAgent(ctx, accountID, identityID); err == nil && v.Enabled {
-		req.VoiceURL, req.VoiceMethod = v.ResponseURL, v.Method
-	}
-	return req
+		Capabilities: bought.Capabilities, Provider: n.telephony.Name(), ProviderSID: bought.SID, CreatedAt: n.now()}, nil
 }
 
 // onField moves a provider's rejection onto the request field it concerns.
@@ -61,16 +71,16 @@ func onField(err error, field string) error {
 
 // release gives back a number we could not keep; a failure is only logged:
 // the caller's error is the one that matters.
-func (s *Phone) release(ctx context.Context, p core.PhoneNumber) {
-	if err := s.deps.Telephony.ReleaseNumber(context.WithoutCancel(ctx), p.ProviderSID); err != nil {
-		s.deps.Log.Error("releasing an unused number failed; release it at the provider", "number", p.Number, "err", err)
+func (n *numbers) release(ctx context.Context, p core.PhoneNumber) {
+	if err := n.telephony.ReleaseNumber(context.WithoutCancel(ctx), p.ProviderSID); err != nil {
+		n.log.Error("releasing an unused number failed; release it at the provider", "number", p.Number, "err", err)
 	}
 }
 
 // Provision buys a number for an identity that has none. When the provider
 // fails nothing is stored; when storing fails the number is released.
 func (s *Phone) Provision(ctx context.Context, p core.Principal, identityID, country string) (core.Identity, error) {
-	ident, err := (&Identities{s.base}).Get(ctx, p, identityID)
+	ident, err := s.identities.Get(ctx, p, identityID)
 	if err != nil {
 		return core.Identity{}, err
 	}
@@ -80,12 +90,16 @@ func (s *Phone) Provision(ctx context.Context, p core.Principal, identityID, cou
 	if ident.Phone != "" {
 		return core.Identity{}, core.Conflict("This identity already has a phone number.")
 	}
-	number, err := s.buy(ctx, ident.AccountID, ident.ID, country)
+	var voice *core.VoiceAgent // the agent the identity set up before it had a number
+	if v, err := s.store.VoiceAgent(ctx, ident.AccountID, ident.ID); err == nil {
+		voice = &v
+	}
+	number, err := s.numbers.buy(ctx, ident.AccountID, ident.ID, country, voice)
 	if err != nil {
 		return core.Identity{}, err
 	}
-	if _, err := s.deps.Store.CreatePhone(ctx, number); err != nil {
-		s.release(ctx, number)
+	if _, err := s.store.CreatePhone(ctx, number); err != nil {
+		s.numbers.release(ctx, number)
 		if core.KindOf(err) == core.KindConflict {
 			return core.Identity{}, core.Conflict("This identity already has a phone number.")
 		}
@@ -97,12 +111,12 @@ func (s *Phone) Provision(ctx context.Context, p core.Principal, identityID, cou
 
 // Phones lists the numbers in scope.
 func (s *Phone) Phones(ctx context.Context, p core.Principal, requested string) ([]core.PhoneNumber, error) {
-	return s.deps.Store.Phones(ctx, p.Scope(requested))
+	return s.store.Phones(ctx, p.Scope(requested))
 }
 
 // Get shows one number in scope.
 func (s *Phone) Get(ctx context.Context, p core.Principal, id int64) (core.PhoneNumber, error) {
-	n, err := s.deps.Store.Phone(ctx, p.AccountID, id)
+	n, err := s.store.Phone(ctx, p.AccountID, id)
 	if err != nil {
 		return n, err
 	}
@@ -122,11 +136,11 @@ type VoiceAgentInput struct {
 // VoiceAgent shows an identity's setting; one never saved reads as
 // disabled, with no URL.
 func (s *Phone) VoiceAgent(ctx context.Context, p core.Principal, identityID string) (core.VoiceAgent, error) {
-	ident, err := (&Identities{s.base}).Get(ctx, p, identityID)
+	ident, err := s.identities.Get(ctx, p, identityID)
 	if err != nil {
 		return core.VoiceAgent{}, err
 	}
-	v, err := s.deps.Store.VoiceAgent(ctx, ident.AccountID, ident.ID)
+	v, err := s.store.VoiceAgent(ctx, ident.AccountID, ident.ID)
 	if isNotFound(err) {
 		return core.VoiceAgent{IdentityID: ident.ID, AccountID: ident.AccountID, Method: "POST"}, nil
 	}
@@ -159,19 +173,19 @@ func (s *Phone) SetVoiceAgent(ctx context.Context, p core.Principal, identityID 
 	if err := core.ValidateVoiceAgent(v); err != nil {
 		return v, err
 	}
-	number, err := s.deps.Store.PhoneOfIdentity(ctx, v.AccountID, v.IdentityID)
+	number, err := s.store.PhoneOfIdentity(ctx, v.AccountID, v.IdentityID)
 	switch {
 	case err == nil:
 		url := ""
 		if v.Enabled {
 			url = v.ResponseURL
 		}
-		if err := s.deps.Telephony.SetVoiceURL(ctx, number.ProviderSID, url, v.Method); err != nil {
+		if err := s.telephony.SetVoiceURL(ctx, number.ProviderSID, url, v.Method); err != nil {
 			return v, onField(err, "response_url")
 		}
 	case !isNotFound(err):
 		return v, err
 	}
 	v.UpdatedAt = s.now()
-	return v, s.deps.Store.SaveVoiceAgent(ctx, v)
+	return v, s.store.SaveVoiceAgent(ctx, v)
 }

@@ -174,7 +174,7 @@ func (s *Mail) original(ctx context.Context, p core.Principal, id int64) (core.E
 	if err != nil {
 		return m, core.Inbox{}, err
 	}
-	in, err := s.deps.Store.Inbox(ctx, m.InboxID)
+	in, err := s.inboxes.Inbox(ctx, m.InboxID)
 	return m, in, err
 }
 
@@ -190,11 +190,11 @@ func (s *Mail) sendingInbox(ctx context.Context, p core.Principal, requested str
 	if requested == "" && p.IsManagement() {
 		return core.Inbox{}, core.Invalid(core.NonFieldErrors, "A management key must pass identity or inbox.")
 	}
-	ident, err := s.selectedIdentity(ctx, p, requested)
+	ident, err := s.identities.selected(ctx, p, requested)
 	if err != nil {
 		return core.Inbox{}, err
 	}
-	return s.deps.Store.InboxByEmail(ctx, ident.Inbox)
+	return s.inboxes.InboxByEmail(ctx, ident.Inbox)
 }
 
 // addressList checks a list of recipients, each a bare address or "Name
@@ -293,12 +293,12 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 		return core.EmailMessage{}, err
 	}
 	// The identity's name is the sender's display name.
-	ident, err := s.deps.Store.Identity(ctx, d.inbox.AccountID, d.inbox.IdentityID)
+	ident, err := s.identities.lookup(ctx, d.inbox.AccountID, d.inbox.IdentityID)
 	if err != nil {
 		return core.EmailMessage{}, err
 	}
 	now := s.now()
-	d.MessageID, d.FromEmail = s.deps.IDs.NewUUID()+"@"+domainOf(d.inbox.Email), d.inbox.Email
+	d.MessageID, d.FromEmail = s.ids.NewUUID()+"@"+domainOf(d.inbox.Email), d.inbox.Email
 	// The message carries the identity's name as the sender's and the
 	// recipients' names; the stored copy keeps bare addresses.
 	header := d.Header
@@ -315,14 +315,14 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 			ContentID: a.ContentID, Inline: a.Inline, Content: a.Content})
 		size += len(a.Content)
 	}
-	if int64(size) > s.mail.MaxMessageBytes {
-		return core.EmailMessage{}, core.TooLarge("The message is larger than %d bytes.", s.mail.MaxMessageBytes)
+	if int64(size) > s.maxBytes {
+		return core.EmailMessage{}, core.TooLarge("The message is larger than %d bytes.", s.maxBytes)
 	}
-	raw, err := s.mail.Composer.Compose(out)
+	raw, err := s.composer.Compose(out)
 	if err != nil {
 		return core.EmailMessage{}, fmt.Errorf("composing: %w", err)
 	}
-	threadID, err := core.RandomToken(s.deps.Random, 12)
+	threadID, err := core.RandomToken(s.random, 12)
 	if err != nil {
 		return core.EmailMessage{}, err
 	}
@@ -331,10 +331,10 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: raw,
 		Outbox: &ports.OutboxEntry{AccountID: m.AccountID, EnvelopeFrom: d.inbox.Email,
 			Recipients:  uniqueAddrs(append(append(append([]string(nil), d.To...), d.Cc...), d.bcc...), func(string) bool { return false }),
-			NextAttempt: now, GiveUpAt: now.Add(s.mail.Retry.GiveUpAfter)}}
+			NextAttempt: now, GiveUpAt: now.Add(s.retry.GiveUpAfter)}}
 	// The composed source carries the bytes; the records point into it.
 	for i, a := range d.attachments {
-		a.ID, a.MessageID, a.CreatedAt = s.deps.IDs.NewUUID(), 0, now
+		a.ID, a.MessageID, a.CreatedAt = s.ids.NewUUID(), 0, now
 		a.Size, a.InSource, a.Position, a.Content = int64(len(a.Content)), true, i, nil
 		nm.Attachments = append(nm.Attachments, a)
 	}

@@ -83,42 +83,42 @@ func (s *Auth) Session(ctx context.Context, session string) (core.Account, error
 // unknown email costs the same work and gets the same answer as a wrong
 // password, so neither the answer nor its timing tells whether it exists.
 func (s *Auth) checkPassword(ctx context.Context, email, password string) (core.Account, error) {
-	if s.deps.Hasher == nil {
+	if s.hasher == nil {
 		return core.Account{}, errors.New("no password hasher configured")
 	}
 	var acct core.Account
 	if normalized, err := core.NormalizeEmail("email", email); err == nil {
-		if acct, err = s.deps.Store.AccountByEmail(ctx, normalized); err != nil && !isNotFound(err) {
+		if acct, err = s.accounts.AccountByEmail(ctx, normalized); err != nil && !isNotFound(err) {
 			return core.Account{}, err
 		}
 	}
 	// With no account, or an account without a password, the hash is empty:
 	// the hasher then checks against a decoy, which never matches.
-	if !s.deps.Hasher.Verify(password, acct.PasswordHash) || acct.ID == "" {
+	if !s.hasher.Verify(password, acct.PasswordHash) || acct.ID == "" {
 		return core.Account{}, errBadCredentials
 	}
 	return acct, nil
 }
 
 func (s *Auth) issue(acct core.Account, kind ports.TokenKind, lifetime time.Duration) (string, error) {
-	if s.deps.Tokens == nil {
+	if s.tokens == nil {
 		return "", errors.New("no token signer configured")
 	}
 	now := s.now()
-	return s.deps.Tokens.Sign(ports.TokenClaims{Kind: kind, AccountID: acct.ID, Stamp: acct.SecurityStamp(), IssuedAt: now, ExpiresAt: now.Add(lifetime)})
+	return s.tokens.Sign(ports.TokenClaims{Kind: kind, AccountID: acct.ID, Stamp: acct.SecurityStamp(), IssuedAt: now, ExpiresAt: now.Add(lifetime)})
 }
 
 // verifyToken checks a token of one kind and returns its account, which
 // must still exist with the password the token was issued under.
 func (s *Auth) verifyToken(ctx context.Context, token string, kind ports.TokenKind) (core.Account, error) {
-	if s.deps.Tokens == nil {
+	if s.tokens == nil {
 		return core.Account{}, errBadToken
 	}
-	c, err := s.deps.Tokens.Verify(token, s.now())
+	c, err := s.tokens.Verify(token, s.now())
 	if err != nil || c.Kind != kind {
 		return core.Account{}, errBadToken
 	}
-	acct, err := s.deps.Store.Account(ctx, c.AccountID)
+	acct, err := s.accounts.Account(ctx, c.AccountID)
 	if isNotFound(err) {
 		return core.Account{}, errBadToken
 	}
@@ -143,28 +143,28 @@ func (s *Auth) authenticateToken(ctx context.Context, token string) (core.Princi
 
 // ExternalProvider names the configured sign-in provider; "" when none is.
 func (s *Auth) ExternalProvider() string {
-	if s.deps.ExternalSignIn == nil {
+	if s.external == nil {
 		return ""
 	}
-	return s.deps.ExternalSignIn.Name()
+	return s.external.Name()
 }
 
 // ExternalSignInURL is where to send a browser to sign in with the provider.
 func (s *Auth) ExternalSignInURL(ctx context.Context, state, nonce, verifier string) (string, error) {
-	if s.deps.ExternalSignIn == nil {
+	if s.external == nil {
 		return "", ErrNoExternalSignIn
 	}
-	return s.deps.ExternalSignIn.AuthCodeURL(ctx, state, nonce, verifier)
+	return s.external.AuthCodeURL(ctx, state, nonce, verifier)
 }
 
 // ExternalSignIn completes a sign-in through the provider and opens a
 // session for the account whose email address the provider has verified:
 // the verified address is the link between the two.
 func (s *Auth) ExternalSignIn(ctx context.Context, code, nonce, verifier string) (string, error) {
-	if s.deps.ExternalSignIn == nil {
+	if s.external == nil {
 		return "", ErrNoExternalSignIn
 	}
-	p := s.deps.ExternalSignIn
+	p := s.external
 	who, err := p.Exchange(ctx, code, nonce, verifier)
 	if err != nil {
 		return "", err
@@ -173,13 +173,13 @@ func (s *Auth) ExternalSignIn(ctx context.Context, code, nonce, verifier string)
 	if err != nil || !who.EmailVerified {
 		return "", core.Forbidden("%s has not confirmed an email address for this sign-in, so it cannot be linked to an account. Sign in with your password instead.", p.Name())
 	}
-	acct, err := s.deps.Store.AccountByEmail(ctx, email)
+	acct, err := s.accounts.AccountByEmail(ctx, email)
 	if isNotFound(err) {
 		return "", core.Forbidden("No account uses %s. Sign in with your password, or ask the administrator to create the account.", email)
 	}
 	if err != nil {
 		return "", err
 	}
-	s.deps.Log.Info("signed in through the provider", "account", acct.ID, "issuer", who.Issuer, "subject", who.Subject)
+	s.log.Info("signed in through the provider", "account", acct.ID, "issuer", who.Issuer, "subject", who.Subject)
 	return s.issue(acct, ports.SessionToken, SessionLifetime)
 }

@@ -31,8 +31,8 @@ type signInWorld struct {
 // newSignInWorld is the app with password hashing, tokens and a sign-in provider.
 func newSignInWorld(t *testing.T, change ...func(*app.Deps)) *signInWorld {
 	w := &signInWorld{world: newWorld(t), hasher: &countingHasher{}, idp: &memory.SignInProvider{}}
-	deps := app.Deps{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Hasher: w.hasher, Tokens: &memory.Tokens{},
-		ExternalSignIn: w.idp, MailDomains: []string{"agents.test"}}
+	deps := app.Deps{Ports: app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Hasher: w.hasher, Tokens: &memory.Tokens{},
+		ExternalSignIn: w.idp}, Settings: app.Settings{MailDomains: []string{"agents.test"}}}
 	for _, f := range change {
 		f(&deps)
 	}

@@ -12,7 +12,14 @@ import (
 )
 
 // SMS sends and receives text messages (spec §4).
-type SMS struct{ *base }
+type SMS struct {
+	base
+	store      ports.SMSStore
+	numbers    ports.PhoneStore // the identity's number, and whose number a message came to
+	identities *Identities
+	telephony  ports.Telephony
+	publicURL  string // where the provider's status reports reach us
+}
 
 // Send sends body to a number from the identity's phone: the identity key's
 // own, or ?identity= for a management key (400 without it). It answers 404
@@ -28,9 +35,9 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 	if err := core.ValidateSMS(to, body); err != nil {
 		return core.SMSMessage{}, err
 	}
-	phone, err := s.deps.Store.PhoneOfIdentity(ctx, p.AccountID, identityID)
+	phone, err := s.numbers.PhoneOfIdentity(ctx, p.AccountID, identityID)
 	if isNotFound(err) {
-		if _, err := s.deps.Store.Identity(ctx, p.AccountID, identityID); err != nil {
+		if _, err := s.identities.lookup(ctx, p.AccountID, identityID); err != nil {
 			return core.SMSMessage{}, err
 		}
 		return core.SMSMessage{}, core.NotFound("This identity has no phone number; provision one first.")
@@ -40,15 +47,15 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 	}
 	m := core.SMSMessage{AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneID: phone.ID, PhoneNumber: phone.Number,
 		FromNumber: phone.Number, ToNumber: to, Body: body, Direction: core.Outgoing, IsRead: true, Status: core.SMSQueued, CreatedAt: s.now()}
-	m, _, err = s.deps.Store.SaveSMS(ctx, ports.NewSMS{Message: m})
+	m, _, err = s.store.SaveSMS(ctx, ports.NewSMS{Message: m})
 	if err != nil {
 		return core.SMSMessage{}, err
 	}
-	sent, err := s.deps.Telephony.SendSMS(ctx, ports.SendSMS{From: phone.Number, To: to, Body: body,
-		StatusCallbackURL: s.deps.PublicURL + StatusWebhookPath})
+	sent, err := s.telephony.SendSMS(ctx, ports.SendSMS{From: phone.Number, To: to, Body: body,
+		StatusCallbackURL: s.publicURL + StatusWebhookPath})
 	if err != nil {
-		if derr := s.deps.Store.DeleteSMS(context.WithoutCancel(ctx), m.AccountID, m.ID); derr != nil {
-			s.deps.Log.Error("sms: removing a message the provider refused failed", "message", m.ID, "err", derr)
+		if derr := s.store.DeleteSMS(context.WithoutCancel(ctx), m.AccountID, m.ID); derr != nil {
+			s.log.Error("sms: removing a message the provider refused failed", "message", m.ID, "err", derr)
 		}
 		outcome := "refused"
 		if core.KindOf(err) == core.KindUnavailable {
@@ -60,7 +67,7 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 	}
 	// The provider may already have reported on the message (the
 	// simulator delivers at once); a report never moves a status back.
-	if err := s.deps.Store.SetSMSProvider(ctx, m.ID, sent.SID, sent.Status); err != nil {
+	if err := s.store.SetSMSProvider(ctx, m.ID, sent.SID, sent.Status); err != nil {
 		return core.SMSMessage{}, err
 	}
 	m.ProviderSID, m.Status = sent.SID, sent.Status
@@ -81,10 +88,10 @@ type InboundSMS struct {
 // never help.
 func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, error) {
 	start := time.Now()
-	phone, err := s.deps.Store.PhoneByNumber(ctx, in.To)
+	phone, err := s.numbers.PhoneByNumber(ctx, in.To)
 	if isNotFound(err) {
-		s.deps.Log.Warn("sms: a message for a number we do not own was dropped", "to", in.To, "sid", in.SID)
-		s.deps.Observer.SMS(string(core.Incoming), "dropped")
+		s.log.Warn("sms: a message for a number we do not own was dropped", "to", in.To, "sid", in.SID)
+		s.observer.SMS(string(core.Incoming), "dropped")
 		return core.SMSMessage{}, nil
 	}
 	if err != nil {
@@ -96,10 +103,10 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 		ProviderSID: in.SID, Media: core.KeptSMSMedia(in.Media), CreatedAt: now}
 	n := ports.NewSMS{Message: m}
 	who := core.Correspondent{AccountID: phone.AccountID, IdentityID: phone.IdentityID, Phone: in.From}
-	if c, ok := who.Contact(s.deps.IDs.NewUUID(), now); ok {
+	if c, ok := who.Contact(s.ids.NewUUID(), now); ok {
 		n.Correspondent = &c
 	}
-	stored, created, err := s.deps.Store.SaveSMS(ctx, n)
+	stored, created, err := s.store.SaveSMS(ctx, n)
 	if err == nil {
 		outcome := "received"
 		if !created {
@@ -113,7 +120,7 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 // VerifyProviderRequest checks a provider webhook's signature over the
 // public URL it called and its form parameters.
 func (s *SMS) VerifyProviderRequest(fullURL string, params url.Values, signature string) error {
-	if signature == "" || !s.deps.Telephony.VerifyWebhook(fullURL, params, signature) {
+	if signature == "" || !s.telephony.VerifyWebhook(fullURL, params, signature) {
 		return core.Forbidden("The request signature is missing or invalid.")
 	}
 	return nil
@@ -126,12 +133,12 @@ func (s *SMS) StatusReport(ctx context.Context, sid, status, errorCode, errorMes
 		return core.Invalid(core.NonFieldErrors, "MessageSid and a known MessageStatus are required.")
 	}
 	errText := strings.TrimSpace(strings.Join([]string{errorCode, errorMessage}, " "))
-	found, err := s.deps.Store.UpdateSMSStatus(ctx, sid, st, errText)
+	found, err := s.store.UpdateSMSStatus(ctx, sid, st, errText)
 	switch {
 	case err == nil && !found:
-		s.deps.Log.Warn("sms: a status report for an unknown message was dropped", "sid", sid, "status", status)
+		s.log.Warn("sms: a status report for an unknown message was dropped", "sid", sid, "status", status)
 	case err == nil:
-		s.deps.Log.Info("sms status report", "provider_sid", sid, "status", status, "error", errText)
+		s.log.Info("sms status report", "provider_sid", sid, "status", status, "error", errText)
 	}
 	return err
 }
@@ -143,7 +150,7 @@ func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body str
 	if err := requireManagement(p); err != nil {
 		return core.SMSMessage{}, err
 	}
-	if s.deps.Telephony.Name() != "sim" {
+	if s.telephony.Name() != "sim" {
 		return core.SMSMessage{}, core.NotFound("The telephony simulator is not in use (CALLSIGN_TELEPHONY is not sim).")
 	}
 	var problems core.Problems
@@ -156,14 +163,14 @@ func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body str
 	if err := problems.Err(); err != nil {
 		return core.SMSMessage{}, err
 	}
-	phone, err := s.deps.Store.PhoneByNumber(ctx, to)
+	phone, err := s.numbers.PhoneByNumber(ctx, to)
 	if isNotFound(err) || err == nil && phone.AccountID != p.AccountID {
 		return core.SMSMessage{}, core.NotFound("No number of this account is %q.", to)
 	}
 	if err != nil {
 		return core.SMSMessage{}, err
 	}
-	sid, err := core.RandomToken(s.deps.Random, 16)
+	sid, err := core.RandomToken(s.random, 16)
 	if err != nil {
 		return core.SMSMessage{}, err
 	}
@@ -172,12 +179,12 @@ func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body str
 
 // List lists messages in scope, newest first.
 func (s *SMS) List(ctx context.Context, p core.Principal, requested string, dir core.Direction, isRead *bool) ([]core.SMSMessage, error) {
-	return s.deps.Store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(requested), Direction: dir, IsRead: isRead})
+	return s.store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(requested), Direction: dir, IsRead: isRead})
 }
 
 // Get shows one message in scope.
 func (s *SMS) Get(ctx context.Context, p core.Principal, id int64) (core.SMSMessage, error) {
-	m, err := s.deps.Store.SMS(ctx, p.AccountID, id)
+	m, err := s.store.SMS(ctx, p.AccountID, id)
 	if err != nil {
 		return m, err
 	}
@@ -193,7 +200,7 @@ func (s *SMS) SetRead(ctx context.Context, p core.Principal, id int64, read bool
 	if err != nil || m.IsRead == read {
 		return m, err
 	}
-	if err := s.deps.Store.SetSMSRead(ctx, p.AccountID, id, read); err != nil {
+	if err := s.store.SetSMSRead(ctx, p.AccountID, id, read); err != nil {
 		return m, err
 	}
 	m.IsRead = read
@@ -211,7 +218,7 @@ func (s *SMS) Conversations(ctx context.Context, p core.Principal, requested str
 		}
 		f.PhoneID = id
 	}
-	return s.deps.Store.Conversations(ctx, f)
+	return s.store.Conversations(ctx, f)
 }
 
 // phoneFilter resolves the phone filter; 0 when no number of the caller's matches.
@@ -224,7 +231,7 @@ func (s *SMS) phoneFilter(ctx context.Context, p core.Principal, phone string) (
 	if !core.IsE164(phone) {
 		return 0, core.Invalid("phone", "Pass a phone number id or an E.164 number.")
 	}
-	n, err := s.deps.Store.PhoneByNumber(ctx, phone)
+	n, err := s.numbers.PhoneByNumber(ctx, phone)
 	if isNotFound(err) || err == nil && n.AccountID != p.AccountID {
 		return 0, nil
 	}
@@ -238,13 +245,13 @@ func (s *SMS) Conversation(ctx context.Context, p core.Principal, id string) (co
 	if !ok {
 		return core.Conversation{}, nil, core.Invalid("conversation_id", "A conversation id is {phone_id}_{E.164 number}, such as 12_+14155550100.")
 	}
-	c, err := s.deps.Store.Conversation(ctx, p.AccountID, phoneID, counterpart)
+	c, err := s.store.Conversation(ctx, p.AccountID, phoneID, counterpart)
 	if err != nil {
 		return c, nil, err
 	}
 	if !p.Scope("").Allows(c.AccountID, c.IdentityID) {
 		return core.Conversation{}, nil, core.NotFound("Conversation not found.")
 	}
-	msgs, err := s.deps.Store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(""), PhoneID: phoneID, Counterpart: counterpart, Oldest: true})
+	msgs, err := s.store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(""), PhoneID: phoneID, Counterpart: counterpart, Oldest: true})
 	return c, msgs, err
 }

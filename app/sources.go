@@ -15,8 +15,9 @@ import (
 // pull (the IMAP adapter) come back for the settings, to deliver and to
 // record how far they got.
 type Sources struct {
-	*base
-	mail   *Mail
+	base
+	store  ports.MailSourceStore
+	mail   *Mail // sources feed inboxes through the inbound path
 	cipher ports.Cipher
 	// changed nudges the workers after a source is added, changed or removed.
 	changed chan struct{}
@@ -39,7 +40,7 @@ func (s *Sources) Put(ctx context.Context, p core.Principal, inboxID int64, in S
 	if err != nil {
 		return core.MailSource{}, false, err
 	}
-	existing, err := s.deps.Store.MailSource(ctx, inbox.AccountID, inbox.ID)
+	existing, err := s.store.MailSource(ctx, inbox.AccountID, inbox.ID)
 	created := isNotFound(err)
 	if err != nil && !created {
 		return core.MailSource{}, false, err
@@ -84,7 +85,7 @@ func (s *Sources) Put(ctx context.Context, p core.Principal, inboxID int64, in S
 		return core.MailSource{}, false, err
 	}
 	src.Password = "" // stores see it sealed only
-	if err := s.deps.Store.SaveMailSource(ctx, ports.StoredMailSource{Source: src, Password: sealed}); err != nil {
+	if err := s.store.SaveMailSource(ctx, ports.StoredMailSource{Source: src, Password: sealed}); err != nil {
 		return core.MailSource{}, false, err
 	}
 	s.nudge()
@@ -97,7 +98,7 @@ func (s *Sources) Get(ctx context.Context, p core.Principal, inboxID int64) (cor
 	if err != nil {
 		return core.MailSource{}, err
 	}
-	stored, err := s.deps.Store.MailSource(ctx, inbox.AccountID, inbox.ID)
+	stored, err := s.store.MailSource(ctx, inbox.AccountID, inbox.ID)
 	return stored.Source, err
 }
 
@@ -107,7 +108,7 @@ func (s *Sources) Delete(ctx context.Context, p core.Principal, inboxID int64) e
 	if err != nil {
 		return err
 	}
-	if err := s.deps.Store.DeleteMailSource(ctx, inbox.AccountID, inbox.ID); err != nil {
+	if err := s.store.DeleteMailSource(ctx, inbox.AccountID, inbox.ID); err != nil {
 		return err
 	}
 	s.nudge()
@@ -134,7 +135,7 @@ func (s *Sources) openPassword(stored ports.StoredMailSource) (string, error) {
 // whose password cannot be opened (its vault key is gone) is left out and
 // logged.
 func (s *Sources) Active(ctx context.Context) ([]core.MailSource, error) {
-	stored, err := s.deps.Store.AllMailSources(ctx)
+	stored, err := s.store.AllMailSources(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func (s *Sources) Active(ctx context.Context) ([]core.MailSource, error) {
 	for _, st := range stored {
 		src := st.Source
 		if src.Password, err = s.openPassword(st); err != nil {
-			s.deps.Log.Error("mail source: the stored password cannot be opened", "source", src.ID, "err", err)
+			s.log.Error("mail source: the stored password cannot be opened", "source", src.ID, "err", err)
 			continue
 		}
 		out = append(out, src)
@@ -155,7 +156,7 @@ func (s *Sources) Active(ctx context.Context) ([]core.MailSource, error) {
 // already holds (by Message-ID) is not stored again, which makes a pull
 // that is repeated after a crash or a UIDVALIDITY change harmless.
 func (s *Sources) Deliver(ctx context.Context, src core.MailSource, raw []byte) error {
-	inbox, err := s.deps.Store.Inbox(ctx, src.InboxID)
+	inbox, err := s.mail.inboxByID(ctx, src.InboxID)
 	if err != nil {
 		return err
 	}
@@ -166,5 +167,5 @@ func (s *Sources) Deliver(ctx context.Context, src core.MailSource, raw []byte) 
 // Record saves a worker's progress. It reports false when the source was
 // changed or removed since src was read: the worker is out of date and stops.
 func (s *Sources) Record(ctx context.Context, src core.MailSource, p core.SourceProgress) (bool, error) {
-	return s.deps.Store.SaveSourceProgress(ctx, src.ID, src.UpdatedAt, p)
+	return s.store.SaveSourceProgress(ctx, src.ID, src.UpdatedAt, p)
 }

@@ -14,8 +14,9 @@ import (
 func sourceWorld(t *testing.T) (*world, *memory.Cipher, core.Principal, core.Inbox) {
 	w := newWorld(t)
 	cipher := &memory.Cipher{}
-	w.app = app.New(app.Deps{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Cipher: cipher, MailDomains: []string{"agents.test"},
-		Mail: app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: 1 << 20}})
+	w.app = app.New(app.Deps{
+		Ports:    app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Cipher: cipher, Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
+		Settings: app.Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20}})
 	p := w.owner("a@example.com")
 	name := "fed"
 	ident, err := w.app.Identities.Create(w.ctx, p, app.IdentityInput{Name: &name})

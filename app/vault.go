@@ -10,8 +10,10 @@ import (
 
 // Vault keeps an identity's passwords and secrets, sealed at rest (spec §2, §4).
 type Vault struct {
-	*base
-	cipher ports.Cipher
+	base
+	store      ports.VaultStore
+	identities *Identities // entries are made for an identity
+	cipher     ports.Cipher
 }
 
 // PasswordInput carries the fields of a password write; nil means absent.
@@ -84,12 +86,12 @@ func applyPassword(e *core.PasswordEntry, in PasswordInput, replace bool) error 
 
 // CreatePassword stores an entry for the identity the request selects.
 func (s *Vault) CreatePassword(ctx context.Context, p core.Principal, requested string, in PasswordInput) (core.PasswordEntry, error) {
-	ident, err := s.selectedIdentity(ctx, p, requested)
+	ident, err := s.identities.selected(ctx, p, requested)
 	if err != nil {
 		return core.PasswordEntry{}, err
 	}
 	now := s.now()
-	e := core.PasswordEntry{ID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, CreatedAt: now, UpdatedAt: now}
+	e := core.PasswordEntry{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, CreatedAt: now, UpdatedAt: now}
 	if err := applyPassword(&e, in, true); err != nil {
 		return core.PasswordEntry{}, err
 	}
@@ -97,13 +99,13 @@ func (s *Vault) CreatePassword(ctx context.Context, p core.Principal, requested 
 	if err != nil {
 		return core.PasswordEntry{}, err
 	}
-	return e, s.deps.Store.CreatePassword(ctx, sp)
+	return e, s.store.CreatePassword(ctx, sp)
 }
 
 // ListPasswords lists entries in scope; domain, when set, keeps entries for
 // that host and its subdomains.
 func (s *Vault) ListPasswords(ctx context.Context, p core.Principal, requested, domain string) ([]core.PasswordEntry, error) {
-	stored, err := s.deps.Store.Passwords(ctx, ports.PasswordFilter{Scope: p.Scope(requested), Host: core.DomainHost(domain)})
+	stored, err := s.store.Passwords(ctx, ports.PasswordFilter{Scope: p.Scope(requested), Host: core.DomainHost(domain)})
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +119,7 @@ func (s *Vault) ListPasswords(ctx context.Context, p core.Principal, requested, 
 }
 
 func (s *Vault) storedPassword(ctx context.Context, p core.Principal, id string) (ports.StoredPassword, error) {
-	sp, err := s.deps.Store.Password(ctx, p.AccountID, id)
+	sp, err := s.store.Password(ctx, p.AccountID, id)
 	if err != nil {
 		return sp, err
 	}
@@ -150,7 +152,7 @@ func (s *Vault) UpdatePassword(ctx context.Context, p core.Principal, id string,
 	if err != nil {
 		return core.PasswordEntry{}, err
 	}
-	return e, s.deps.Store.UpdatePassword(ctx, sp)
+	return e, s.store.UpdatePassword(ctx, sp)
 }
 
 // DeletePassword removes an entry.
@@ -158,12 +160,12 @@ func (s *Vault) DeletePassword(ctx context.Context, p core.Principal, id string)
 	if _, err := s.storedPassword(ctx, p, id); err != nil {
 		return err
 	}
-	return s.deps.Store.DeletePassword(ctx, p.AccountID, id)
+	return s.store.DeletePassword(ctx, p.AccountID, id)
 }
 
 // GeneratePassword draws a password to spec from the crypto source.
 func (s *Vault) GeneratePassword(spec core.PasswordSpec) (string, error) {
-	return core.GeneratePassword(spec, s.deps.Random)
+	return core.GeneratePassword(spec, s.random)
 }
 
 func (s *Vault) sealSecret(sec core.Secret) (ports.StoredSecret, error) {
@@ -206,12 +208,12 @@ func applySecret(sec *core.Secret, in SecretInput, replace bool) error {
 // CreateSecret stores a secret for the identity the request selects; its
 // key must be new to the identity (409 otherwise).
 func (s *Vault) CreateSecret(ctx context.Context, p core.Principal, requested string, in SecretInput) (core.Secret, error) {
-	ident, err := s.selectedIdentity(ctx, p, requested)
+	ident, err := s.identities.selected(ctx, p, requested)
 	if err != nil {
 		return core.Secret{}, err
 	}
 	now := s.now()
-	sec := core.Secret{ID: s.deps.IDs.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, CreatedAt: now, UpdatedAt: now}
+	sec := core.Secret{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, CreatedAt: now, UpdatedAt: now}
 	if err := applySecret(&sec, in, true); err != nil {
 		return core.Secret{}, err
 	}
@@ -219,12 +221,12 @@ func (s *Vault) CreateSecret(ctx context.Context, p core.Principal, requested st
 	if err != nil {
 		return core.Secret{}, err
 	}
-	return sec, s.deps.Store.CreateSecret(ctx, ss)
+	return sec, s.store.CreateSecret(ctx, ss)
 }
 
 // ListSecrets lists secrets in scope, optionally only the one with key.
 func (s *Vault) ListSecrets(ctx context.Context, p core.Principal, requested, key string) ([]core.Secret, error) {
-	stored, err := s.deps.Store.Secrets(ctx, ports.SecretFilter{Scope: p.Scope(requested), Key: key})
+	stored, err := s.store.Secrets(ctx, ports.SecretFilter{Scope: p.Scope(requested), Key: key})
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +240,7 @@ func (s *Vault) ListSecrets(ctx context.Context, p core.Principal, requested, ke
 }
 
 func (s *Vault) storedSecret(ctx context.Context, p core.Principal, id string) (ports.StoredSecret, error) {
-	ss, err := s.deps.Store.Secret(ctx, p.AccountID, id)
+	ss, err := s.store.Secret(ctx, p.AccountID, id)
 	if err != nil {
 		return ss, err
 	}
@@ -271,7 +273,7 @@ func (s *Vault) UpdateSecret(ctx context.Context, p core.Principal, id string, i
 	if err != nil {
 		return core.Secret{}, err
 	}
-	return sec, s.deps.Store.UpdateSecret(ctx, ss)
+	return sec, s.store.UpdateSecret(ctx, ss)
 }
 
 // DeleteSecret removes a secret.
@@ -279,7 +281,7 @@ func (s *Vault) DeleteSecret(ctx context.Context, p core.Principal, id string) e
 	if _, err := s.storedSecret(ctx, p, id); err != nil {
 		return err
 	}
-	return s.deps.Store.DeleteSecret(ctx, p.AccountID, id)
+	return s.store.DeleteSecret(ctx, p.AccountID, id)
 }
 
 // ResealReport counts what a reseal pass did.
@@ -300,7 +302,7 @@ func (s *Vault) Reseal(ctx context.Context) (ResealReport, error) {
 	var rep ResealReport
 	var after ports.SealedValue
 	for {
-		page, err := s.deps.Store.SealedValues(ctx, after, resealPage)
+		page, err := s.store.SealedValues(ctx, after, resealPage)
 		if err != nil {
 			return rep, err
 		}
@@ -321,7 +323,7 @@ func (s *Vault) Reseal(ctx context.Context) (ResealReport, error) {
 			if err != nil {
 				return rep, err
 			}
-			swapped, err := s.deps.Store.ReplaceSealed(ctx, v, fresh)
+			swapped, err := s.store.ReplaceSealed(ctx, v, fresh)
 			if err != nil {
 				return rep, err
 			}

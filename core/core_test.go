@@ -222,3 +222,25 @@ func TestKeptSMSMedia(t *testing.T) {
 		t.Errorf("kept %+v", got)
 	}
 }
+
+func TestGeneratedLocalPart(t *testing.T) {
+	for name, want := range map[string]string{
+		"helper":                  "helper",
+		"Sales Bot 2":             "sales-bot-2",
+		"  --Zoë's  assistant--":  "zo-s-assistant",
+		"!!!":                     "agent",
+		"":                        "agent",
+		strings.Repeat("ab ", 30): strings.Repeat("ab-", 13) + "a", // at most 40 characters
+	} {
+		if got, err := GeneratedLocalPart(name, 0, rand.Reader); err != nil || got != want {
+			t.Errorf("GeneratedLocalPart(%q, 0) = %q %v, want %q", name, got, err, want)
+		}
+	}
+	got, err := GeneratedLocalPart("Sales Bot", 1, rand.Reader)
+	if err != nil || !strings.HasPrefix(got, "sales-bot-") || len(got) != len("sales-bot-xxxx") {
+		t.Fatalf("a later attempt: %q %v", got, err)
+	}
+	if _, err := NormalizeLocalPart("email_identifier", got); err != nil {
+		t.Fatalf("%q is not a valid local part: %v", got, err)
+	}
+}

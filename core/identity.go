@@ -85,3 +85,42 @@ func randomIndex(random io.Reader, n int) (int, error) {
 	}
 	return int(v.Int64()), nil
 }
+
+// GeneratedLocalPart is the local part of an address made for an identity
+// named name: the name's slug on the first attempt (attempt 0), then the
+// slug with a random suffix, for when the plain one is taken.
+func GeneratedLocalPart(name string, attempt int, random io.Reader) (string, error) {
+	slug := slugify(name)
+	if attempt == 0 {
+		return slug, nil
+	}
+	suffix, err := RandomString(random, 4, "abcdefghijkmnpqrstuvwxyz23456789")
+	if err != nil {
+		return "", err
+	}
+	return slug + "-" + suffix, nil
+}
+
+// slugify keeps letters and digits of a name, joined by single hyphens.
+func slugify(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "agent"
+	}
+	return b.String()
+}

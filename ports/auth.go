@@ -15,13 +15,14 @@ type DeviceGrantStore interface {
 	DeviceGrantByUserCode(ctx context.Context, userCode string) (core.DeviceGrant, error)
 	// RecordDevicePoll notes a poll and the interval the client must keep from now on.
 	RecordDevicePoll(ctx context.Context, id string, at time.Time, interval time.Duration) error
-	// DecideDeviceGrant approves or denies a pending grant. A grant that is
-	// no longer pending (someone answered first) is a Conflict.
+	// DecideDeviceGrant approves or denies a grant in the one step
+	// core.DeviceGrantMove allows (a pending grant; else its Conflict:
+	// someone answered first).
 	DecideDeviceGrant(ctx context.Context, id string, d DeviceDecision) error
-	// RedeemDeviceGrant marks an approved grant redeemed and stores keys
-	// with it, in one transaction, and returns the keys' new ids. A grant
-	// that is not approved (say, redeemed by a concurrent poll) is a
-	// Conflict, and then no key is stored.
+	// RedeemDeviceGrant marks an approved grant redeemed (else the Conflict
+	// of core.DeviceGrantMove, say, for a concurrent poll) and stores keys
+	// with it, in one transaction, and returns the keys' new ids; on a
+	// Conflict no key is stored.
 	RedeemDeviceGrant(ctx context.Context, id string, keys []core.APIKey) ([]int64, error)
 	// DeleteDeviceGrants forgets grants that expired before the given time.
 	DeleteDeviceGrants(ctx context.Context, expiredBefore time.Time) error

@@ -31,8 +31,7 @@ type ConversationFilter struct {
 	PhoneID   int64
 }
 
-// PhoneStore keeps phone numbers, text messages, their conversations and
-// voice-agent settings.
+// PhoneStore keeps phone numbers and voice-agent settings.
 type PhoneStore interface {
 	// CreatePhone stores a provisioned number; an identity has at most one
 	// (a clash on "identity_id"), a number belongs to one identity ("number").
@@ -44,17 +43,25 @@ type PhoneStore interface {
 	// Phones lists numbers in scope, oldest first.
 	Phones(ctx context.Context, scope core.Scope) ([]core.PhoneNumber, error)
 
+	// VoiceAgent is an identity's setting, NotFound when never saved.
+	VoiceAgent(ctx context.Context, accountID, identityID string) (core.VoiceAgent, error)
+	SaveVoiceAgent(ctx context.Context, v core.VoiceAgent) error
+}
+
+// SMSStore keeps text messages and their conversations.
+type SMSStore interface {
 	// SaveSMS stores a message and updates its conversation in one
 	// transaction. A message whose ProviderSID is already stored is not
 	// stored again: the stored one comes back with created false.
 	SaveSMS(ctx context.Context, m NewSMS) (stored core.SMSMessage, created bool, err error)
 	SMS(ctx context.Context, accountID string, id int64) (core.SMSMessage, error)
 	SMSList(ctx context.Context, f SMSFilter) ([]core.SMSMessage, error)
-	// SetSMSRead marks a message read or unread and keeps its conversation's count.
+	// SetSMSRead marks a message read or unread and moves its
+	// conversation's unread count by core.UnreadDelta.
 	SetSMSRead(ctx context.Context, accountID string, id int64, read bool) error
-	// UpdateSMSStatus records a provider's delivery report; a status never
-	// moves back (a late "sent" after "delivered" is ignored). It reports
-	// whether a message has that SID.
+	// UpdateSMSStatus records a provider's delivery report when
+	// core.SMSReportMoves says it moves the message. It reports whether a
+	// message has that SID.
 	UpdateSMSStatus(ctx context.Context, providerSID string, status core.SMSStatus, errText string) (bool, error)
 	// SetSMSProvider records the provider's id and status of a message just sent.
 	SetSMSProvider(ctx context.Context, id int64, providerSID string, status core.SMSStatus) error
@@ -64,8 +71,4 @@ type PhoneStore interface {
 	// Conversations lists summaries, latest activity first.
 	Conversations(ctx context.Context, f ConversationFilter) ([]core.Conversation, error)
 	Conversation(ctx context.Context, accountID string, phoneID int64, counterpart string) (core.Conversation, error)
-
-	// VoiceAgent is an identity's setting, NotFound when never saved.
-	VoiceAgent(ctx context.Context, accountID, identityID string) (core.VoiceAgent, error)
-	SaveVoiceAgent(ctx context.Context, v core.VoiceAgent) error
 }

@@ -7,8 +7,13 @@ import (
 	"github.com/callsign/callsign/core"
 )
 
-// Store is every store at once; the SQL store and the memory fake implement
-// it whole, and each app service asks only for the parts it uses.
+// Store is every store at once: the SQL store and the memory fake
+// implement it whole, and app.New hands each service the stores it uses,
+// one or two services per store (the service structs in app name theirs).
+//
+// Stores persist and lock; they decide nothing. Where a decision needs what
+// only a transaction can see (which thread a message joins, whether a
+// status may move), the store asks core inside that transaction.
 //
 // Conventions for every method: a missing row is a core NotFound error; a
 // uniqueness clash is a core Conflict error whose Fields name the field;
@@ -22,9 +27,12 @@ type Store interface {
 	VaultStore
 	ContactStore
 	MailStore
+	OutboxStore
+	DomainStore
 	MailSourceStore
 	DeviceGrantStore
 	PhoneStore
+	SMSStore
 }
 
 // AccountStore keeps accounts.
@@ -169,12 +177,12 @@ type ContactStore interface {
 // everything that must be committed with it.
 type NewMail struct {
 	// Message has every field but ID, ThreadID and CreatedAt, which the store
-	// assigns. Message.CreatedAt carries the current time: the store makes
-	// creation times strictly increasing per account, so a cursor over them
-	// neither skips nor repeats.
+	// assigns (ThreadID and CreatedAt as core.FileMail decides: creation
+	// times strictly increase per account). Message.CreatedAt carries the
+	// current time.
 	Message core.EmailMessage
-	// NewThreadID is the thread the message starts when its In-Reply-To and
-	// References name no message of the inbox.
+	// NewThreadID is the thread the message starts when it answers no
+	// message of the inbox (core.JoinThread).
 	NewThreadID string
 	Raw         []byte
 	Attachments []AttachmentContent
@@ -183,9 +191,9 @@ type NewMail struct {
 	Correspondent *core.Contact
 	// Outbox, when set, queues the message for delivery in the same transaction.
 	Outbox *OutboxEntry
-	// Dedupe skips the message when the inbox already holds an incoming
-	// message with the same Message-ID: for redeliveries (a retried local
-	// delivery, a resynced IMAP source) that must not make copies.
+	// Dedupe asks core.FileMail to skip the message when the inbox already
+	// received it: for redeliveries (a retried local delivery, a resynced
+	// IMAP source) that must not make copies.
 	Dedupe bool
 }
 
@@ -240,11 +248,12 @@ type MailboxEntry struct {
 	CreatedAt time.Time
 }
 
-// MailStore keeps messages, threads, attachments and the outbox.
+// MailStore keeps messages, their threads and attachments.
 type MailStore interface {
 	// SaveMail stores messages with their attachments, thread updates,
 	// correspondents and outbox entries, all in one transaction (several
-	// calls may share one commit), and returns them as stored. When it
+	// calls may share one commit), and returns them as stored. Where each
+	// goes is core.FileMail's to decide, inside that transaction. When it
 	// returns nil, every message is durable.
 	SaveMail(ctx context.Context, mails []NewMail) ([]core.EmailMessage, error)
 	Message(ctx context.Context, accountID string, id int64) (core.EmailMessage, error)
@@ -256,7 +265,8 @@ type MailStore interface {
 	// MailboxEntries lists an inbox's messages of one direction, by id, in
 	// the light form an IMAP mailbox view needs.
 	MailboxEntries(ctx context.Context, inboxID int64, dir core.Direction) ([]MailboxEntry, error)
-	// SetRead marks a message read or unread, and keeps its thread's count right.
+	// SetRead marks a message read or unread, and moves its thread's unread
+	// count by core.UnreadDelta.
 	SetRead(ctx context.Context, accountID string, id int64, read bool) error
 
 	Thread(ctx context.Context, accountID, id string) (core.Thread, error)
@@ -266,7 +276,10 @@ type MailStore interface {
 	// SaveUpload stores an attachment uploaded to be sent.
 	SaveUpload(ctx context.Context, a AttachmentContent) error
 	Attachment(ctx context.Context, accountID, id string) (AttachmentContent, error)
+}
 
+// OutboxStore keeps the messages waiting to leave; SaveMail queues them.
+type OutboxStore interface {
 	// ClaimOutbox leases up to limit entries that are due, so no other
 	// worker (of this instance or another) takes them until the lease ends.
 	ClaimOutbox(ctx context.Context, now, leaseUntil time.Time, limit int) ([]OutboxEntry, error)
@@ -275,7 +288,10 @@ type MailStore interface {
 	RetryOutbox(ctx context.Context, e OutboxEntry, lastError string) error
 	// FinishOutbox removes an entry and records the message's final status.
 	FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error
+}
 
+// DomainStore keeps the accounts' own mail domains.
+type DomainStore interface {
 	// SaveCustomDomain adds or updates an account's own domain; a domain
 	// another account has clashes on "domain".
 	SaveCustomDomain(ctx context.Context, accountID string, d core.Domain) error

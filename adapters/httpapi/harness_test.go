@@ -64,9 +64,10 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), relay: &memory.Relay{}, sim: simtel.New(), logs: logs}
 	h.clock.Step = time.Millisecond
-	deps := app.Deps{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log,
-		MailDomains: []string{"agents.test", "bots.test"}, Telephony: h.sim, PublicURL: "http://api.test",
-		Mail: app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay, MaxMessageBytes: 1 << 20,
+	deps := app.Deps{
+		Ports: app.Ports{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, Telephony: h.sim,
+			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay},
+		Settings: app.Settings{MailDomains: []string{"agents.test", "bots.test"}, PublicURL: "http://api.test", MaxMessageBytes: 1 << 20,
 			Retry: app.RetryPolicy{First: time.Millisecond, Max: time.Millisecond, GiveUpAfter: time.Hour}}}
 	change(&deps)
 	h.app = app.New(deps)

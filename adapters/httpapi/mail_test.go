@@ -309,7 +309,7 @@ func TestLocalAndUndeliverableRecipients(t *testing.T) {
 }
 
 func TestNoRelayConfigured(t *testing.T) {
-	h := newHarnessWith(t, func(d *app.Deps) { d.Mail.Relay = nil })
+	h := newHarnessWith(t, func(d *app.Deps) { d.Relay = nil })
 	h.runOutbox()
 	tn := newTenants(t, h)
 	m := h.do("POST", "/api/email-messages/compose/", map[string]any{"to_email": "out@example.org", "content": "hi"}, tn.keyOne).want(t, 201).object(t)

@@ -30,9 +30,10 @@ func newWorld(t *testing.T) *world {
 	w := &world{t: t, ctx: context.Background(), store: memory.NewStore()}
 	clock := memory.NewClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
 	clock.Step = time.Millisecond
-	w.app = app.New(app.Deps{Store: w.store, Clock: clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
-		MailDomains: []string{"agents.test"},
-		Mail:        app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: 1 << 20}})
+	w.app = app.New(app.Deps{
+		Ports: app.Ports{Store: w.store, Clock: clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
+			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
+		Settings: app.Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20}})
 	b, err := w.app.Accounts.Create(w.ctx, "owner@example.com", "")
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,9 @@
 // Package memory holds in-memory fakes of every driven port, for the app's
-// unit tests and the store contract suite. They keep the same rules as the
-// real adapters (uniqueness, scoping, ordering) so tests can trust them.
+// unit tests and the store contract suite. The store only persists: every
+// decision (which thread a message joins, creation times, unread counts,
+// summaries, which status may move) is core's, asked exactly as the SQL
+// store asks it. What it keeps is the store contract the suite holds both
+// to (uniqueness, scoping, ordering), so tests can trust it.
 package memory
 
 import (

@@ -65,9 +65,10 @@ func newWorld(t *testing.T, tlsConfig *tls.Config, maxBytes int64) *world {
 	w := &world{t: t, store: memory.NewStore(), inboxes: map[string]core.Inbox{}}
 	clock := memory.NewClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
 	clock.Step = time.Millisecond
-	w.app = app.New(app.Deps{Store: w.store, Clock: clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
-		MailDomains: []string{"agents.test"},
-		Mail:        app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: maxBytes}})
+	w.app = app.New(app.Deps{
+		Ports: app.Ports{Store: w.store, Clock: clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
+			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
+		Settings: app.Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: maxBytes}})
 	ctx := context.Background()
 	b, err := w.app.Accounts.Create(ctx, "owner@example.com", "")
 	if err != nil {

@@ -134,7 +134,7 @@ func (s *relaySession) Logout() error { return nil }
 
 // fastRetry makes outbox retries quick enough for a test.
 func fastRetry(d *app.Deps) {
-	d.Mail.Retry = app.RetryPolicy{First: 50 * time.Millisecond, Max: 200 * time.Millisecond, GiveUpAfter: time.Minute}
+	d.Retry = app.RetryPolicy{First: 50 * time.Millisecond, Max: 200 * time.Millisecond, GiveUpAfter: time.Minute}
 }
 
 func sendSMTP(t testing.TB, addr, from string, to []string, raw string) {

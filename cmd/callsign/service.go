@@ -93,25 +93,19 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		db.Close()
 		return nil, err
 	}
-	mail := app.MailDeps{Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, MaxMessageBytes: cfg.SMTPMaxBytes, Postmaster: cfg.Postmaster}
+	deps := app.Deps{
+		Ports: app.Ports{Store: db, Clock: system.Clock{}, IDs: system.IDs{}, Cipher: keyring, Log: log,
+			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: telephony(cfg)},
+		Settings: app.Settings{MailDomains: cfg.MailDomains, PublicURL: cfg.BaseURL, MaxMessageBytes: cfg.SMTPMaxBytes,
+			Postmaster: cfg.Postmaster},
+	}
 	if cfg.SMTPRelay != nil {
 		r, err := newRelay(cfg)
 		if err != nil {
 			db.Close()
 			return nil, err
 		}
-		mail.Relay = r
-	}
-	deps := app.Deps{
-		Store:       db,
-		Clock:       system.Clock{},
-		IDs:         system.IDs{},
-		Cipher:      keyring,
-		Log:         log,
-		MailDomains: cfg.MailDomains,
-		Mail:        mail,
-		Telephony:   telephony(cfg),
-		PublicURL:   cfg.BaseURL,
+		deps.Relay = r
 	}
 	signIn.use(&deps)
 	if m != nil {
