@@ -17,41 +17,70 @@ var (
 	errRelayDenied   = core.Forbidden("This service does not relay mail for that domain.")
 )
 
-// ResolveRecipient finds the inbox an envelope recipient names. A domain
-// we do not serve is Forbidden (no open relay); an unknown mailbox on one
-// of ours is NotFound. postmaster@ every domain we serve is accepted (RFC
-// 5321 §4.5.1): an inbox of that name, else, for an account's own domain,
-// the account's oldest inbox, and for a platform domain the configured
-// postmaster inbox, else the service's oldest.
-func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, error) {
+// destination is where mail for an address goes.
+type destination int
+
+const (
+	toRelay   destination = iota // a domain we do not serve: the outside world's
+	toInbox                      // one of our inboxes
+	toNowhere                    // one of our domains, without that mailbox: refused
+)
+
+// route decides where mail for addr goes, and to which inbox when it stays
+// here. Both doors ask it: the SMTP listener takes only mail for our
+// inboxes (ResolveRecipient), and the outbox delivers that itself and
+// hands the rest to the relay. postmaster@ every domain we serve stays
+// here (RFC 5321 §4.5.1): an inbox of that name, else, for an account's own
+// domain, the account's oldest inbox, and for a platform domain the
+// configured postmaster inbox, else the service's oldest. route fails when
+// it cannot decide (the store is down), and with Invalid for what is not
+// an address.
+func (s *Mail) route(ctx context.Context, addr string) (destination, core.Inbox, error) {
 	local, domain, ok := core.SplitAddress(strings.TrimSpace(addr))
 	if !ok {
-		return core.Inbox{}, core.Invalid("to", "Not an address.")
+		return 0, core.Inbox{}, core.Invalid("to", "Not an address.")
 	}
 	domain = core.NormalizeDomain(domain)
 	email := strings.ToLower(local) + "@" + domain
 	now := s.now()
 	if in, ok := s.recipients.get(email, now); ok {
-		return in, nil
+		return toInbox, in, nil
 	}
 	served, owner, err := s.servesDomain(ctx, domain)
 	if err != nil {
-		return core.Inbox{}, err
+		return 0, core.Inbox{}, err
 	}
 	if !served {
-		return core.Inbox{}, errRelayDenied
+		return toRelay, core.Inbox{}, nil
 	}
 	in, err := s.inboxes.InboxByEmail(ctx, email)
 	if isNotFound(err) && strings.HasPrefix(email, "postmaster@") {
 		in, err = s.postmasterInbox(ctx, owner)
 	}
-	if isNotFound(err) {
+	switch {
+	case isNotFound(err):
+		return toNowhere, core.Inbox{}, nil
+	case err != nil:
+		return 0, core.Inbox{}, err
+	}
+	s.recipients.put(email, in, now)
+	return toInbox, in, nil
+}
+
+// ResolveRecipient finds the inbox an envelope recipient names (route). A
+// domain we do not serve is Forbidden (no open relay); an unknown mailbox
+// on one of ours is NotFound.
+func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, error) {
+	dest, in, err := s.route(ctx, addr)
+	switch {
+	case err != nil:
+		return core.Inbox{}, err
+	case dest == toRelay:
+		return core.Inbox{}, errRelayDenied
+	case dest == toNowhere:
 		return core.Inbox{}, errNoSuchMailbox
 	}
-	if err == nil {
-		s.recipients.put(email, in, now)
-	}
-	return in, err
+	return in, nil
 }
 
 // postmaster is the inbox of postmaster@ a domain that has no inbox of

@@ -84,16 +84,16 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 	var local []core.Inbox
 	var localRcpts, external []string
 	for _, rcpt := range e.Recipients {
-		in, err := s.ResolveRecipient(ctx, rcpt)
+		dest, in, err := s.route(ctx, rcpt)
 		switch {
-		case err == nil:
-			local, localRcpts = append(local, in), append(localRcpts, rcpt)
-		case err == errNoSuchMailbox:
-			fail(rcpt, "550 5.1.1 no such mailbox")
-		case err == errRelayDenied:
-			external = append(external, rcpt)
-		default:
+		case err != nil:
 			retry, lastErr = append(retry, rcpt), err.Error()
+		case dest == toInbox:
+			local, localRcpts = append(local, in), append(localRcpts, rcpt)
+		case dest == toNowhere:
+			fail(rcpt, "550 5.1.1 no such mailbox")
+		default:
+			external = append(external, rcpt)
 		}
 	}
 	if len(local) > 0 {

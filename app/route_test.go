@@ -1,0 +1,63 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/callsign/callsign/adapters/memory"
+	"github.com/callsign/callsign/core"
+)
+
+func TestRoute(t *testing.T) {
+	ctx := context.Background()
+	store := memory.NewStore()
+	a := New(Deps{Ports: Ports{Store: store, Clock: &memory.Clock{}, IDs: memory.IDs{}},
+		Settings: Settings{MailDomains: []string{"agents.test"}}})
+	boot, err := a.Accounts.Create(ctx, "owner@example.com", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := core.Principal{AccountID: boot.Account.ID, KeyType: core.KeyManagement}
+	name := "helper"
+	ident, err := a.Identities.Create(ctx, owner, IdentityInput{Name: &name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SaveCustomDomain(ctx, owner.AccountID, core.Domain{Name: "mail.example.com", Status: core.DomainVerified}); err != nil {
+		t.Fatal(err)
+	}
+	custom, err := a.Mail.CreateInbox(ctx, owner, ident.ID, "desk@mail.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		addr      string
+		want      destination
+		wantInbox string
+	}{
+		{ident.Inbox, toInbox, ident.Inbox},
+		{"  HELPER@Agents.Test ", toInbox, ident.Inbox},
+		{"desk@mail.example.com", toInbox, custom.Email},
+		{"postmaster@agents.test", toInbox, ident.Inbox},      // the service's oldest inbox
+		{"Postmaster@mail.example.com", toInbox, ident.Inbox}, // the owning account's oldest
+		{"nobody@agents.test", toNowhere, ""},
+		{"nobody@mail.example.com", toNowhere, ""},
+		{"someone@example.org", toRelay, ""},
+		{"helper@agents.test.example.org", toRelay, ""},
+	} {
+		dest, in, err := a.Mail.route(ctx, tc.addr)
+		if err != nil || dest != tc.want || in.Email != tc.wantInbox {
+			t.Errorf("route(%q) = %v %q %v, want %v %q", tc.addr, dest, in.Email, err, tc.want, tc.wantInbox)
+		}
+	}
+	if _, _, err := a.Mail.route(ctx, "not an address"); core.KindOf(err) != core.KindInvalid {
+		t.Errorf("not an address: %v", err)
+	}
+	// A store that cannot answer is no decision: the caller retries.
+	a.Mail.recipients = inboxCache{}
+	store.Fail = errors.New("down")
+	if _, _, err := a.Mail.route(ctx, ident.Inbox); err == nil {
+		t.Error("a failing store decided a route")
+	}
+}
