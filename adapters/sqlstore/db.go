@@ -18,8 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -30,6 +28,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // Dialect names the SQL flavour behind a DB.
@@ -52,20 +51,20 @@ func init() {
 // writer at a time anyway; a single connection turns lock contention into a
 // queue) beside a pool of read-only connections that WAL lets run alongside
 // it. PostgreSQL uses one pool for both.
+//
+// The speed machinery has rooms of its own: the group commit of SaveMail
+// (groupcommit.go), the statement caches (stmtcache.go) and the WAL
+// checkpointer (checkpoint.go).
 type DB struct {
 	dialect Dialect
 	w       *sqlx.DB // writes and transactions
 	r       *sqlx.DB // reads
-	saver   committer
-	// reads caches prepared read statements (SQLite only; see get).
-	reads     sync.Map // rebound query → *sqlx.Stmt
-	readsSize atomic.Int32
-	writes    sync.Map // rebound query → *sqlx.Stmt, on the writing connection
-	// onCommit hears each group commit's size; nil for none.
-	onCommit func(calls int)
-	// stopCheckpoints ends the SQLite checkpointer.
-	stopCheckpoints context.CancelFunc
-	checkpoints     sync.WaitGroup
+	// mail lets concurrent SaveMail calls share a transaction.
+	mail *groupCommit[ports.NewMail, core.EmailMessage]
+	// reads and writes keep prepared statements on SQLite; nil on PostgreSQL.
+	reads, writes *stmtCache
+	// checkpoints copies SQLite's WAL back; nil on PostgreSQL.
+	checkpoints *checkpointer
 }
 
 // Options tune Open.
@@ -90,7 +89,7 @@ func Open(ctx context.Context, databaseURL string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.onCommit = opts.CommitBatch
+	db.mail.committed = opts.CommitBatch
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connecting to the %s database: %w", db.dialect, err)
@@ -111,7 +110,17 @@ func openPostgres(u string) (*DB, error) {
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	return &DB{dialect: Postgres, w: db, r: db}, nil
+	return newDB(Postgres, db, db), nil
+}
+
+// newDB is a DB over its pools, with its group commit running.
+func newDB(d Dialect, w, r *sqlx.DB) *DB {
+	db := &DB{dialect: d, w: w, r: r}
+	db.mail = newGroupCommit(maxMailBatch, db.storeMail)
+	if d == SQLite {
+		db.reads, db.writes = &stmtCache{pool: r}, &stmtCache{pool: w}
+	}
+	return db
 }
 
 // sqlitePragmas make every connection durable (synchronous=FULL: an
@@ -119,9 +128,6 @@ func openPostgres(u string) (*DB, error) {
 // writer does not checkpoint the WAL itself (wal_autocheckpoint=0): a
 // background checkpointer does, so commits never pay for copying pages.
 const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
-
-// checkpointEvery is how often the WAL is copied back into the database.
-const checkpointEvery = time.Second
 
 func openSQLite(path string, opts Options) (*DB, error) {
 	path = strings.TrimPrefix(path, "file:")
@@ -155,43 +161,12 @@ func openSQLite(path string, opts Options) (*DB, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
-	db := &DB{dialect: SQLite, w: w, r: r}
-	if err := db.startCheckpoints(base); err != nil {
+	db := newDB(SQLite, w, r)
+	if db.checkpoints, err = startCheckpoints(base, checkpointEvery); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
-}
-
-// startCheckpoints copies the WAL back into the database file every
-// checkpointEvery on a connection of its own, in PASSIVE mode: it never
-// waits for readers or blocks the writer, and the WAL file is truncated
-// back to a small size whenever it has been checkpointed whole.
-func (db *DB) startCheckpoints(base string) error {
-	conn, err := sqlx.Open("sqlite", base+"&_pragma=journal_size_limit(67108864)")
-	if err != nil {
-		return err
-	}
-	conn.SetMaxOpenConns(1)
-	ctx, cancel := context.WithCancel(context.Background())
-	db.stopCheckpoints = cancel
-	db.checkpoints.Add(1)
-	go func() {
-		defer db.checkpoints.Done()
-		defer conn.Close()
-		tick := time.NewTicker(checkpointEvery)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				_, _ = conn.Exec("PRAGMA wal_checkpoint(PASSIVE)")
-				return
-			case <-tick.C:
-				_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-			}
-		}
-	}()
-	return nil
 }
 
 // Dialect reports which database this is.
@@ -199,13 +174,13 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 
 // Close commits what is queued, then closes every connection.
 func (db *DB) Close() error {
-	db.stopCommitter()
-	if db.stopCheckpoints != nil {
-		db.stopCheckpoints()
-		db.checkpoints.Wait()
+	db.mail.close()
+	if db.checkpoints != nil {
+		db.checkpoints.close()
 	}
-	for _, m := range []*sync.Map{&db.reads, &db.writes} {
-		m.Range(func(_, s any) bool { s.(*sqlx.Stmt).Close(); return true })
+	if db.dialect == SQLite {
+		db.reads.close()
+		db.writes.close()
 	}
 	err := db.w.Close()
 	if db.r != db.w {
@@ -291,52 +266,6 @@ func (db *DB) q(query string) string {
 	return query
 }
 
-// maxCachedReads bounds the read statement cache; queries are the code's
-// own, so this only guards against an unforeseen variety.
-const maxCachedReads = 512
-
-// readStmt is a prepared statement for a read query on SQLite, where
-// parsing the SQL costs as much as running a small query; nil elsewhere
-// (pgx keeps its own statement cache).
-func (db *DB) readStmt(ctx context.Context, query string) *sqlx.Stmt {
-	if db.dialect != SQLite {
-		return nil
-	}
-	if s, ok := db.reads.Load(query); ok {
-		return s.(*sqlx.Stmt)
-	}
-	if db.readsSize.Load() >= maxCachedReads {
-		return nil
-	}
-	s, err := db.r.PreparexContext(ctx, query)
-	if err != nil {
-		return nil // the plain query below reports the error
-	}
-	if prev, loaded := db.reads.LoadOrStore(query, s); loaded {
-		s.Close()
-		return prev.(*sqlx.Stmt)
-	}
-	db.readsSize.Add(1)
-	return s
-}
-
-// writeStmt is a statement prepared once on SQLite's single writing
-// connection; a transaction binds it with StmtxContext without preparing again.
-func (db *DB) writeStmt(ctx context.Context, query string) (*sqlx.Stmt, error) {
-	if s, ok := db.writes.Load(query); ok {
-		return s.(*sqlx.Stmt), nil
-	}
-	s, err := db.w.PreparexContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if prev, loaded := db.writes.LoadOrStore(query, s); loaded {
-		s.Close()
-		return prev.(*sqlx.Stmt), nil
-	}
-	return s, nil
-}
-
 // get reads one row of a rebound query.
 func (db *DB) get(ctx context.Context, dest any, query string, args ...any) error {
 	if s := db.readStmt(ctx, query); s != nil {
@@ -351,6 +280,14 @@ func (db *DB) sel(ctx context.Context, dest any, query string, args ...any) erro
 		return s.SelectContext(ctx, dest, args...)
 	}
 	return db.r.SelectContext(ctx, dest, query, args...)
+}
+
+// readStmt is query's cached statement on the read pool, or nil.
+func (db *DB) readStmt(ctx context.Context, query string) *sqlx.Stmt {
+	if db.reads == nil {
+		return nil
+	}
+	return db.reads.get(ctx, query)
 }
 
 // notFound turns sql.ErrNoRows into a core NotFound error.
