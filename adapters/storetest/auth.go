@@ -30,110 +30,109 @@ func (f *fixture) deviceKeys(accountID, identityID string) []core.APIKey {
 	}
 }
 
-func init() {
-	register(
-		testCase{"device grants/create and find by either code", func(t *testing.T, f *fixture) {
-			g := f.grant()
-			byDevice, err := f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash)
-			f.must(err)
-			byUser, err := f.s.DeviceGrantByUserCode(f.ctx, g.UserCode)
-			f.must(err)
-			for _, got := range []core.DeviceGrant{byDevice, byUser} {
-				if got.ID != g.ID || !bytes.Equal(got.DeviceCodeHash, g.DeviceCodeHash) || got.UserCode != g.UserCode || got.ClientName != g.ClientName ||
-					got.Status != core.DevicePending || got.AccountID != "" || got.IdentityID != "" || got.Interval != g.Interval ||
-					!got.CreatedAt.Equal(g.CreatedAt) || !got.ExpiresAt.Equal(g.ExpiresAt) || got.LastPolledAt != nil {
-					t.Fatalf("read %+v, stored %+v", got, g)
-				}
-			}
-			_, err = f.s.DeviceGrantByDeviceCode(f.ctx, core.HashKey("nope"))
-			wantKind(t, err, core.KindNotFound)
-			_, err = f.s.DeviceGrantByUserCode(f.ctx, "NOPENOPE")
-			wantKind(t, err, core.KindNotFound)
-			clash := g
-			clash.ID, clash.DeviceCodeHash = uuid.NewString(), core.HashKey("other")
-			wantConflictOn(t, f.s.CreateDeviceGrant(f.ctx, clash), "user_code")
-		}},
-		testCase{"device grants/polls, one answer, one redemption", func(t *testing.T, f *fixture) {
-			a := f.account()
-			ident, _ := f.identity(a.ID)
-			g := f.grant()
-			polled := f.tick()
-			f.must(f.s.RecordDevicePoll(f.ctx, g.ID, polled, 10*time.Second))
-			got, err := f.s.DeviceGrantByUserCode(f.ctx, g.UserCode)
-			f.must(err)
-			if got.LastPolledAt == nil || !got.LastPolledAt.Equal(polled) || got.Interval != 10*time.Second {
-				t.Fatalf("poll not recorded: %+v", got)
-			}
-			f.must(f.s.DecideDeviceGrant(f.ctx, g.ID, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: a.ID, IdentityID: ident.ID}))
-			wantKind(t, f.s.DecideDeviceGrant(f.ctx, g.ID, ports.DeviceDecision{Status: core.DeviceDenied, AccountID: a.ID}), core.KindConflict)
-			got, err = f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash)
-			f.must(err)
-			if got.Status != core.DeviceApproved || got.AccountID != a.ID || got.IdentityID != ident.ID {
-				t.Fatalf("approval not kept: %+v", got)
-			}
+func testDeviceGrantsCreateAndFind(t *testing.T, f *fixture) {
+	g := f.grant()
+	byDevice, err := f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash)
+	f.must(err)
+	byUser, err := f.s.DeviceGrantByUserCode(f.ctx, g.UserCode)
+	f.must(err)
+	for _, got := range []core.DeviceGrant{byDevice, byUser} {
+		if got.ID != g.ID || !bytes.Equal(got.DeviceCodeHash, g.DeviceCodeHash) || got.UserCode != g.UserCode || got.ClientName != g.ClientName ||
+			got.Status != core.DevicePending || got.AccountID != "" || got.IdentityID != "" || got.Interval != g.Interval ||
+			!got.CreatedAt.Equal(g.CreatedAt) || !got.ExpiresAt.Equal(g.ExpiresAt) || got.LastPolledAt != nil {
+			t.Fatalf("read %+v, stored %+v", got, g)
+		}
+	}
+	_, err = f.s.DeviceGrantByDeviceCode(f.ctx, core.HashKey("nope"))
+	wantKind(t, err, core.KindNotFound)
+	_, err = f.s.DeviceGrantByUserCode(f.ctx, "NOPENOPE")
+	wantKind(t, err, core.KindNotFound)
+	clash := g
+	clash.ID, clash.DeviceCodeHash = uuid.NewString(), core.HashKey("other")
+	wantConflictOn(t, f.s.CreateDeviceGrant(f.ctx, clash), "user_code")
+}
 
-			keys := f.deviceKeys(a.ID, ident.ID)
-			ids, err := f.s.RedeemDeviceGrant(f.ctx, g.ID, keys)
-			f.must(err)
-			if len(ids) != 2 || ids[0] <= 0 || ids[1] <= ids[0] {
-				t.Fatalf("key ids %v", ids)
-			}
-			for i, k := range keys {
-				stored, err := f.s.KeyByHash(f.ctx, k.Hash)
-				f.must(err)
-				if stored.ID != ids[i] || stored.Type != k.Type || stored.IdentityID != k.IdentityID {
-					t.Fatalf("key %d stored as %+v", i, stored)
-				}
-			}
-			again := f.deviceKeys(a.ID, ident.ID)
-			_, err = f.s.RedeemDeviceGrant(f.ctx, g.ID, again)
-			wantKind(t, err, core.KindConflict)
-			_, err = f.s.KeyByHash(f.ctx, again[0].Hash)
-			wantKind(t, err, core.KindNotFound)
-			got, _ = f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash)
-			if got.Status != core.DeviceRedeemed {
-				t.Fatalf("status after redemption: %s", got.Status)
-			}
-		}},
-		testCase{"device grants/pending or denied grants are not redeemed", func(t *testing.T, f *fixture) {
-			a := f.account()
-			ident, _ := f.identity(a.ID)
-			pending := f.grant()
-			_, err := f.s.RedeemDeviceGrant(f.ctx, pending.ID, f.deviceKeys(a.ID, ident.ID))
-			wantKind(t, err, core.KindConflict)
-			denied := f.grant()
-			f.must(f.s.DecideDeviceGrant(f.ctx, denied.ID, ports.DeviceDecision{Status: core.DeviceDenied, AccountID: a.ID}))
-			got, _ := f.s.DeviceGrantByUserCode(f.ctx, denied.UserCode)
-			if got.Status != core.DeviceDenied || got.AccountID != a.ID || got.IdentityID != "" {
-				t.Fatalf("denial not kept: %+v", got)
-			}
-			_, err = f.s.RedeemDeviceGrant(f.ctx, denied.ID, f.deviceKeys(a.ID, ident.ID))
-			wantKind(t, err, core.KindConflict)
-			keys, err := f.s.Keys(f.ctx, a.ID, core.KeyManagement, "")
-			f.must(err)
-			if len(keys) != 0 {
-				t.Fatalf("a refused redemption stored keys: %+v", keys)
-			}
-			wantKind(t, f.s.DecideDeviceGrant(f.ctx, uuid.NewString(), ports.DeviceDecision{Status: core.DeviceDenied, AccountID: a.ID}), core.KindNotFound)
-			wantKind(t, f.s.RecordDevicePoll(f.ctx, uuid.NewString(), f.tick(), time.Second), core.KindNotFound)
-		}},
-		testCase{"device grants/expired grants are forgotten, and go with their account", func(t *testing.T, f *fixture) {
-			a := f.account()
-			ident, _ := f.identity(a.ID)
-			old := f.grant()
-			fresh := f.grant()
-			decided := f.grant()
-			f.must(f.s.DecideDeviceGrant(f.ctx, decided.ID, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: a.ID, IdentityID: ident.ID}))
-			f.must(f.s.DeleteDeviceGrants(f.ctx, old.ExpiresAt.Add(time.Microsecond)))
-			_, err := f.s.DeviceGrantByUserCode(f.ctx, old.UserCode)
-			wantKind(t, err, core.KindNotFound)
-			_, err = f.s.DeviceGrantByUserCode(f.ctx, fresh.UserCode)
-			f.must(err)
-			f.must(f.s.DeleteAccount(f.ctx, a.ID))
-			_, err = f.s.DeviceGrantByUserCode(f.ctx, decided.UserCode)
-			wantKind(t, err, core.KindNotFound)
-			_, err = f.s.DeviceGrantByUserCode(f.ctx, fresh.UserCode)
-			f.must(err)
-		}},
-	)
+func testDeviceGrantsOneAnswerOneRedemption(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, _ := f.identity(a.ID)
+	g := f.grant()
+	polled := f.tick()
+	f.must(f.s.RecordDevicePoll(f.ctx, g.ID, polled, 10*time.Second))
+	got, err := f.s.DeviceGrantByUserCode(f.ctx, g.UserCode)
+	f.must(err)
+	if got.LastPolledAt == nil || !got.LastPolledAt.Equal(polled) || got.Interval != 10*time.Second {
+		t.Fatalf("poll not recorded: %+v", got)
+	}
+	f.must(f.s.DecideDeviceGrant(f.ctx, g.ID, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: a.ID, IdentityID: ident.ID}))
+	wantKind(t, f.s.DecideDeviceGrant(f.ctx, g.ID, ports.DeviceDecision{Status: core.DeviceDenied, AccountID: a.ID}), core.KindConflict)
+	got, err = f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash)
+	f.must(err)
+	if got.Status != core.DeviceApproved || got.AccountID != a.ID || got.IdentityID != ident.ID {
+		t.Fatalf("approval not kept: %+v", got)
+	}
+
+	keys := f.deviceKeys(a.ID, ident.ID)
+	ids, err := f.s.RedeemDeviceGrant(f.ctx, g.ID, keys)
+	f.must(err)
+	if len(ids) != 2 || ids[0] <= 0 || ids[1] <= ids[0] {
+		t.Fatalf("key ids %v", ids)
+	}
+	for i, k := range keys {
+		stored, err := f.s.KeyByHash(f.ctx, k.Hash)
+		f.must(err)
+		if stored.ID != ids[i] || stored.Type != k.Type || stored.IdentityID != k.IdentityID {
+			t.Fatalf("key %d stored as %+v", i, stored)
+		}
+	}
+	again := f.deviceKeys(a.ID, ident.ID)
+	_, err = f.s.RedeemDeviceGrant(f.ctx, g.ID, again)
+	wantKind(t, err, core.KindConflict)
+	_, err = f.s.KeyByHash(f.ctx, again[0].Hash)
+	wantKind(t, err, core.KindNotFound)
+	got, _ = f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash)
+	if got.Status != core.DeviceRedeemed {
+		t.Fatalf("status after redemption: %s", got.Status)
+	}
+}
+
+func testDeviceGrantsRedeemOnlyApproved(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, _ := f.identity(a.ID)
+	pending := f.grant()
+	_, err := f.s.RedeemDeviceGrant(f.ctx, pending.ID, f.deviceKeys(a.ID, ident.ID))
+	wantKind(t, err, core.KindConflict)
+	denied := f.grant()
+	f.must(f.s.DecideDeviceGrant(f.ctx, denied.ID, ports.DeviceDecision{Status: core.DeviceDenied, AccountID: a.ID}))
+	got, _ := f.s.DeviceGrantByUserCode(f.ctx, denied.UserCode)
+	if got.Status != core.DeviceDenied || got.AccountID != a.ID || got.IdentityID != "" {
+		t.Fatalf("denial not kept: %+v", got)
+	}
+	_, err = f.s.RedeemDeviceGrant(f.ctx, denied.ID, f.deviceKeys(a.ID, ident.ID))
+	wantKind(t, err, core.KindConflict)
+	keys, err := f.s.Keys(f.ctx, a.ID, core.KeyManagement, "")
+	f.must(err)
+	if len(keys) != 0 {
+		t.Fatalf("a refused redemption stored keys: %+v", keys)
+	}
+	wantKind(t, f.s.DecideDeviceGrant(f.ctx, uuid.NewString(), ports.DeviceDecision{Status: core.DeviceDenied, AccountID: a.ID}), core.KindNotFound)
+	wantKind(t, f.s.RecordDevicePoll(f.ctx, uuid.NewString(), f.tick(), time.Second), core.KindNotFound)
+}
+
+func testDeviceGrantsExpire(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, _ := f.identity(a.ID)
+	old := f.grant()
+	fresh := f.grant()
+	decided := f.grant()
+	f.must(f.s.DecideDeviceGrant(f.ctx, decided.ID, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: a.ID, IdentityID: ident.ID}))
+	f.must(f.s.DeleteDeviceGrants(f.ctx, old.ExpiresAt.Add(time.Microsecond)))
+	_, err := f.s.DeviceGrantByUserCode(f.ctx, old.UserCode)
+	wantKind(t, err, core.KindNotFound)
+	_, err = f.s.DeviceGrantByUserCode(f.ctx, fresh.UserCode)
+	f.must(err)
+	f.must(f.s.DeleteAccount(f.ctx, a.ID))
+	_, err = f.s.DeviceGrantByUserCode(f.ctx, decided.UserCode)
+	wantKind(t, err, core.KindNotFound)
+	_, err = f.s.DeviceGrantByUserCode(f.ctx, fresh.UserCode)
+	f.must(err)
 }

@@ -40,346 +40,376 @@ func msgIDs(ms []core.EmailMessage) []string {
 	return ids(ms, func(m core.EmailMessage) string { return fmt.Sprint(m.ID) })
 }
 
-func init() {
-	register(
-		testCase{"mail/threads by In-Reply-To and References within an inbox", func(t *testing.T, f *fixture) {
-			a := f.account()
-			_, in := f.identity(a.ID)
-			_, other := f.identity(a.ID)
-			now := f.tick()
-			first := f.save(incoming(in, "root@x", "Hello", now, ""))[0]
-			if first.ID == 0 || first.ThreadID == "" || !first.CreatedAt.Equal(now) {
-				t.Fatalf("stored %+v", first)
-			}
-			reply := f.save(incoming(in, "r1@x", "Re: Hello", f.tick(), "root@x"))[0]
-			byRefs := f.save(incoming(in, "r2@x", "Re: Hello", f.tick(), "unknown@x", "root@x", "r1@x"))[0]
-			elsewhere := f.save(incoming(other, "r3@x", "Re: Hello", f.tick(), "root@x"))[0]
-			fresh := f.save(incoming(in, "new@x", "New", f.tick(), "nothing@x"))[0]
-			if reply.ThreadID != first.ThreadID || byRefs.ThreadID != first.ThreadID {
-				t.Fatalf("replies should join the thread: %q %q %q", first.ThreadID, reply.ThreadID, byRefs.ThreadID)
-			}
-			if elsewhere.ThreadID == first.ThreadID || fresh.ThreadID == first.ThreadID {
-				t.Fatal("threads cross inboxes, or an unrelated message joined")
-			}
-			th, err := f.s.Thread(f.ctx, a.ID, first.ThreadID)
-			f.must(err)
-			if th.MessageCount != 3 || th.UnreadCount != 3 || th.Subject != "Hello" || th.Preview != "Body of Re: Hello" ||
-				!th.LastMessageAt.Equal(byRefs.CreatedAt) || th.InboxID != in.ID {
-				t.Fatalf("summary %+v", th)
-			}
-			if len(th.Participants) != 3 { // sender, the inbox, cc
-				t.Fatalf("participants %v", th.Participants)
-			}
-			_, err = f.s.Thread(f.ctx, f.account().ID, first.ThreadID)
-			wantKind(t, err, core.KindNotFound)
-			got, err := f.s.MessageByMessageID(f.ctx, in.ID, "r1@x")
-			f.must(err)
-			if got.ID != reply.ID {
-				t.Fatalf("by Message-ID: %+v", got)
-			}
-		}},
-		testCase{"mail/message, attachments, raw, contact and outbox stored together", func(t *testing.T, f *fixture) {
-			a := f.account()
-			ident, in := f.identity(a.ID)
-			nm := incoming(in, "att@x", "Files", f.tick(), "")
-			for i, name := range []string{"a.pdf", "b.png"} {
-				nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
-					Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, Filename: name,
-						ContentType: "application/pdf", Size: int64(100 + i), Inline: i == 1, ContentID: fmt.Sprint("cid", i), CreatedAt: f.now},
-					Content: bytes.Repeat([]byte{byte(i + 1)}, 100+i)})
-			}
-			c := f.newContact(ident, "sender@example.org", "", core.ContactAuto)
-			nm.Correspondent = &c
-			stored := f.save(nm)[0]
-			if len(stored.Attachments) != 2 || stored.Attachments[0].Filename != "a.pdf" || stored.Attachments[1].Size != 101 ||
-				stored.Attachments[0].MessageID != stored.ID {
-				t.Fatalf("attachments %+v", stored.Attachments)
-			}
-			got, err := f.s.Message(f.ctx, a.ID, stored.ID)
-			f.must(err)
-			if got.Subject != "Files" || got.HTML != "<p>Files</p>" || len(got.Cc) != 1 || len(got.Attachments) != 2 ||
-				got.Attachments[1].ContentID != "cid1" || !got.Attachments[1].Inline || got.ThreadID != stored.ThreadID {
-				t.Fatalf("read back %+v", got)
-			}
-			att, err := f.s.Attachment(f.ctx, a.ID, got.Attachments[1].ID)
-			f.must(err)
-			if !bytes.Equal(att.Content, bytes.Repeat([]byte{2}, 101)) || att.MessageID != stored.ID {
-				t.Fatalf("attachment content %+v", att.Attachment)
-			}
-			raw, err := f.s.RawMessage(f.ctx, a.ID, stored.ID)
-			f.must(err)
-			if string(raw) != string(nm.Raw) {
-				t.Fatalf("raw %q", raw)
-			}
-			th, _ := f.s.Thread(f.ctx, a.ID, stored.ThreadID)
-			if len(th.AttachmentNames) != 2 {
-				t.Fatalf("attachment names %v", th.AttachmentNames)
-			}
-			// The correspondent became a contact, once.
-			nm2 := incoming(in, "att2@x", "Again", f.tick(), "")
-			c2 := f.newContact(ident, "SENDER@example.org", "", core.ContactAuto)
-			nm2.Correspondent = &c2
-			f.save(nm2)
-			contacts, _ := f.s.Contacts(f.ctx, ports.ContactFilter{Scope: core.Scope{AccountID: a.ID}})
-			if len(contacts) != 1 || contacts[0].Source != core.ContactAuto {
-				t.Fatalf("contacts %+v", contacts)
-			}
-			other := f.account()
-			_, err = f.s.Message(f.ctx, other.ID, stored.ID)
-			wantKind(t, err, core.KindNotFound)
-			_, err = f.s.RawMessage(f.ctx, other.ID, stored.ID)
-			wantKind(t, err, core.KindNotFound)
-			_, err = f.s.Attachment(f.ctx, other.ID, att.ID)
-			wantKind(t, err, core.KindNotFound)
-		}},
-		testCase{"mail/attachments kept in the source are stored without their bytes", func(t *testing.T, f *fixture) {
-			a := f.account()
-			ident, in := f.identity(a.ID)
-			nm := incoming(in, "src@x", "In source", f.tick(), "")
-			for i, name := range []string{"one.txt", "two.txt"} {
-				nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
-					Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, Filename: name,
-						ContentType: "text/plain", Size: int64(10 + i), CreatedAt: f.now},
-					InSource: true, Position: i})
-			}
-			stored := f.save(nm)[0]
-			if len(stored.Attachments) != 2 || stored.Attachments[1].Size != 11 {
-				t.Fatalf("stored %+v", stored.Attachments)
-			}
-			got, err := f.s.Attachment(f.ctx, a.ID, stored.Attachments[1].ID)
-			f.must(err)
-			if !got.InSource || got.Position != 1 || len(got.Content) != 0 || got.Size != 11 || got.MessageID != stored.ID {
-				t.Fatalf("read back %+v (content %d bytes)", got.Attachment, len(got.Content))
-			}
-		}},
-		testCase{"mail/creation times are strictly increasing per account", func(t *testing.T, f *fixture) {
-			a := f.account()
-			_, in := f.identity(a.ID)
-			_, in2 := f.identity(a.ID)
-			same := f.tick()
-			ms := f.save(incoming(in, "1@x", "1", same, ""), incoming(in2, "2@x", "2", same, ""), incoming(in, "3@x", "3", same.Add(-time.Hour), ""))
-			for i := 1; i < len(ms); i++ {
-				if !ms[i].CreatedAt.After(ms[i-1].CreatedAt) {
-					t.Fatalf("times not increasing: %v", []time.Time{ms[0].CreatedAt, ms[1].CreatedAt, ms[2].CreatedAt})
-				}
-			}
-			later := f.save(incoming(in, "4@x", "4", same, ""))[0]
-			if !later.CreatedAt.After(ms[2].CreatedAt) {
-				t.Fatal("a later call went back in time")
-			}
-			list, total, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: core.Scope{AccountID: a.ID}, CreatedAfter: &ms[0].CreatedAt})
-			f.must(err)
-			wantIDs(t, "after the first", msgIDs(list), msgIDs([]core.EmailMessage{ms[1], ms[2], later}))
-			if total != 3 {
-				t.Fatalf("total %d", total)
-			}
-		}},
-		testCase{"mail/concurrent saves: every message stored once, cursor exact", func(t *testing.T, f *fixture) {
-			a := f.account()
-			_, in := f.identity(a.ID)
-			now := f.tick()
-			var wg sync.WaitGroup
-			errs := make(chan error, 40)
-			for i := range 40 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					_, err := f.s.SaveMail(f.ctx, []ports.NewMail{incoming(in, fmt.Sprintf("c%d@x", i), "c", now, "")})
-					errs <- err
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				f.must(err)
-			}
-			var seen []core.EmailMessage
-			var cursor *time.Time
-			for {
-				page, _, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: core.Scope{AccountID: a.ID}, CreatedAfter: cursor, Limit: 7})
-				f.must(err)
-				if len(page) == 0 {
-					break
-				}
-				seen = append(seen, page...)
-				cursor = &page[len(page)-1].CreatedAt
-			}
-			distinct := map[string]bool{}
-			for _, m := range seen {
-				distinct[m.MessageID] = true
-			}
-			if len(seen) != 40 || len(distinct) != 40 {
-				t.Fatalf("polled %d messages, %d distinct", len(seen), len(distinct))
-			}
-		}},
-		testCase{"mail/list filters, pages and scope", func(t *testing.T, f *fixture) {
-			a := f.account()
-			ident, in := f.identity(a.ID)
-			_, in2 := f.identity(a.ID)
-			m1 := f.save(incoming(in, "1@x", "one", f.tick(), ""))[0]
-			out := incoming(in, "2@x", "two", f.tick(), "1@x")
-			out.Message.Direction, out.Message.IsRead, out.Message.FromEmail = core.Outgoing, true, in.Email
-			m2 := f.save(out)[0]
-			m3 := f.save(incoming(in2, "3@x", "three", f.tick(), ""))[0]
-			all := core.Scope{AccountID: a.ID}
-			yes, no := true, false
-			for _, tc := range []struct {
-				name   string
-				filter ports.MessageFilter
-				want   []core.EmailMessage
-			}{
-				{"account", ports.MessageFilter{Scope: all}, []core.EmailMessage{m1, m2, m3}},
-				{"identity", ports.MessageFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: ident.ID}}, []core.EmailMessage{m1, m2}},
-				{"empty scope", ports.MessageFilter{Scope: core.Scope{AccountID: a.ID, Empty: true}}, nil},
-				{"inbox", ports.MessageFilter{Scope: all, InboxID: in2.ID}, []core.EmailMessage{m3}},
-				{"thread", ports.MessageFilter{Scope: all, ThreadID: m1.ThreadID}, []core.EmailMessage{m1, m2}},
-				{"outgoing", ports.MessageFilter{Scope: all, Direction: core.Outgoing}, []core.EmailMessage{m2}},
-				{"from, any case", ports.MessageFilter{Scope: all, FromEmail: "SENDER@example.org"}, []core.EmailMessage{m1, m3}},
-				{"read", ports.MessageFilter{Scope: all, IsRead: &yes}, []core.EmailMessage{m2}},
-				{"unread", ports.MessageFilter{Scope: all, IsRead: &no}, []core.EmailMessage{m1, m3}},
-				{"page", ports.MessageFilter{Scope: all, Limit: 1, Offset: 1}, []core.EmailMessage{m2}},
-				{"past the end", ports.MessageFilter{Scope: all, Limit: 5, Offset: 5}, nil},
-				{"other account", ports.MessageFilter{Scope: core.Scope{AccountID: f.account().ID}}, nil},
-			} {
-				got, total, err := f.s.Messages(f.ctx, tc.filter)
-				f.must(err)
-				wantIDs(t, tc.name, msgIDs(got), msgIDs(tc.want))
-				if tc.filter.Limit == 0 && total != len(tc.want) {
-					t.Fatalf("%s: total %d", tc.name, total)
-				}
-			}
-			_, total, _ := f.s.Messages(f.ctx, ports.MessageFilter{Scope: all, Limit: 1})
-			if total != 3 {
-				t.Fatalf("total with a limit: %d", total)
-			}
-		}},
-		testCase{"mail/read state keeps thread counts", func(t *testing.T, f *fixture) {
-			a := f.account()
-			_, in := f.identity(a.ID)
-			m := f.save(incoming(in, "1@x", "one", f.tick(), ""))[0]
-			f.save(incoming(in, "2@x", "two", f.tick(), "1@x"))
-			yes := true
-			f.must(f.s.SetRead(f.ctx, a.ID, m.ID, true))
-			f.must(f.s.SetRead(f.ctx, a.ID, m.ID, true)) // no double count
-			th, _ := f.s.Thread(f.ctx, a.ID, m.ThreadID)
-			if th.UnreadCount != 1 {
-				t.Fatalf("unread %d", th.UnreadCount)
-			}
-			list, _ := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, HasUnread: &yes})
-			if len(list) != 1 {
-				t.Fatalf("threads with unread: %+v", list)
-			}
-			f.must(f.s.SetRead(f.ctx, a.ID, m.ID, false))
-			th, _ = f.s.Thread(f.ctx, a.ID, m.ThreadID)
-			if th.UnreadCount != 2 {
-				t.Fatalf("unread %d", th.UnreadCount)
-			}
-			wantKind(t, f.s.SetRead(f.ctx, f.account().ID, m.ID, true), core.KindNotFound)
-		}},
-		testCase{"mail/threads list newest activity first", func(t *testing.T, f *fixture) {
-			a := f.account()
-			ident, in := f.identity(a.ID)
-			_, in2 := f.identity(a.ID)
-			t1 := f.save(incoming(in, "1@x", "one", f.tick(), ""))[0]
-			t2 := f.save(incoming(in2, "2@x", "two", f.tick(), ""))[0]
-			f.save(incoming(in, "3@x", "Re: one", f.tick(), "1@x"))
-			list, err := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}})
-			f.must(err)
-			if len(list) != 2 || list[0].ID != t1.ThreadID || list[1].ID != t2.ThreadID {
-				t.Fatalf("order %+v", list)
-			}
-			list, _ = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: ident.ID}})
-			if len(list) != 1 {
-				t.Fatalf("by identity %+v", list)
-			}
-			list, _ = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, InboxID: in2.ID})
-			if len(list) != 1 || list[0].ID != t2.ThreadID {
-				t.Fatalf("by inbox %+v", list)
-			}
-		}},
-		testCase{"mail/dedupe skips a redelivered message", func(t *testing.T, f *fixture) {
-			a := f.account()
-			_, in := f.identity(a.ID)
-			nm := incoming(in, "same@x", "s", f.tick(), "")
-			nm.Dedupe = true
-			first := f.save(nm)[0]
-			again := f.save(nm)[0]
-			if again.ID != first.ID {
-				t.Fatalf("a deduped redelivery made a copy: %d vs %d", again.ID, first.ID)
-			}
-			nm.Dedupe, nm.NewThreadID = false, uuid.NewString()[:12]
-			if copyMsg := f.save(nm)[0]; copyMsg.ID == first.ID {
-				t.Fatal("without Dedupe a message is stored")
-			}
-		}},
-		testCase{"mail/outbox claims, leases, retries and finishes", func(t *testing.T, f *fixture) {
-			a := f.account()
-			_, in := f.identity(a.ID)
-			now := f.tick()
-			nm := incoming(in, "out@x", "o", now, "")
-			nm.Message.Direction, nm.Message.DeliveryStatus = core.Outgoing, core.DeliveryQueued
-			nm.Outbox = &ports.OutboxEntry{AccountID: a.ID, EnvelopeFrom: in.Email, Recipients: []string{"a@example.org", "b@example.org"},
-				NextAttempt: now, GiveUpAt: now.Add(time.Hour)}
-			m := f.save(nm)[0]
-			later := f.save(incoming(in, "later@x", "l", now, ""))
-			_ = later
-			claimed, err := f.s.ClaimOutbox(f.ctx, now, now.Add(time.Minute), 10)
-			f.must(err)
-			if len(claimed) != 1 || claimed[0].MessageID != m.ID || claimed[0].Attempts != 1 || len(claimed[0].Recipients) != 2 ||
-				claimed[0].EnvelopeFrom != in.Email || !claimed[0].GiveUpAt.Equal(now.Add(time.Hour)) {
-				t.Fatalf("claimed %+v", claimed)
-			}
-			again, _ := f.s.ClaimOutbox(f.ctx, now.Add(30*time.Second), now.Add(time.Minute), 10)
-			if len(again) != 0 {
-				t.Fatal("a leased entry was claimed twice")
-			}
-			e := claimed[0]
-			e.Recipients, e.Failures, e.NextAttempt = []string{"b@example.org"}, []string{"a@example.org: 550 no"}, now.Add(2*time.Minute)
-			f.must(f.s.RetryOutbox(f.ctx, e, "451 try later"))
-			if got, _ := f.s.Message(f.ctx, a.ID, m.ID); got.DeliveryStatus != core.DeliveryQueued || got.DeliveryError != "451 try later" {
-				t.Fatalf("a retried message shows %q, %q; want queued with the last error", got.DeliveryStatus, got.DeliveryError)
-			}
-			if early, _ := f.s.ClaimOutbox(f.ctx, now.Add(time.Minute), now.Add(3*time.Minute), 10); len(early) != 0 {
-				t.Fatal("claimed before its next attempt")
-			}
-			due, _ := f.s.ClaimOutbox(f.ctx, now.Add(2*time.Minute), now.Add(3*time.Minute), 10)
-			if len(due) != 1 || due[0].Attempts != 2 || len(due[0].Recipients) != 1 || len(due[0].Failures) != 1 {
-				t.Fatalf("retried entry %+v", due)
-			}
-			f.must(f.s.FinishOutbox(f.ctx, m.ID, core.DeliveryFailed, "a@example.org: 550 no"))
-			got, _ := f.s.Message(f.ctx, a.ID, m.ID)
-			if got.DeliveryStatus != core.DeliveryFailed || got.DeliveryError != "a@example.org: 550 no" {
-				t.Fatalf("after finish %+v", got)
-			}
-			if rest, _ := f.s.ClaimOutbox(f.ctx, now.Add(time.Hour), now.Add(2*time.Hour), 10); len(rest) != 0 {
-				t.Fatalf("finished entry still queued: %+v", rest)
-			}
-		}},
-		testCase{"mail/uploads and custom domains", func(t *testing.T, f *fixture) {
-			a := f.account()
-			ident, _ := f.identity(a.ID)
-			up := ports.AttachmentContent{Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID,
-				Filename: "report.csv", ContentType: "text/csv", Size: 3, CreatedAt: f.tick()}, Content: []byte("a,b")}
-			f.must(f.s.SaveUpload(f.ctx, up))
-			got, err := f.s.Attachment(f.ctx, a.ID, up.ID)
-			f.must(err)
-			if string(got.Content) != "a,b" || got.MessageID != 0 || got.Filename != "report.csv" {
-				t.Fatalf("upload %+v", got)
-			}
-			f.must(f.s.SaveCustomDomain(f.ctx, a.ID, core.Domain{Name: "mail.example.com", Status: core.DomainPending}))
-			_, err = f.s.VerifiedDomainOwner(f.ctx, "mail.example.com")
-			wantKind(t, err, core.KindNotFound)
-			f.must(f.s.SaveCustomDomain(f.ctx, a.ID, core.Domain{Name: "mail.example.com", Status: core.DomainVerified}))
-			owner, err := f.s.VerifiedDomainOwner(f.ctx, "mail.example.com")
-			f.must(err)
-			if owner != a.ID {
-				t.Fatalf("owner %q", owner)
-			}
-			wantConflictOn(t, f.s.SaveCustomDomain(f.ctx, f.account().ID, core.Domain{Name: "mail.example.com", Status: core.DomainPending}), "domain")
-			list, _ := f.s.CustomDomains(f.ctx, a.ID)
-			if len(list) != 1 || list[0].Type != core.DomainCustom || list[0].Status != core.DomainVerified {
-				t.Fatalf("custom domains %+v", list)
-			}
-		}},
-	)
+func testMailThreads(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	_, other := f.identity(a.ID)
+	now := f.tick()
+	first := f.save(incoming(in, "root@x", "Hello", now, ""))[0]
+	if first.ID == 0 || first.ThreadID == "" || !first.CreatedAt.Equal(now) {
+		t.Fatalf("stored %+v", first)
+	}
+	reply := f.save(incoming(in, "r1@x", "Re: Hello", f.tick(), "root@x"))[0]
+	byRefs := f.save(incoming(in, "r2@x", "Re: Hello", f.tick(), "unknown@x", "root@x", "r1@x"))[0]
+	elsewhere := f.save(incoming(other, "r3@x", "Re: Hello", f.tick(), "root@x"))[0]
+	fresh := f.save(incoming(in, "new@x", "New", f.tick(), "nothing@x"))[0]
+	if reply.ThreadID != first.ThreadID || byRefs.ThreadID != first.ThreadID {
+		t.Fatalf("replies should join the thread: %q %q %q", first.ThreadID, reply.ThreadID, byRefs.ThreadID)
+	}
+	if elsewhere.ThreadID == first.ThreadID || fresh.ThreadID == first.ThreadID {
+		t.Fatal("threads cross inboxes, or an unrelated message joined")
+	}
+	th, err := f.s.Thread(f.ctx, a.ID, first.ThreadID)
+	f.must(err)
+	if th.MessageCount != 3 || th.UnreadCount != 3 || th.Subject != "Hello" || th.Preview != "Body of Re: Hello" ||
+		!th.LastMessageAt.Equal(byRefs.CreatedAt) || th.InboxID != in.ID {
+		t.Fatalf("summary %+v", th)
+	}
+	if len(th.Participants) != 3 { // sender, the inbox, cc
+		t.Fatalf("participants %v", th.Participants)
+	}
+	_, err = f.s.Thread(f.ctx, f.account().ID, first.ThreadID)
+	wantKind(t, err, core.KindNotFound)
+	got, err := f.s.MessageByMessageID(f.ctx, in.ID, "r1@x")
+	f.must(err)
+	if got.ID != reply.ID {
+		t.Fatalf("by Message-ID: %+v", got)
+	}
+}
+
+func testMailStoredTogether(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, in := f.identity(a.ID)
+	nm := incoming(in, "att@x", "Files", f.tick(), "")
+	for i, name := range []string{"a.pdf", "b.png"} {
+		nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
+			Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, Filename: name,
+				ContentType: "application/pdf", Size: int64(100 + i), Inline: i == 1, ContentID: fmt.Sprint("cid", i), CreatedAt: f.now},
+			Content: bytes.Repeat([]byte{byte(i + 1)}, 100+i)})
+	}
+	c := f.newContact(ident, "sender@example.org", "", core.ContactAuto)
+	nm.Correspondent = &c
+	stored := f.save(nm)[0]
+	if len(stored.Attachments) != 2 || stored.Attachments[0].Filename != "a.pdf" || stored.Attachments[1].Size != 101 ||
+		stored.Attachments[0].MessageID != stored.ID {
+		t.Fatalf("attachments %+v", stored.Attachments)
+	}
+	got, err := f.s.Message(f.ctx, a.ID, stored.ID)
+	f.must(err)
+	if got.Subject != "Files" || got.HTML != "<p>Files</p>" || len(got.Cc) != 1 || len(got.Attachments) != 2 ||
+		got.Attachments[1].ContentID != "cid1" || !got.Attachments[1].Inline || got.ThreadID != stored.ThreadID {
+		t.Fatalf("read back %+v", got)
+	}
+	att, err := f.s.Attachment(f.ctx, a.ID, got.Attachments[1].ID)
+	f.must(err)
+	if !bytes.Equal(att.Content, bytes.Repeat([]byte{2}, 101)) || att.MessageID != stored.ID {
+		t.Fatalf("attachment content %+v", att.Attachment)
+	}
+	raw, err := f.s.RawMessage(f.ctx, a.ID, stored.ID)
+	f.must(err)
+	if string(raw) != string(nm.Raw) {
+		t.Fatalf("raw %q", raw)
+	}
+	th, _ := f.s.Thread(f.ctx, a.ID, stored.ThreadID)
+	if len(th.AttachmentNames) != 2 {
+		t.Fatalf("attachment names %v", th.AttachmentNames)
+	}
+	// The correspondent became a contact, once.
+	nm2 := incoming(in, "att2@x", "Again", f.tick(), "")
+	c2 := f.newContact(ident, "SENDER@example.org", "", core.ContactAuto)
+	nm2.Correspondent = &c2
+	f.save(nm2)
+	contacts, _ := f.s.Contacts(f.ctx, ports.ContactFilter{Scope: core.Scope{AccountID: a.ID}})
+	if len(contacts) != 1 || contacts[0].Source != core.ContactAuto {
+		t.Fatalf("contacts %+v", contacts)
+	}
+	other := f.account()
+	_, err = f.s.Message(f.ctx, other.ID, stored.ID)
+	wantKind(t, err, core.KindNotFound)
+	_, err = f.s.RawMessage(f.ctx, other.ID, stored.ID)
+	wantKind(t, err, core.KindNotFound)
+	_, err = f.s.Attachment(f.ctx, other.ID, att.ID)
+	wantKind(t, err, core.KindNotFound)
+}
+
+func testMailAttachmentsInSource(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, in := f.identity(a.ID)
+	nm := incoming(in, "src@x", "In source", f.tick(), "")
+	for i, name := range []string{"one.txt", "two.txt"} {
+		nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
+			Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, Filename: name,
+				ContentType: "text/plain", Size: int64(10 + i), CreatedAt: f.now},
+			InSource: true, Position: i})
+	}
+	stored := f.save(nm)[0]
+	if len(stored.Attachments) != 2 || stored.Attachments[1].Size != 11 {
+		t.Fatalf("stored %+v", stored.Attachments)
+	}
+	got, err := f.s.Attachment(f.ctx, a.ID, stored.Attachments[1].ID)
+	f.must(err)
+	if !got.InSource || got.Position != 1 || len(got.Content) != 0 || got.Size != 11 || got.MessageID != stored.ID {
+		t.Fatalf("read back %+v (content %d bytes)", got.Attachment, len(got.Content))
+	}
+}
+
+func testMailCreationTimes(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	_, in2 := f.identity(a.ID)
+	same := f.tick()
+	ms := f.save(incoming(in, "1@x", "1", same, ""), incoming(in2, "2@x", "2", same, ""), incoming(in, "3@x", "3", same.Add(-time.Hour), ""))
+	for i := 1; i < len(ms); i++ {
+		if !ms[i].CreatedAt.After(ms[i-1].CreatedAt) {
+			t.Fatalf("times not increasing: %v", []time.Time{ms[0].CreatedAt, ms[1].CreatedAt, ms[2].CreatedAt})
+		}
+	}
+	later := f.save(incoming(in, "4@x", "4", same, ""))[0]
+	if !later.CreatedAt.After(ms[2].CreatedAt) {
+		t.Fatal("a later call went back in time")
+	}
+	list, total, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: core.Scope{AccountID: a.ID}, CreatedAfter: &ms[0].CreatedAt})
+	f.must(err)
+	wantIDs(t, "after the first", msgIDs(list), msgIDs([]core.EmailMessage{ms[1], ms[2], later}))
+	if total != 3 {
+		t.Fatalf("total %d", total)
+	}
+}
+
+func testMailConcurrentSaves(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	now := f.tick()
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := f.s.SaveMail(f.ctx, []ports.NewMail{incoming(in, fmt.Sprintf("c%d@x", i), "c", now, "")})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		f.must(err)
+	}
+	var seen []core.EmailMessage
+	var cursor *time.Time
+	for {
+		page, _, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: core.Scope{AccountID: a.ID}, CreatedAfter: cursor, Limit: 7})
+		f.must(err)
+		if len(page) == 0 {
+			break
+		}
+		seen = append(seen, page...)
+		cursor = &page[len(page)-1].CreatedAt
+	}
+	distinct := map[string]bool{}
+	for _, m := range seen {
+		distinct[m.MessageID] = true
+	}
+	if len(seen) != 40 || len(distinct) != 40 {
+		t.Fatalf("polled %d messages, %d distinct", len(seen), len(distinct))
+	}
+}
+
+func testMailList(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, in := f.identity(a.ID)
+	_, in2 := f.identity(a.ID)
+	m1 := f.save(incoming(in, "1@x", "one", f.tick(), ""))[0]
+	out := incoming(in, "2@x", "two", f.tick(), "1@x")
+	out.Message.Direction, out.Message.IsRead, out.Message.FromEmail = core.Outgoing, true, in.Email
+	m2 := f.save(out)[0]
+	m3 := f.save(incoming(in2, "3@x", "three", f.tick(), ""))[0]
+	all := core.Scope{AccountID: a.ID}
+	yes, no := true, false
+	for _, tc := range []struct {
+		name   string
+		filter ports.MessageFilter
+		want   []core.EmailMessage
+	}{
+		{"account", ports.MessageFilter{Scope: all}, []core.EmailMessage{m1, m2, m3}},
+		{"identity", ports.MessageFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: ident.ID}}, []core.EmailMessage{m1, m2}},
+		{"empty scope", ports.MessageFilter{Scope: core.Scope{AccountID: a.ID, Empty: true}}, nil},
+		{"inbox", ports.MessageFilter{Scope: all, InboxID: in2.ID}, []core.EmailMessage{m3}},
+		{"thread", ports.MessageFilter{Scope: all, ThreadID: m1.ThreadID}, []core.EmailMessage{m1, m2}},
+		{"outgoing", ports.MessageFilter{Scope: all, Direction: core.Outgoing}, []core.EmailMessage{m2}},
+		{"from, any case", ports.MessageFilter{Scope: all, FromEmail: "SENDER@example.org"}, []core.EmailMessage{m1, m3}},
+		{"read", ports.MessageFilter{Scope: all, IsRead: &yes}, []core.EmailMessage{m2}},
+		{"unread", ports.MessageFilter{Scope: all, IsRead: &no}, []core.EmailMessage{m1, m3}},
+		{"page", ports.MessageFilter{Scope: all, Limit: 1, Offset: 1}, []core.EmailMessage{m2}},
+		{"past the end", ports.MessageFilter{Scope: all, Limit: 5, Offset: 5}, nil},
+		{"other account", ports.MessageFilter{Scope: core.Scope{AccountID: f.account().ID}}, nil},
+	} {
+		got, total, err := f.s.Messages(f.ctx, tc.filter)
+		f.must(err)
+		wantIDs(t, tc.name, msgIDs(got), msgIDs(tc.want))
+		if tc.filter.Limit == 0 && total != len(tc.want) {
+			t.Fatalf("%s: total %d", tc.name, total)
+		}
+	}
+	_, total, _ := f.s.Messages(f.ctx, ports.MessageFilter{Scope: all, Limit: 1})
+	if total != 3 {
+		t.Fatalf("total with a limit: %d", total)
+	}
+}
+
+func testMailReadState(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	m := f.save(incoming(in, "1@x", "one", f.tick(), ""))[0]
+	f.save(incoming(in, "2@x", "two", f.tick(), "1@x"))
+	yes := true
+	f.must(f.s.SetRead(f.ctx, a.ID, m.ID, true))
+	f.must(f.s.SetRead(f.ctx, a.ID, m.ID, true)) // no double count
+	th, _ := f.s.Thread(f.ctx, a.ID, m.ThreadID)
+	if th.UnreadCount != 1 {
+		t.Fatalf("unread %d", th.UnreadCount)
+	}
+	list, _ := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, HasUnread: &yes})
+	if len(list) != 1 {
+		t.Fatalf("threads with unread: %+v", list)
+	}
+	f.must(f.s.SetRead(f.ctx, a.ID, m.ID, false))
+	th, _ = f.s.Thread(f.ctx, a.ID, m.ThreadID)
+	if th.UnreadCount != 2 {
+		t.Fatalf("unread %d", th.UnreadCount)
+	}
+	wantKind(t, f.s.SetRead(f.ctx, f.account().ID, m.ID, true), core.KindNotFound)
+}
+
+func testMailThreadList(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, in := f.identity(a.ID)
+	_, in2 := f.identity(a.ID)
+	t1 := f.save(incoming(in, "1@x", "one", f.tick(), ""))[0]
+	t2 := f.save(incoming(in2, "2@x", "two", f.tick(), ""))[0]
+	f.save(incoming(in, "3@x", "Re: one", f.tick(), "1@x"))
+	list, err := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}})
+	f.must(err)
+	if len(list) != 2 || list[0].ID != t1.ThreadID || list[1].ID != t2.ThreadID {
+		t.Fatalf("order %+v", list)
+	}
+	list, _ = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: ident.ID}})
+	if len(list) != 1 {
+		t.Fatalf("by identity %+v", list)
+	}
+	list, _ = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, InboxID: in2.ID})
+	if len(list) != 1 || list[0].ID != t2.ThreadID {
+		t.Fatalf("by inbox %+v", list)
+	}
+}
+
+func testMailDedupe(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	nm := incoming(in, "same@x", "s", f.tick(), "")
+	nm.Dedupe = true
+	first := f.save(nm)[0]
+	again := f.save(nm)[0]
+	if again.ID != first.ID {
+		t.Fatalf("a deduped redelivery made a copy: %d vs %d", again.ID, first.ID)
+	}
+	nm.Dedupe, nm.NewThreadID = false, uuid.NewString()[:12]
+	if copyMsg := f.save(nm)[0]; copyMsg.ID == first.ID {
+		t.Fatal("without Dedupe a message is stored")
+	}
+}
+
+func testMailOutbox(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	now := f.tick()
+	nm := incoming(in, "out@x", "o", now, "")
+	nm.Message.Direction, nm.Message.DeliveryStatus = core.Outgoing, core.DeliveryQueued
+	nm.Outbox = &ports.OutboxEntry{AccountID: a.ID, EnvelopeFrom: in.Email, Recipients: []string{"a@example.org", "b@example.org"},
+		NextAttempt: now, GiveUpAt: now.Add(time.Hour)}
+	m := f.save(nm)[0]
+	later := f.save(incoming(in, "later@x", "l", now, ""))
+	_ = later
+	claimed, err := f.s.ClaimOutbox(f.ctx, now, now.Add(time.Minute), 10)
+	f.must(err)
+	if len(claimed) != 1 || claimed[0].MessageID != m.ID || claimed[0].Attempts != 1 || len(claimed[0].Recipients) != 2 ||
+		claimed[0].EnvelopeFrom != in.Email || !claimed[0].GiveUpAt.Equal(now.Add(time.Hour)) {
+		t.Fatalf("claimed %+v", claimed)
+	}
+	again, _ := f.s.ClaimOutbox(f.ctx, now.Add(30*time.Second), now.Add(time.Minute), 10)
+	if len(again) != 0 {
+		t.Fatal("a leased entry was claimed twice")
+	}
+	e := claimed[0]
+	e.Recipients, e.Failures, e.NextAttempt = []string{"b@example.org"}, []string{"a@example.org: 550 no"}, now.Add(2*time.Minute)
+	f.must(f.s.RetryOutbox(f.ctx, e, "451 try later"))
+	if got, _ := f.s.Message(f.ctx, a.ID, m.ID); got.DeliveryStatus != core.DeliveryQueued || got.DeliveryError != "451 try later" {
+		t.Fatalf("a retried message shows %q, %q; want queued with the last error", got.DeliveryStatus, got.DeliveryError)
+	}
+	if early, _ := f.s.ClaimOutbox(f.ctx, now.Add(time.Minute), now.Add(3*time.Minute), 10); len(early) != 0 {
+		t.Fatal("claimed before its next attempt")
+	}
+	due, _ := f.s.ClaimOutbox(f.ctx, now.Add(2*time.Minute), now.Add(3*time.Minute), 10)
+	if len(due) != 1 || due[0].Attempts != 2 || len(due[0].Recipients) != 1 || len(due[0].Failures) != 1 {
+		t.Fatalf("retried entry %+v", due)
+	}
+	f.must(f.s.FinishOutbox(f.ctx, m.ID, core.DeliveryFailed, "a@example.org: 550 no"))
+	got, _ := f.s.Message(f.ctx, a.ID, m.ID)
+	if got.DeliveryStatus != core.DeliveryFailed || got.DeliveryError != "a@example.org: 550 no" {
+		t.Fatalf("after finish %+v", got)
+	}
+	if rest, _ := f.s.ClaimOutbox(f.ctx, now.Add(time.Hour), now.Add(2*time.Hour), 10); len(rest) != 0 {
+		t.Fatalf("finished entry still queued: %+v", rest)
+	}
+}
+
+func testMailUploadsAndDomains(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, _ := f.identity(a.ID)
+	up := ports.AttachmentContent{Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID,
+		Filename: "report.csv", ContentType: "text/csv", Size: 3, CreatedAt: f.tick()}, Content: []byte("a,b")}
+	f.must(f.s.SaveUpload(f.ctx, up))
+	got, err := f.s.Attachment(f.ctx, a.ID, up.ID)
+	f.must(err)
+	if string(got.Content) != "a,b" || got.MessageID != 0 || got.Filename != "report.csv" {
+		t.Fatalf("upload %+v", got)
+	}
+	f.must(f.s.SaveCustomDomain(f.ctx, a.ID, core.Domain{Name: "mail.example.com", Status: core.DomainPending}))
+	_, err = f.s.VerifiedDomainOwner(f.ctx, "mail.example.com")
+	wantKind(t, err, core.KindNotFound)
+	f.must(f.s.SaveCustomDomain(f.ctx, a.ID, core.Domain{Name: "mail.example.com", Status: core.DomainVerified}))
+	owner, err := f.s.VerifiedDomainOwner(f.ctx, "mail.example.com")
+	f.must(err)
+	if owner != a.ID {
+		t.Fatalf("owner %q", owner)
+	}
+	wantConflictOn(t, f.s.SaveCustomDomain(f.ctx, f.account().ID, core.Domain{Name: "mail.example.com", Status: core.DomainPending}), "domain")
+	list, _ := f.s.CustomDomains(f.ctx, a.ID)
+	if len(list) != 1 || list[0].Type != core.DomainCustom || list[0].Status != core.DomainVerified {
+		t.Fatalf("custom domains %+v", list)
+	}
+}
+
+func testMailboxEntries(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	_, other := f.identity(a.ID)
+	m1 := f.save(incoming(in, "1@x", "one", f.tick(), ""))[0]
+	out := incoming(in, "2@x", "two", f.tick(), "")
+	out.Message.Direction, out.Message.IsRead = core.Outgoing, true
+	m2 := f.save(out)[0]
+	f.save(incoming(other, "3@x", "three", f.tick(), ""))
+	m4 := f.save(incoming(in, "4@x", "four", f.tick(), ""))[0]
+	f.must(f.s.SetRead(f.ctx, a.ID, m4.ID, true))
+	entries, err := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming)
+	f.must(err)
+	got := ids(entries, func(e ports.MailboxEntry) string { return fmt.Sprint(e.ID, e.IsRead, e.Size) })
+	size := len("Subject: one\r\n\r\nBody\r\n")
+	wantIDs(t, "incoming", got, []string{fmt.Sprint(m1.ID, false, size), fmt.Sprint(m4.ID, true, size+1)})
+	if !entries[0].CreatedAt.Equal(m1.CreatedAt) {
+		t.Fatalf("created %v, want %v", entries[0].CreatedAt, m1.CreatedAt)
+	}
+	sent, err := f.s.MailboxEntries(f.ctx, in.ID, core.Outgoing)
+	f.must(err)
+	wantIDs(t, "outgoing", ids(sent, func(e ports.MailboxEntry) string { return fmt.Sprint(e.ID) }), []string{fmt.Sprint(m2.ID)})
 }

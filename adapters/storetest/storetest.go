@@ -32,10 +32,51 @@ type testCase struct {
 	run  func(t *testing.T, f *fixture)
 }
 
-var cases []testCase
-
-// register adds cases; each file of the suite registers its own.
-func register(cs ...testCase) { cases = append(cases, cs...) }
+// cases is the contract, one named function per case, so that a failure
+// names both its case and where it is written.
+var cases = []testCase{
+	{"accounts/create and read", testAccountsCreateAndRead},
+	{"accounts/email is unique ignoring case", testAccountsEmailUnique},
+	{"accounts/subscription and password", testAccountsSubscriptionAndPassword},
+	{"accounts/delete removes what the account owns", testAccountsDeleteCascades},
+	{"keys/create, find by hash, list, touch, delete", testKeys},
+	{"identities/create with inbox, read back", testIdentitiesCreate},
+	{"identities/a clash stores nothing", testIdentitiesClashStoresNothing},
+	{"identities/list follows the scope", testIdentitiesListScope},
+	{"identities/update name", testIdentitiesUpdateName},
+	{"inboxes/more inboxes, listed newest first in scope", testInboxes},
+	{"passwords/create, read, update, delete", testPasswords},
+	{"passwords/list by scope and host", testPasswordsList},
+	{"secrets/keys are unique per identity", testSecretsUnique},
+	{"vault/sealed values page through everything and swap only unchanged values", testSealedValues},
+	{"contacts/unique email and number per identity", testContactsUnique},
+	{"contacts/filters and search", testContactsFiltersAndSearch},
+	{"contacts/record a correspondent once", testContactsRecordCorrespondent},
+	{"mail/threads by In-Reply-To and References within an inbox", testMailThreads},
+	{"mail/message, attachments, raw, contact and outbox stored together", testMailStoredTogether},
+	{"mail/attachments kept in the source are stored without their bytes", testMailAttachmentsInSource},
+	{"mail/creation times are strictly increasing per account", testMailCreationTimes},
+	{"mail/concurrent saves: every message stored once, cursor exact", testMailConcurrentSaves},
+	{"mail/list filters, pages and scope", testMailList},
+	{"mail/read state keeps thread counts", testMailReadState},
+	{"mail/threads list newest activity first", testMailThreadList},
+	{"mail/dedupe skips a redelivered message", testMailDedupe},
+	{"mail/outbox claims, leases, retries and finishes", testMailOutbox},
+	{"mail/uploads and custom domains", testMailUploadsAndDomains},
+	{"sources/save, replace, list, progress only for the current settings, delete", testSources},
+	{"sources/passwords are sealed values, and go with their account", testSourcesSealedAndCascade},
+	{"mail/mailbox entries list one inbox and direction by id", testMailboxEntries},
+	{"phones/one per identity, one identity per number", testPhonesUnique},
+	{"phones/an identity and its number are stored together or not at all", testPhonesWithIdentity},
+	{"sms/conversations, read state, dedupe by provider id", testSMSConversations},
+	{"sms/status reports move forward only; a message that never left is removed", testSMSStatusAndRemoval},
+	{"sms/a new sender is recorded as a contact once", testSMSCorrespondent},
+	{"voice agents save and replace", testVoiceAgents},
+	{"device grants/create and find by either code", testDeviceGrantsCreateAndFind},
+	{"device grants/polls, one answer, one redemption", testDeviceGrantsOneAnswerOneRedemption},
+	{"device grants/pending or denied grants are not redeemed", testDeviceGrantsRedeemOnlyApproved},
+	{"device grants/expired grants are forgotten, and go with their account", testDeviceGrantsExpire},
+}
 
 // t0 is the suite's epoch, with microseconds to catch lost precision.
 var t0 = time.Date(2026, 11, 21, 8, 0, 0, 123456000, time.UTC)
