@@ -30,10 +30,15 @@ bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench '$(BENCH)' -count=1 ./...
 	scripts/bench-smtp.sh
 
+# staticcheck at a pinned version, built from the module proxy like any
+# module (`go run pkg@version` keeps it out of go.mod).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet -tags $(TAGS) ./...
+	$(GO) run $(STATICCHECK) -tags $(TAGS) ./...
 	@echo "Linting the OpenAPI document with Redocly CLI (installed from npm into $(OPENAPI_LINT)/node_modules)"
 	npm ci --prefix $(OPENAPI_LINT) --no-audit --no-fund --silent
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(OPENAPI_LINT)/node_modules/.bin/redocly lint \

@@ -158,7 +158,7 @@ func scoreLink(c linkCandidate, sender string) int {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return 0
 	}
-	label := strings.Trim(fold(c.label), " \t\r\n[](){}<>:-–—→›»>|*")
+	label := strings.Trim(fold(c.label), " \t\r\n[](){}<>:-–—→›»|*")
 	where := strings.ToLower(u.EscapedPath() + "?" + u.RawQuery)
 	if anyOf(label, linkNegatives, strings.Contains) || anyOf(where, urlNegatives, strings.Contains) || !carriesToken(u) {
 		return 0

@@ -110,15 +110,6 @@ func malformed(format string, args ...any) error {
 	return &core.Error{Kind: core.KindInvalid, Message: msg, Fields: map[string][]string{core.NonFieldErrors: {msg}}}
 }
 
-func (in *input) has(name string) bool {
-	if in.json != nil {
-		_, ok := in.json[name]
-		return ok
-	}
-	_, ok := in.form[name]
-	return ok
-}
-
 // str reads a string field; nil when absent. JSON null reads as "".
 func (in *input) str(name string) *string {
 	if in.json != nil {

@@ -431,7 +431,7 @@ func TestSignInThroughTheProvider(t *testing.T) {
 	b.get(back.Header.Get("Location")).want(t, 200).contains(t, "Connect a device", "Signed in as "+acct.Email)
 
 	// Cancelled at the provider; an address nobody has.
-	code, state = toProvider()
+	_, state = toProvider()
 	b.get(callbackPath+"?"+url.Values{"error": {"access_denied"}, "state": {state}}.Encode()).want(t, 401).contains(t, "was cancelled")
 	h.idp.Person.Email = "stranger@example.com"
 	code, state = toProvider()

@@ -26,6 +26,8 @@ func TestAPanicInACommandAnswersNo(t *testing.T) {
 	if !strings.Contains(logged.String(), "command=FETCH") || !strings.Contains(logged.String(), "panic=") {
 		t.Fatalf("the panic was not logged: %s", logged.String())
 	}
-	se.mu.Lock() // the lock was released on the way out
+	if !se.mu.TryLock() {
+		t.Fatal("the session's lock was kept after the panic")
+	}
 	se.mu.Unlock()
 }
