@@ -60,7 +60,7 @@ type SMSStore interface {
 	// conversation's unread count by core.UnreadDelta.
 	SetSMSRead(ctx context.Context, accountID string, id int64, read bool) error
 	// UpdateSMSStatus records a provider's delivery report when
-	// core.SMSReportMoves says it moves the message. It reports whether a
+	// core.SMSStatusFollows lets it move the message. It reports whether a
 	// message has that SID.
 	UpdateSMSStatus(ctx context.Context, providerSID string, status core.SMSStatus, errText string) (bool, error)
 	// SetSMSProvider records the provider's id and status of a message just sent.
