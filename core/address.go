@@ -5,27 +5,6 @@ import (
 	"strings"
 )
 
-// Domain is a mail domain an account may use for inboxes.
-type Domain struct {
-	Name   string
-	Type   DomainType
-	Status DomainStatus
-}
-
-type DomainType string
-
-const (
-	DomainPlatform DomainType = "platform" // served for every account (CALLSIGN_MAIL_DOMAINS)
-	DomainCustom   DomainType = "custom"   // an account's own domain
-)
-
-type DomainStatus string
-
-const (
-	DomainVerified DomainStatus = "verified"
-	DomainPending  DomainStatus = "pending"
-)
-
 // MaxLocalPartLength is RFC 5321's limit on the part before the @.
 const MaxLocalPartLength = 64
 

@@ -1,0 +1,196 @@
+package core
+
+import (
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RecipientStatus is where an outgoing message is for one recipient.
+type RecipientStatus string
+
+const (
+	RecipientQueued   RecipientStatus = "queued"   // not yet handed over
+	RecipientSent     RecipientStatus = "sent"     // the next server (or our inbox) took it
+	RecipientDeferred RecipientStatus = "deferred" // a temporary failure; tried again
+	RecipientBounced  RecipientStatus = "bounced"  // refused for good, at once or by a later report
+)
+
+// Recipient is one address of an outgoing message.
+type Recipient struct {
+	Email  string
+	Status RecipientStatus
+	// Error is the last SMTP reply or report's diagnostic; "" while none.
+	Error string
+}
+
+// DeliveryBounced is a message every recipient of which bounced after it
+// left (a delivery status notification came back for each).
+const DeliveryBounced DeliveryStatus = "bounced"
+
+// The envelope sender of outgoing mail is bounces+<token>@<domain>
+// (VERP): a report sent back to it names the message whatever server
+// sends it, however late. The token is random, stored with the message,
+// and of letters and digits a server will not mangle (no case).
+const (
+	bounceLocalPrefix = "bounces+"
+	BounceTokenLength = 20
+	bounceAlphabet    = "abcdefghijklmnopqrstuvwxyz234567"
+)
+
+// NewBounceToken draws a message's token: 100 random bits.
+func NewBounceToken(random io.Reader) (string, error) {
+	return RandomString(random, BounceTokenLength, bounceAlphabet)
+}
+
+// BounceAddress is the envelope sender carrying token.
+func BounceAddress(token, domain string) string {
+	return bounceLocalPrefix + token + "@" + domain
+}
+
+// ParseBounceAddress returns the token of a VERP address; ok is false for
+// any other address. Case is ignored: some servers lower- or upper-case
+// the addresses they answer.
+func ParseBounceAddress(addr string) (token string, ok bool) {
+	local, _, ok := SplitAddress(strings.ToLower(strings.TrimSpace(addr)))
+	if !ok || !strings.HasPrefix(local, bounceLocalPrefix) {
+		return "", false
+	}
+	token = local[len(bounceLocalPrefix):]
+	if len(token) != BounceTokenLength || strings.Trim(token, bounceAlphabet) != "" {
+		return "", false
+	}
+	return token, true
+}
+
+// DSNAction is a delivery status notification's Action for one recipient
+// (RFC 3464 §2.3.3).
+type DSNAction string
+
+const (
+	DSNFailed    DSNAction = "failed"
+	DSNDelayed   DSNAction = "delayed"
+	DSNDelivered DSNAction = "delivered"
+	DSNRelayed   DSNAction = "relayed"
+	DSNExpanded  DSNAction = "expanded"
+)
+
+// DSNRecipient is one recipient's part of a report.
+type DSNRecipient struct {
+	// FinalRecipient and OriginalRecipient are bare addresses ("" when absent).
+	FinalRecipient    string
+	OriginalRecipient string
+	Action            DSNAction
+	Status            string // the enhanced status code, "5.1.1"
+	// Diagnostic is the remote server's reply, or the reporter's reason.
+	Diagnostic string
+}
+
+// DSN is a delivery status notification (RFC 3464) as read.
+type DSN struct {
+	ReportingMTA string
+	Recipients   []DSNRecipient
+	// OriginalMessageID is the returned message's Message-ID, when the
+	// report includes it (without angle brackets).
+	OriginalMessageID string
+}
+
+// Address is the recipient the report is about: the original recipient
+// when the report names it, else the final one.
+func (r DSNRecipient) Address() string {
+	if r.OriginalRecipient != "" {
+		return r.OriginalRecipient
+	}
+	return r.FinalRecipient
+}
+
+// Error is how a report's recipient shows in the message's recipients.
+func (r DSNRecipient) Error() string {
+	if r.Diagnostic != "" {
+		return r.Diagnostic
+	}
+	return r.Status
+}
+
+// Permanent reports whether a report says the recipient is lost for good:
+// a failed action, or a 5.x.x status.
+func (r DSNRecipient) Permanent() bool {
+	return r.Action == DSNFailed || strings.HasPrefix(r.Status, "5.")
+}
+
+// Delayed reports whether a report only says delivery is late (4.x.x).
+func (r DSNRecipient) Delayed() bool {
+	return !r.Permanent() && (r.Action == DSNDelayed || strings.HasPrefix(r.Status, "4."))
+}
+
+// Suppression is an address the account no longer sends to: it bounced
+// as one that does not exist.
+type Suppression struct {
+	AccountID  string
+	IdentityID string // the identity whose message bounced
+	Email      string
+	// Reason is the reply or diagnostic that bounced it.
+	Reason    string
+	CreatedAt time.Time
+}
+
+// SuppressesAddress reports whether a permanent failure says the address
+// itself is bad, so that sending to it again is pointless and harms the
+// sender's standing: the enhanced status codes for a bad mailbox or
+// domain (RFC 3463 X.1.1 bad mailbox, X.1.2 bad system, X.1.3 bad syntax,
+// X.1.6 moved, X.1.10 null MX, X.2.1 disabled), or, when the reply has no
+// enhanced code, 551 (not local) and 553 (mailbox name not allowed). A
+// bare 550 is also how servers refuse spam, and other permanent failures
+// (a policy refusal, a full mailbox, a message too large) say something
+// about this one message: they suppress nothing.
+func SuppressesAddress(enhanced string, code int) bool {
+	switch enhanced {
+	case "5.1.1", "5.1.2", "5.1.3", "5.1.6", "5.1.10", "5.2.1":
+		return true
+	case "":
+		return code == 551 || code == 553
+	}
+	return false
+}
+
+// SplitReply reads the basic and enhanced codes at the front of an SMTP
+// reply or a report's diagnostic ("smtp; 550 5.1.1 <a@b>: no such user"):
+// 0 and "" where there are none.
+func SplitReply(text string) (code int, enhanced string) {
+	text = strings.TrimSpace(text)
+	if kind, rest, ok := strings.Cut(text, ";"); ok && !strings.ContainsAny(kind, " \t") {
+		text = strings.TrimSpace(rest) // the diagnostic-type, "smtp;"
+	}
+	fields := strings.Fields(text)
+	if len(fields) == 0 {
+		return 0, ""
+	}
+	first, rest, continued := strings.Cut(fields[0], "-") // "550-5.1.1": a line of a multi-line reply
+	if n, err := strconv.Atoi(first); err == nil && n >= 200 && n < 600 {
+		code = n
+		fields = fields[1:]
+		if continued && rest != "" {
+			fields = append([]string{rest}, fields...)
+		}
+	}
+	if len(fields) > 0 && IsEnhancedStatus(strings.TrimRight(fields[0], ",:")) {
+		enhanced = strings.TrimRight(fields[0], ",:")
+	}
+	return code, enhanced
+}
+
+// IsEnhancedStatus reports whether s is an RFC 3463 code: class 2, 4 or 5,
+// then two numbers of up to three digits.
+func IsEnhancedStatus(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 || (parts[0] != "2" && parts[0] != "4" && parts[0] != "5") {
+		return false
+	}
+	for _, p := range parts[1:] {
+		if p == "" || len(p) > 3 || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}

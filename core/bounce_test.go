@@ -1,0 +1,73 @@
+package core
+
+import (
+	"crypto/rand"
+	"strings"
+	"testing"
+)
+
+func TestBounceAddress(t *testing.T) {
+	token, err := NewBounceToken(rand.Reader)
+	if err != nil || len(token) != BounceTokenLength {
+		t.Fatalf("token %q, %v", token, err)
+	}
+	addr := BounceAddress(token, "acme.example")
+	for _, seen := range []string{addr, strings.ToUpper(addr), " " + addr} {
+		if got, ok := ParseBounceAddress(seen); !ok || got != token {
+			t.Errorf("ParseBounceAddress(%q) = %q, %v", seen, got, ok)
+		}
+	}
+	for _, other := range []string{"ada@acme.example", "bounces+@acme.example", "bounces+" + token + "x@acme.example",
+		"bounces+" + strings.Repeat("1", BounceTokenLength) + "@acme.example", "bounces-" + token + "@acme.example", "bounces+" + token} {
+		if _, ok := ParseBounceAddress(other); ok {
+			t.Errorf("ParseBounceAddress(%q) accepted", other)
+		}
+	}
+}
+
+func TestSplitReply(t *testing.T) {
+	for _, c := range []struct {
+		in       string
+		code     int
+		enhanced string
+	}{
+		{"smtp; 550 5.1.1 <nobody@example.com>: Recipient address rejected", 550, "5.1.1"},
+		{"550-5.1.1 The email account that you tried to reach does not exist.", 550, "5.1.1"},
+		{"SMTP; 452 4.2.2 Mailbox full", 452, "4.2.2"},
+		{"553 sorry, that domain isn't in my list", 553, ""},
+		{"X-Postfix; host mx.example.com said: 550 5.1.1", 0, ""},
+		{"5.4.4, no route", 0, "5.4.4"},
+		{"", 0, ""},
+	} {
+		code, enhanced := SplitReply(c.in)
+		if code != c.code || enhanced != c.enhanced {
+			t.Errorf("SplitReply(%q) = %d %q, want %d %q", c.in, code, enhanced, c.code, c.enhanced)
+		}
+	}
+}
+
+func TestSuppressionRules(t *testing.T) {
+	for _, c := range []struct {
+		enhanced string
+		code     int
+		want     bool
+	}{
+		{"5.1.1", 550, true}, {"5.1.10", 550, true}, {"5.2.1", 550, true}, {"", 551, true},
+		{"5.7.1", 550, false}, {"5.2.2", 552, false}, {"4.2.2", 452, false}, {"", 550, false}, {"5.3.4", 552, false},
+	} {
+		if got := SuppressesAddress(c.enhanced, c.code); got != c.want {
+			t.Errorf("SuppressesAddress(%q, %d) = %v", c.enhanced, c.code, got)
+		}
+	}
+	failed := DSNRecipient{Action: DSNFailed, Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 no such user"}
+	delayed := DSNRecipient{Action: DSNDelayed, Status: "4.4.1"}
+	if !failed.Permanent() || failed.Delayed() || delayed.Permanent() || !delayed.Delayed() {
+		t.Error("permanent and delayed reports mixed up")
+	}
+	if failed.Error() != "smtp; 550 5.1.1 no such user" || delayed.Error() != "4.4.1" {
+		t.Error("a report's error reads wrong")
+	}
+	if (DSNRecipient{FinalRecipient: "a@x.example", OriginalRecipient: "b@x.example"}).Address() != "b@x.example" {
+		t.Error("the original recipient goes first")
+	}
+}
