@@ -3,7 +3,9 @@ module github.com/callsign/callsign
 go 1.26.0
 
 require (
+	blitiri.com.ar/go/spf v1.6.0
 	github.com/emersion/go-message v0.18.2
+	github.com/emersion/go-msgauth v0.7.0
 	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6
 	github.com/emersion/go-smtp v0.25.1
 	github.com/getkin/kin-openapi v0.152.0

@@ -49,6 +49,8 @@ type Authentication struct {
 	SPFDomain  string // the MAIL FROM domain, or the HELO name for a null sender
 	FromDomain string
 	Signatures []DKIMOutcome
+	// Checked says the checks ran; Unchecked has not.
+	Checked bool
 	// Local marks mail that never crossed SMTP: sent by one of our own
 	// identities to another, authenticated by its API key.
 	Local bool
@@ -56,9 +58,8 @@ type Authentication struct {
 
 // DKIMOutcome is one signature's result and signing domain (d=).
 type DKIMOutcome struct {
-	Result   AuthResult
-	Domain   string
-	Selector string
+	Result AuthResult
+	Domain string
 }
 
 // DMARCLookup is what the DMARC record lookup found (RFC 7489 §6.6.3: at
@@ -95,7 +96,7 @@ type AuthEvidence struct {
 // DKIM pass; fail on a DMARC fail, or on a hard SPF fail without a DKIM
 // pass; none otherwise.
 func Authenticate(e AuthEvidence, organization func(string) string) Authentication {
-	a := Authentication{SPF: e.SPF, DKIM: combineDKIM(e.Signatures), SPFDomain: e.SPFDomain, FromDomain: e.FromDomain, Signatures: e.Signatures}
+	a := Authentication{Checked: true, SPF: e.SPF, DKIM: combineDKIM(e.Signatures), SPFDomain: e.SPFDomain, FromDomain: e.FromDomain, Signatures: e.Signatures}
 	aligned := func(strict bool, domain string) bool {
 		domain, from := NormalizeDomain(domain), NormalizeDomain(e.FromDomain)
 		if domain == "" || from == "" {
