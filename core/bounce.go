@@ -113,6 +113,18 @@ func (r DSNRecipient) Error() string {
 	return r.Status
 }
 
+// Codes are the reply codes that say why: the report's Status, or the
+// diagnostic's enhanced code when Status is only a class ("5.0.0", as Exim
+// writes it) and the diagnostic says more.
+func (r DSNRecipient) Codes() (code int, enhanced string) {
+	code, diagnosed := SplitReply(r.Diagnostic)
+	enhanced = r.Status
+	if !IsEnhancedStatus(enhanced) || strings.HasSuffix(enhanced, ".0.0") && diagnosed != "" && diagnosed[0] == enhanced[0] {
+		enhanced = diagnosed
+	}
+	return code, enhanced
+}
+
 // Permanent reports whether a report says the recipient is lost for good:
 // a failed action, or a 5.x.x status.
 func (r DSNRecipient) Permanent() bool {

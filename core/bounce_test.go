@@ -67,6 +67,16 @@ func TestSuppressionRules(t *testing.T) {
 	if failed.Error() != "smtp; 550 5.1.1 no such user" || delayed.Error() != "4.4.1" {
 		t.Error("a report's error reads wrong")
 	}
+	exim := DSNRecipient{Action: DSNFailed, Status: "5.0.0", Diagnostic: "smtp; 550 5.1.1 <gone@example.org>: User unknown"}
+	if code, enhanced := exim.Codes(); code != 550 || enhanced != "5.1.1" {
+		t.Errorf("Exim's report: %d %q", code, enhanced)
+	}
+	if _, enhanced := failed.Codes(); enhanced != "5.1.1" {
+		t.Errorf("a report with a full status: %q", enhanced)
+	}
+	if _, enhanced := (DSNRecipient{Status: "5.2.2", Diagnostic: "smtp; 550 5.1.1 x"}).Codes(); enhanced != "5.2.2" {
+		t.Errorf("a specific status gives way: %q", enhanced)
+	}
 	if (DSNRecipient{FinalRecipient: "a@x.example", OriginalRecipient: "b@x.example"}).Address() != "b@x.example" {
 		t.Error("the original recipient goes first")
 	}
