@@ -61,6 +61,19 @@ type Config struct {
 	DebugAddr string
 	// MetricsAddr, when set, serves Prometheus metrics there.
 	MetricsAddr string
+
+	// MXHost is where custom domains' MX records must point.
+	MXHost string
+	// SPFInclude, when set, is the domain custom domains' SPF records include.
+	SPFInclude string
+	// DNSResolver is the name server to ask (IP:port); "" means the system's.
+	DNSResolver string
+	// DKIMKeyFile and DKIMSelector, when set, sign platform domains' mail.
+	DKIMKeyFile  string
+	DKIMSelector string
+	// InboundAuth says which inbound connections get SPF, DKIM and DMARC
+	// checks: "on" (all but loopback), "all" or "off".
+	InboundAuth string
 }
 
 // Relay is the outbound SMTP relay of CALLSIGN_SMTP_RELAY.
@@ -159,6 +172,31 @@ func Load(getenv Getenv) (Config, error) {
 		if c.SMTPTLSCert == "" {
 			return fail("CALLSIGN_IMAPS_ADDR", "implicit TLS needs a certificate: set CALLSIGN_SMTP_TLS_CERT and CALLSIGN_SMTP_TLS_KEY")
 		}
+	}
+
+	if c.MXHost, err = mxHost(get("CALLSIGN_MX_HOST", ""), c.BaseURL); err != nil {
+		return fail("CALLSIGN_MX_HOST", "%v", err)
+	}
+	if c.SPFInclude = strings.TrimSuffix(strings.ToLower(get("CALLSIGN_SPF_INCLUDE", "")), "."); c.SPFInclude != "" && !isDomainName(strings.ReplaceAll(c.SPFInclude, "_", "x")) { // _spf.example.com is usual
+		return fail("CALLSIGN_SPF_INCLUDE", "%q is not a domain name", c.SPFInclude)
+	}
+	if c.DNSResolver = get("CALLSIGN_DNS_RESOLVER", ""); c.DNSResolver != "" {
+		if c.DNSResolver, err = nameServer(c.DNSResolver); err != nil {
+			return fail("CALLSIGN_DNS_RESOLVER", "%v", err)
+		}
+	}
+	c.DKIMKeyFile, c.DKIMSelector = get("CALLSIGN_DKIM_KEY_FILE", ""), strings.ToLower(get("CALLSIGN_DKIM_SELECTOR", ""))
+	if (c.DKIMKeyFile == "") != (c.DKIMSelector == "") {
+		return fail("CALLSIGN_DKIM_KEY_FILE", "set both CALLSIGN_DKIM_KEY_FILE and CALLSIGN_DKIM_SELECTOR, or neither")
+	}
+	if c.DKIMSelector != "" && !isDomainName(c.DKIMSelector) {
+		return fail("CALLSIGN_DKIM_SELECTOR", "%q is not a DNS name such as mail2026", c.DKIMSelector)
+	}
+	c.InboundAuth = strings.ToLower(get("CALLSIGN_INBOUND_AUTH", "on"))
+	switch c.InboundAuth {
+	case "on", "all", "off":
+	default:
+		return fail("CALLSIGN_INBOUND_AUTH", "%q is not one of on, all, off", c.InboundAuth)
 	}
 
 	c.Telephony = get("CALLSIGN_TELEPHONY", "sim")
@@ -392,6 +430,38 @@ func smtpHostname(configured, baseURL string) (string, error) {
 		return "localhost", nil
 	}
 	return addressLiteral(u.Hostname()), nil
+}
+
+// mxHost checks a configured MX host, or takes the base URL's host.
+func mxHost(configured, baseURL string) (string, error) {
+	if configured != "" {
+		name := strings.TrimSuffix(strings.ToLower(configured), ".")
+		if !isDomainName(name) || net.ParseIP(name) != nil {
+			return "", fmt.Errorf("%q is not a host name (an MX record names a host, never an address)", configured)
+		}
+		return name, nil
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Hostname() == "" {
+		return "localhost", nil
+	}
+	return strings.ToLower(u.Hostname()), nil
+}
+
+// nameServer checks a name server's address: an IP address with an
+// optional port (53 by default); a name would need a resolver to find it.
+func nameServer(s string) (string, error) {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		host, port = strings.Trim(s, "[]"), "53"
+	}
+	if net.ParseIP(host) == nil {
+		return "", fmt.Errorf("%q is not an IP address with an optional port, such as 127.0.0.1:5353", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("port %q out of range 1-65535", port)
+	}
+	return net.JoinHostPort(host, port), nil
 }
 
 // addressLiteral writes an IP address as RFC 5321 asks; a name stays as it is.

@@ -81,6 +81,15 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_JWT_SECRET", "short", nil},
 		{"CALLSIGN_TRUSTED_PROXIES", "10.0.0.0/33", nil},
 		{"CALLSIGN_SHUTDOWN_GRACE", "soon", nil},
+		{"CALLSIGN_MX_HOST", "192.0.2.25", nil},
+		{"CALLSIGN_MX_HOST", "not a host", nil},
+		{"CALLSIGN_SPF_INCLUDE", "spf relay", nil},
+		{"CALLSIGN_DNS_RESOLVER", "dns.example.com:53", nil},
+		{"CALLSIGN_DNS_RESOLVER", "127.0.0.1:0", nil},
+		{"CALLSIGN_DKIM_KEY_FILE", "", map[string]string{"CALLSIGN_DKIM_SELECTOR": "s1"}},
+		{"CALLSIGN_DKIM_KEY_FILE", "dkim.pem", nil},
+		{"CALLSIGN_DKIM_SELECTOR", "bad selector", map[string]string{"CALLSIGN_DKIM_KEY_FILE": "dkim.pem"}},
+		{"CALLSIGN_INBOUND_AUTH", "sometimes", nil},
 		{"CALLSIGN_METRICS_ADDR", "9090", nil},
 		{"CALLSIGN_SHUTDOWN_GRACE", "-1s", nil},
 	} {
@@ -120,5 +129,27 @@ func TestSMTPHostname(t *testing.T) {
 		if _, err := Load(env(map[string]string{"CALLSIGN_SMTP_HOSTNAME": bad})); err == nil || !strings.Contains(err.Error(), "CALLSIGN_SMTP_HOSTNAME") {
 			t.Errorf("%q: %v", bad, err)
 		}
+	}
+}
+
+func TestMailAuthenticationSettings(t *testing.T) {
+	c, err := Load(env(map[string]string{"CALLSIGN_BASE_URL": "https://API.example.com:8443"}))
+	if err != nil || c.MXHost != "api.example.com" || c.InboundAuth != "on" || c.DNSResolver != "" || c.SPFInclude != "" || c.DKIMKeyFile != "" {
+		t.Fatalf("defaults: %+v, %v", c, err)
+	}
+	c, err = Load(env(map[string]string{
+		"CALLSIGN_MX_HOST":       "MX.Callsign.Example.",
+		"CALLSIGN_SPF_INCLUDE":   "_spf.Relay.Example",
+		"CALLSIGN_DNS_RESOLVER":  "127.0.0.1",
+		"CALLSIGN_DKIM_KEY_FILE": "/etc/callsign/dkim.pem",
+		"CALLSIGN_DKIM_SELECTOR": "Mail2026",
+		"CALLSIGN_INBOUND_AUTH":  "ALL",
+	}))
+	if err != nil || c.MXHost != "mx.callsign.example" || c.SPFInclude != "_spf.relay.example" || c.DNSResolver != "127.0.0.1:53" ||
+		c.DKIMKeyFile != "/etc/callsign/dkim.pem" || c.DKIMSelector != "mail2026" || c.InboundAuth != "all" {
+		t.Fatalf("values: %+v, %v", c, err)
+	}
+	if c, err := Load(env(map[string]string{"CALLSIGN_DNS_RESOLVER": "[::1]:5353"})); err != nil || c.DNSResolver != "[::1]:5353" {
+		t.Errorf("IPv6 resolver: %q, %v", c.DNSResolver, err)
 	}
 }
