@@ -78,11 +78,11 @@ func (s *Mail) servesDomain(ctx context.Context, domain string) (bool, string, e
 			return true, "", nil
 		}
 	}
-	owner, err := s.domains.VerifiedDomainOwner(ctx, domain)
-	if isNotFound(err) {
+	d, err := s.domains.DomainByName(ctx, domain)
+	if isNotFound(err) || err == nil && d.Status != core.DomainVerified {
 		return false, "", nil
 	}
-	return err == nil, owner, err
+	return err == nil, d.AccountID, err
 }
 
 // inboxAddress checks an address asked for by an account: well formed, and

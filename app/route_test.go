@@ -7,6 +7,7 @@ import (
 
 	"github.com/callsign/callsign/adapters/memory"
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 func TestRoute(t *testing.T) {
@@ -24,7 +25,8 @@ func TestRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.SaveCustomDomain(ctx, owner.AccountID, core.Domain{Name: "mail.example.com", Status: core.DomainVerified}); err != nil {
+	if err := store.CreateCustomDomain(ctx, core.Domain{Name: "mail.example.com", Status: core.DomainVerified, AccountID: owner.AccountID},
+		ports.StoredDKIMKey{Domain: "mail.example.com", Key: core.DKIMKey{Selector: "cs1", Active: true}}); err != nil {
 		t.Fatal(err)
 	}
 	custom, err := a.Mail.CreateInbox(ctx, owner, ident.ID, "desk@mail.example.com")

@@ -29,6 +29,7 @@ type Store interface {
 	MailStore
 	OutboxStore
 	DomainStore
+	SuppressionStore
 	MailSourceStore
 	DeviceGrantStore
 	PhoneStore
@@ -288,16 +289,4 @@ type OutboxStore interface {
 	RetryOutbox(ctx context.Context, e OutboxEntry, lastError string) error
 	// FinishOutbox removes an entry and records the message's final status.
 	FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error
-}
-
-// DomainStore keeps the accounts' own mail domains.
-type DomainStore interface {
-	// SaveCustomDomain adds or updates an account's own domain; a domain
-	// another account has clashes on "domain".
-	SaveCustomDomain(ctx context.Context, accountID string, d core.Domain) error
-	// CustomDomains lists an account's own domains.
-	CustomDomains(ctx context.Context, accountID string) ([]core.Domain, error)
-	// VerifiedDomainOwner reports which account a verified custom domain
-	// belongs to, or NotFound.
-	VerifiedDomainOwner(ctx context.Context, domain string) (string, error)
 }

@@ -49,7 +49,8 @@ func (h *harness) waitFor(key string, id any) map[string]any {
 func TestInboxesAndDomains(t *testing.T) {
 	h := newHarness(t)
 	tn := newTenants(t, h)
-	if err := h.store.SaveCustomDomain(context.Background(), principalOf(t, h, tn.mgmt).AccountID, core.Domain{Name: "mail.example.com", Status: core.DomainPending}); err != nil {
+	if err := h.store.CreateCustomDomain(context.Background(), core.Domain{Name: "mail.example.com", Status: core.DomainPending,
+		AccountID: principalOf(t, h, tn.mgmt).AccountID}, ports.StoredDKIMKey{Domain: "mail.example.com", Key: core.DKIMKey{Selector: "cs1", Active: true}}); err != nil {
 		t.Fatal(err)
 	}
 	d := h.do("GET", "/api/domains/", nil, tn.mgmt).want(t, 200).list(t)

@@ -111,8 +111,8 @@ func (s *Store) accountTables() []func(accountID string) {
 			deleteWhere(t.threads, func(r *core.Thread) bool { return r.AccountID == a })
 			deleteWhere(t.attachments, func(r *ports.AttachmentContent) bool { return r.AccountID == a })
 			deleteWhere(t.outbox, func(r *outboxRow) bool { return r.AccountID == a })
-			deleteWhere(t.domains, func(r *domainRow) bool { return r.accountID == a })
 		},
+		s.deleteAccountDomains,
 		func(a string) {
 			t := s.phoneTables()
 			deleteWhere(t.phones, func(r *core.PhoneNumber) bool { return r.AccountID == a })

@@ -19,18 +19,12 @@ type outboxRow struct {
 	claimedUntil time.Time
 }
 
-type domainRow struct {
-	accountID string
-	core.Domain
-}
-
 // mailTables are the maps of the mail store, created on first use.
 type mailTables struct {
 	messages    map[int64]*messageRow
 	threads     map[string]*core.Thread
 	attachments map[string]*ports.AttachmentContent
 	outbox      map[int64]*outboxRow
-	domains     map[string]*domainRow
 	clocks      map[string]time.Time // the last creation time per account
 }
 
@@ -39,7 +33,7 @@ func (s *Store) mailTables() *mailTables {
 		s.mail = mailTables{
 			messages: map[int64]*messageRow{}, threads: map[string]*core.Thread{},
 			attachments: map[string]*ports.AttachmentContent{}, outbox: map[int64]*outboxRow{},
-			domains: map[string]*domainRow{}, clocks: map[string]time.Time{},
+			clocks: map[string]time.Time{},
 		}
 	}
 	return &s.mail
@@ -332,44 +326,4 @@ func (s *Store) FinishOutbox(_ context.Context, messageID int64, status core.Del
 	}
 	r.DeliveryStatus, r.DeliveryError = status, deliveryError
 	return nil
-}
-
-func (s *Store) SaveCustomDomain(_ context.Context, accountID string, d core.Domain) error {
-	if err := s.lock(); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	t := s.mailTables()
-	if r, ok := t.domains[d.Name]; ok && r.accountID != accountID {
-		return conflict("domain", "This domain belongs to another account.")
-	}
-	d.Type = core.DomainCustom
-	t.domains[d.Name] = &domainRow{accountID: accountID, Domain: d}
-	return nil
-}
-
-func (s *Store) CustomDomains(_ context.Context, accountID string) ([]core.Domain, error) {
-	if err := s.lock(); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	rows := values(s.mailTables().domains, func(r *domainRow) bool { return r.accountID == accountID },
-		func(a, b *domainRow) bool { return a.Name < b.Name })
-	out := make([]core.Domain, len(rows))
-	for i, r := range rows {
-		out[i] = r.Domain
-	}
-	return out, nil
-}
-
-func (s *Store) VerifiedDomainOwner(_ context.Context, domain string) (string, error) {
-	if err := s.lock(); err != nil {
-		return "", err
-	}
-	defer s.mu.Unlock()
-	r, ok := s.mailTables().domains[domain]
-	if !ok || r.Status != core.DomainVerified {
-		return "", core.NotFound("Domain not found.")
-	}
-	return r.accountID, nil
 }

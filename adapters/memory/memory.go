@@ -28,6 +28,7 @@ type Store struct {
 	phone      phoneTables
 	sources    map[string]*sourceRow // by id; created on first use
 	auth       authTables
+	trust      trustTables // domains, keys, suppressions; created on first use
 	seq        int64
 	// Fail, when set, is returned by every call: a store that is down.
 	Fail error

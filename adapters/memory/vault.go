@@ -189,6 +189,11 @@ func (s *Store) sealedCells() []sealedCell {
 	for id, r := range s.secrets {
 		cells = append(cells, sealedCell{"secrets", id, "value", &r.Value})
 	}
+	for _, d := range s.trustTables().domains {
+		for i := range d.keys {
+			cells = append(cells, sealedCell{"dkim_keys", d.keys[i].ID, "private_key", &d.keys[i].Private})
+		}
+	}
 	for id, r := range s.sourceRows() {
 		cells = append(cells, sealedCell{"mail_sources", id, "password", &r.Password})
 	}

@@ -363,7 +363,7 @@ func testMailOutbox(t *testing.T, f *fixture) {
 	}
 }
 
-func testMailUploadsAndDomains(t *testing.T, f *fixture) {
+func testMailUploads(t *testing.T, f *fixture) {
 	a := f.account()
 	ident, _ := f.identity(a.ID)
 	up := ports.AttachmentContent{Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID,
@@ -373,20 +373,6 @@ func testMailUploadsAndDomains(t *testing.T, f *fixture) {
 	f.must(err)
 	if string(got.Content) != "a,b" || got.MessageID != 0 || got.Filename != "report.csv" {
 		t.Fatalf("upload %+v", got)
-	}
-	f.must(f.s.SaveCustomDomain(f.ctx, a.ID, core.Domain{Name: "mail.example.com", Status: core.DomainPending}))
-	_, err = f.s.VerifiedDomainOwner(f.ctx, "mail.example.com")
-	wantKind(t, err, core.KindNotFound)
-	f.must(f.s.SaveCustomDomain(f.ctx, a.ID, core.Domain{Name: "mail.example.com", Status: core.DomainVerified}))
-	owner, err := f.s.VerifiedDomainOwner(f.ctx, "mail.example.com")
-	f.must(err)
-	if owner != a.ID {
-		t.Fatalf("owner %q", owner)
-	}
-	wantConflictOn(t, f.s.SaveCustomDomain(f.ctx, f.account().ID, core.Domain{Name: "mail.example.com", Status: core.DomainPending}), "domain")
-	list, _ := f.s.CustomDomains(f.ctx, a.ID)
-	if len(list) != 1 || list[0].Type != core.DomainCustom || list[0].Status != core.DomainVerified {
-		t.Fatalf("custom domains %+v", list)
 	}
 }
 
