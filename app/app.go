@@ -50,6 +50,13 @@ type Ports struct {
 	Telephony ports.Telephony
 	// Observer hears what happens to messages, for metrics; nil for none.
 	Observer ports.Observer
+	// Resolver asks the DNS, for custom domains' records.
+	Resolver ports.Resolver
+	// MailAuth checks received mail (SPF, DKIM, DMARC) and knows which
+	// domain names are registrable.
+	MailAuth ports.MailAuthenticator
+	// Signer makes DKIM keys and signs outgoing mail.
+	Signer ports.DKIMSigner
 }
 
 // Settings are the choices of configuration the services follow.
@@ -69,6 +76,12 @@ type Settings struct {
 	// DevicePollInterval is the device flow's polling interval; 0 means
 	// DefaultDevicePollInterval (tests shorten it).
 	DevicePollInterval time.Duration
+	// Domain is the service's side of custom domains' records
+	// (CALLSIGN_MX_HOST, CALLSIGN_SPF_INCLUDE).
+	Domain core.DomainSettings
+	// PlatformKey, when set, DKIM-signs the platform domains' mail
+	// (CALLSIGN_DKIM_KEY_FILE, CALLSIGN_DKIM_SELECTOR).
+	PlatformKey *ports.DKIMKeyPair
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -80,6 +93,7 @@ type App struct {
 	Vault      *Vault
 	Contacts   *Contacts
 	Mail       *Mail
+	Domains    *Domains
 	Mailboxes  *Mailboxes
 	Sources    *Sources
 	Device     *Device
@@ -112,6 +126,8 @@ func New(deps Deps) *App {
 	auth := &Auth{base: b, keys: store, accounts: store, identities: identities,
 		hasher: deps.Hasher, tokens: deps.Tokens, external: deps.ExternalSignIn}
 	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher}
+	domains := &Domains{base: b, store: store, accounts: accounts, resolver: deps.Resolver, names: deps.MailAuth,
+		signer: deps.Signer, cipher: deps.Cipher, settings: deps.Domain, platform: deps.MailDomains, platformKey: deps.PlatformKey}
 	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: store,
 		accounts: accounts, identities: identities,
 		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,
@@ -126,6 +142,7 @@ func New(deps Deps) *App {
 		Vault:      &Vault{base: b, store: store, identities: identities, cipher: deps.Cipher},
 		Contacts:   &Contacts{base: b, store: store, identities: identities},
 		Mail:       mail,
+		Domains:    domains,
 		Mailboxes:  &Mailboxes{auth: auth, mail: mail, messages: store},
 		Sources:    &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)},
 		Device:     &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},

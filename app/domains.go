@@ -1,0 +1,319 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Domains is mail domains: the platform's, and the accounts' own, which
+// are verified through the DNS and sign what leaves them with DKIM.
+type Domains struct {
+	base
+	store    ports.DomainStore
+	accounts *Accounts // a new domain needs an active subscription
+	resolver ports.Resolver
+	names    ports.MailAuthenticator // which names are registrable
+	signer   ports.DKIMSigner
+	cipher   ports.Cipher
+
+	settings core.DomainSettings
+	// platform are the platform's mail domains (CALLSIGN_MAIL_DOMAINS).
+	platform []string
+	// platformKey, when set, signs mail from the platform domains
+	// (CALLSIGN_DKIM_KEY_FILE, CALLSIGN_DKIM_SELECTOR).
+	platformKey *ports.DKIMKeyPair
+}
+
+// MaxCustomDomains bounds the domains of one account.
+const MaxCustomDomains = 100
+
+// The background checker: how often it looks for due domains, how many
+// it takes at once, and how long a claimed domain is ours.
+const (
+	domainCheckPoll  = 30 * time.Second
+	domainCheckBatch = 8
+	domainCheckLease = 2 * time.Minute
+)
+
+// List is the platform domains, then the account's own.
+func (s *Domains) List(ctx context.Context, p core.Principal) ([]core.Domain, error) {
+	out := make([]core.Domain, 0, len(s.platform))
+	for _, d := range s.platform {
+		out = append(out, core.Domain{Name: d, Type: core.DomainPlatform, Status: core.DomainVerified})
+	}
+	custom, err := s.store.CustomDomains(ctx, p.AccountID)
+	return append(out, custom...), err
+}
+
+// Get is one of the account's own domains.
+func (s *Domains) Get(ctx context.Context, p core.Principal, name string) (core.Domain, error) {
+	return s.store.CustomDomain(ctx, p.AccountID, core.NormalizeDomain(name))
+}
+
+// Create adds a domain to the account: pending, with a new DKIM key, and
+// the records to publish.
+func (s *Domains) Create(ctx context.Context, p core.Principal, name string) (core.Domain, error) {
+	if err := requireManagement(p); err != nil {
+		return core.Domain{}, err
+	}
+	name, err := core.NormalizeDomainName("name", name)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	if org, ok := s.names.Organization(name); !ok || org == "" {
+		return core.Domain{}, core.Invalid("name", "%s is a public suffix, not a domain anyone registers.", name)
+	}
+	for _, d := range s.platform {
+		if d == name {
+			return core.Domain{}, core.Invalid("name", "%s is a platform domain: every account has it already.", name)
+		}
+	}
+	acct, err := s.accounts.Find(ctx, p.AccountID)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	if !acct.SubscriptionActive {
+		return core.Domain{}, core.PaymentRequired("Adding a domain needs an active subscription.")
+	}
+	if have, err := s.store.CustomDomains(ctx, p.AccountID); err != nil {
+		return core.Domain{}, err
+	} else if len(have) >= MaxCustomDomains {
+		return core.Domain{}, core.Invalid("name", "An account may have at most %d domains.", MaxCustomDomains)
+	}
+	now := s.now()
+	key, err := s.newKey(name, now, true)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	d := core.Domain{Name: name, Type: core.DomainCustom, Status: core.DomainPending, AccountID: p.AccountID,
+		Reason: "The records are not checked yet.", CreatedAt: now, NextCheckAt: now.Add(core.DomainCheckEarly)}
+	if err := s.store.CreateCustomDomain(ctx, d, key); err != nil {
+		return core.Domain{}, err
+	}
+	d.Keys = []core.DKIMKey{key.Key}
+	return d, nil
+}
+
+// newKey makes a key pair for domain under a fresh selector and seals its
+// private half, bound to the key's row.
+func (s *Domains) newKey(domain string, now time.Time, active bool) (ports.StoredDKIMKey, error) {
+	selector := "cs" + now.Format("20060102") + strings.ReplaceAll(s.ids.NewUUID(), "-", "")[:6]
+	pair, err := s.signer.NewKey(selector)
+	if err != nil {
+		return ports.StoredDKIMKey{}, fmt.Errorf("making a DKIM key: %w", err)
+	}
+	k := ports.StoredDKIMKey{ID: s.ids.NewUUID(), Domain: domain, Key: pair.Public}
+	k.Key.Active, k.Key.CreatedAt = active, now
+	if k.Private, err = s.cipher.Seal(pair.Private, aad("dkim_keys", "private_key", k.ID)); err != nil {
+		return ports.StoredDKIMKey{}, err
+	}
+	return k, nil
+}
+
+// MaxInboxesNamed bounds the inboxes a refused delete names.
+const MaxInboxesNamed = 10
+
+// Delete removes a domain the account's inboxes no longer use.
+func (s *Domains) Delete(ctx context.Context, p core.Principal, name string) error {
+	if err := requireManagement(p); err != nil {
+		return err
+	}
+	d, err := s.Get(ctx, p, name)
+	if err != nil {
+		return err
+	}
+	using, err := s.store.InboxesOnDomain(ctx, d.Name, MaxInboxesNamed+1)
+	if err != nil {
+		return err
+	}
+	if len(using) > 0 {
+		more := ""
+		if len(using) > MaxInboxesNamed {
+			using, more = using[:MaxInboxesNamed], " and more"
+		}
+		return core.Conflict("Inboxes use %s: %s%s. Remove them first.", d.Name, strings.Join(using, ", "), more)
+	}
+	return s.store.DeleteCustomDomain(ctx, p.AccountID, d.Name)
+}
+
+// Verify looks the domain's records up now.
+func (s *Domains) Verify(ctx context.Context, p core.Principal, name string) (core.Domain, error) {
+	if err := requireManagement(p); err != nil {
+		return core.Domain{}, err
+	}
+	d, err := s.Get(ctx, p, name)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	return s.check(ctx, d)
+}
+
+// RotateDKIM makes the domain's next key. The current key signs until the
+// next one's record verifies; then the next one signs and the old one goes.
+func (s *Domains) RotateDKIM(ctx context.Context, p core.Principal, name string) (core.Domain, error) {
+	if err := requireManagement(p); err != nil {
+		return core.Domain{}, err
+	}
+	d, err := s.Get(ctx, p, name)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	if d.Status == core.DomainPending {
+		return core.Domain{}, core.Conflict("%s is not verified yet: publish its records first; its key has not signed anything.", d.Name)
+	}
+	now := s.now()
+	key, err := s.newKey(d.Name, now, false)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	if err := s.store.AddDKIMKey(ctx, p.AccountID, key); err != nil {
+		return core.Domain{}, err
+	}
+	// Look at the new record early, as for a new domain.
+	d, err = s.Get(ctx, p, d.Name)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	d.NextCheckAt = now.Add(core.DomainCheckEarly)
+	if err := s.store.SaveDomainCheck(ctx, d, ""); err != nil {
+		return core.Domain{}, err
+	}
+	return d, nil
+}
+
+// check looks a domain's records up, applies core's rules and stores the
+// outcome.
+func (s *Domains) check(ctx context.Context, d core.Domain) (core.Domain, error) {
+	answers := s.lookup(ctx, d)
+	c := d.Check(answers, s.settings, s.now())
+	if err := s.store.SaveDomainCheck(ctx, c.Domain, c.Retired); err != nil {
+		return core.Domain{}, err
+	}
+	if c.Verified {
+		s.verified(c.Domain)
+	}
+	return c.Domain, nil
+}
+
+// verified is where a domain that has just been verified is announced: the
+// domain.verified event goes here once events exist (issue 14).
+func (s *Domains) verified(d core.Domain) {
+	s.log.Info("domain verified", "domain", d.Name, "account", d.AccountID)
+}
+
+// lookup asks every question of a check at once: a check costs one round
+// trip, and at most the resolver's timeout.
+func (s *Domains) lookup(ctx context.Context, d core.Domain) core.DomainAnswers {
+	a := core.DomainAnswers{DKIM: map[string]core.Lookup{}}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	ask := func(set func(core.Lookup), lookup func() ([]string, error)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := toLookup(lookup())
+			mu.Lock()
+			set(l)
+			mu.Unlock()
+		}()
+	}
+	ask(func(l core.Lookup) { a.MX = l }, func() ([]string, error) {
+		mx, err := s.resolver.LookupMX(ctx, d.Name)
+		hosts := make([]string, len(mx))
+		for i, m := range mx {
+			hosts[i] = m.Host
+		}
+		return hosts, err
+	})
+	ask(func(l core.Lookup) { a.TXT = l }, func() ([]string, error) { return s.resolver.LookupTXT(ctx, d.Name) })
+	ask(func(l core.Lookup) { a.DMARC = l }, func() ([]string, error) { return s.resolver.LookupTXT(ctx, core.DMARCRecordName(d.Name)) })
+	for _, k := range d.Keys {
+		ask(func(l core.Lookup) { a.DKIM[k.Selector] = l }, func() ([]string, error) {
+			return s.resolver.LookupTXT(ctx, core.DKIMRecordName(k.Selector, d.Name))
+		})
+	}
+	wg.Wait()
+	return a
+}
+
+// toLookup reads a resolver's answer: records, none, or no answer.
+func toLookup(values []string, err error) core.Lookup {
+	var de *net.DNSError
+	switch {
+	case err == nil:
+		return core.Lookup{Values: values}
+	case errors.As(err, &de) && de.IsNotFound:
+		return core.Lookup{Missing: true}
+	default:
+		return core.Lookup{Failed: true}
+	}
+}
+
+// RunChecks looks at due domains until ctx ends. Instances sharing a
+// database share the work: each due domain is leased to one of them.
+func (s *Domains) RunChecks(ctx context.Context) {
+	tick := time.NewTicker(domainCheckPoll)
+	defer tick.Stop()
+	for {
+		for s.checkDue(ctx) == domainCheckBatch {
+			// A full batch: more may be due.
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// checkDue checks the domains it can claim, one after the other.
+func (s *Domains) checkDue(ctx context.Context) int {
+	now := s.now()
+	due, err := s.store.ClaimDomainChecks(ctx, now, now.Add(domainCheckLease), domainCheckBatch)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("domains: claiming due checks failed", "err", err)
+		}
+		return 0
+	}
+	for _, d := range due {
+		if _, err := s.check(ctx, d); err != nil && ctx.Err() == nil {
+			s.log.Error("domains: recording a check failed", "domain", d.Name, "err", err)
+		}
+	}
+	return len(due)
+}
+
+// Sign DKIM-signs a message leaving from domain: with the domain's own
+// key, or the platform key for a platform domain; a domain without a key
+// sends the message as it is.
+func (s *Domains) Sign(ctx context.Context, domain string, raw []byte) ([]byte, error) {
+	for _, d := range s.platform {
+		if d == domain {
+			if s.platformKey == nil {
+				return raw, nil
+			}
+			return s.signer.Sign(raw, domain, s.platformKey.Public.Selector, s.platformKey.Private)
+		}
+	}
+	k, err := s.store.SigningKey(ctx, domain)
+	if isNotFound(err) {
+		return raw, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	private, err := s.cipher.Open(k.Private, aad("dkim_keys", "private_key", k.ID))
+	if err != nil {
+		return nil, fmt.Errorf("opening the DKIM key of %s: %w", domain, err)
+	}
+	return s.signer.Sign(raw, domain, k.Key.Selector, private)
+}
