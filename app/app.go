@@ -86,19 +86,20 @@ type Settings struct {
 
 // App is the set of services, built once and shared by every driving adapter.
 type App struct {
-	Accounts   *Accounts
-	Auth       *Auth
-	Identities *Identities
-	Health     *Health
-	Vault      *Vault
-	Contacts   *Contacts
-	Mail       *Mail
-	Domains    *Domains
-	Mailboxes  *Mailboxes
-	Sources    *Sources
-	Device     *Device
-	Phone      *Phone
-	SMS        *SMS
+	Accounts     *Accounts
+	Auth         *Auth
+	Identities   *Identities
+	Health       *Health
+	Vault        *Vault
+	Contacts     *Contacts
+	Mail         *Mail
+	Domains      *Domains
+	Suppressions *Suppressions
+	Mailboxes    *Mailboxes
+	Sources      *Sources
+	Device       *Device
+	Phone        *Phone
+	SMS          *SMS
 }
 
 // New builds the services over deps.
@@ -122,31 +123,32 @@ func New(deps Deps) *App {
 	store := deps.Store
 
 	numbers := &numbers{base: b, telephony: deps.Telephony, publicURL: deps.PublicURL}
-	identities := &Identities{base: b, store: store, numbers: numbers, mailDomains: deps.MailDomains}
+	domains := &Domains{base: b, store: store, accounts: store, resolver: deps.Resolver, names: deps.MailAuth,
+		signer: deps.Signer, cipher: deps.Cipher, settings: deps.Domain, platform: deps.MailDomains, platformKey: deps.PlatformKey}
+	identities := &Identities{base: b, store: store, numbers: numbers, domains: domains, mailDomains: deps.MailDomains}
 	auth := &Auth{base: b, keys: store, accounts: store, identities: identities,
 		hasher: deps.Hasher, tokens: deps.Tokens, external: deps.ExternalSignIn}
 	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher}
-	domains := &Domains{base: b, store: store, accounts: accounts, resolver: deps.Resolver, names: deps.MailAuth,
-		signer: deps.Signer, cipher: deps.Cipher, settings: deps.Domain, platform: deps.MailDomains, platformKey: deps.PlatformKey}
-	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: store,
+	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: domains,
 		accounts: accounts, identities: identities,
 		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,
 		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, postmaster: deps.Postmaster,
 		wake: make(chan struct{}, 1)}
 	phone := &Phone{base: b, store: store, identities: identities, numbers: numbers, telephony: deps.Telephony}
 	return &App{
-		Accounts:   accounts,
-		Auth:       auth,
-		Identities: identities,
-		Health:     &Health{base: b, store: store},
-		Vault:      &Vault{base: b, store: store, identities: identities, cipher: deps.Cipher},
-		Contacts:   &Contacts{base: b, store: store, identities: identities},
-		Mail:       mail,
-		Domains:    domains,
-		Mailboxes:  &Mailboxes{auth: auth, mail: mail, messages: store},
-		Sources:    &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)},
-		Device:     &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},
-		Phone:      phone,
+		Accounts:     accounts,
+		Auth:         auth,
+		Identities:   identities,
+		Health:       &Health{base: b, store: store},
+		Vault:        &Vault{base: b, store: store, identities: identities, cipher: deps.Cipher},
+		Contacts:     &Contacts{base: b, store: store, identities: identities},
+		Mail:         mail,
+		Domains:      domains,
+		Suppressions: &Suppressions{store: store},
+		Mailboxes:    &Mailboxes{auth: auth, mail: mail, messages: store},
+		Sources:      &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)},
+		Device:       &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},
+		Phone:        phone,
 		SMS: &SMS{base: b, store: store, numbers: store, identities: identities, telephony: deps.Telephony,
 			publicURL: deps.PublicURL},
 	}

@@ -46,7 +46,7 @@ func (s *Mail) route(ctx context.Context, addr string) (destination, core.Inbox,
 	if in, ok := s.recipients.get(email, now); ok {
 		return toInbox, in, nil
 	}
-	served, owner, err := s.servesDomain(ctx, domain)
+	served, owner, err := s.domains.Receiving(ctx, domain)
 	if err != nil {
 		return 0, core.Inbox{}, err
 	}

@@ -18,7 +18,7 @@ import (
 type Domains struct {
 	base
 	store    ports.DomainStore
-	accounts *Accounts // a new domain needs an active subscription
+	accounts ports.AccountStore // a new domain needs an active subscription
 	resolver ports.Resolver
 	names    ports.MailAuthenticator // which names are registrable
 	signer   ports.DKIMSigner
@@ -53,6 +53,51 @@ func (s *Domains) List(ctx context.Context, p core.Principal) ([]core.Domain, er
 	return append(out, custom...), err
 }
 
+// isPlatform reports whether name is a platform domain.
+func (s *Domains) isPlatform(name string) bool {
+	for _, d := range s.platform {
+		if d == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ForInbox checks that an account may put a new inbox on domain: a
+// platform domain, or its own verified domain. The error names the field.
+func (s *Domains) ForInbox(ctx context.Context, accountID, field, domain string) error {
+	if s.isPlatform(domain) {
+		return nil
+	}
+	d, err := s.store.DomainByName(ctx, domain)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	if err == nil && d.TakesNewInboxes(accountID) {
+		return nil
+	}
+	if err == nil && d.AccountID == accountID {
+		return core.Invalid(field, "The domain %q is not verified yet: publish its records and verify it.", domain)
+	}
+	return core.Invalid(field, "The service does not receive mail for %q.", domain)
+}
+
+// Receiving reports whether mail for domain is ours, and whose: "" for a
+// platform domain, the owning account for a custom one.
+func (s *Domains) Receiving(ctx context.Context, domain string) (served bool, owner string, err error) {
+	if s.isPlatform(domain) {
+		return true, "", nil
+	}
+	d, err := s.store.DomainByName(ctx, domain)
+	if isNotFound(err) {
+		return false, "", nil
+	}
+	if err != nil {
+		return false, "", err
+	}
+	return d.ReceivesMail(), d.AccountID, nil
+}
+
 // Get is one of the account's own domains.
 func (s *Domains) Get(ctx context.Context, p core.Principal, name string) (core.Domain, error) {
 	return s.store.CustomDomain(ctx, p.AccountID, core.NormalizeDomain(name))
@@ -71,12 +116,10 @@ func (s *Domains) Create(ctx context.Context, p core.Principal, name string) (co
 	if org, ok := s.names.Organization(name); !ok || org == "" {
 		return core.Domain{}, core.Invalid("name", "%s is a public suffix, not a domain anyone registers.", name)
 	}
-	for _, d := range s.platform {
-		if d == name {
-			return core.Domain{}, core.Invalid("name", "%s is a platform domain: every account has it already.", name)
-		}
+	if s.isPlatform(name) {
+		return core.Domain{}, core.Invalid("name", "%s is a platform domain: every account has it already.", name)
 	}
-	acct, err := s.accounts.Find(ctx, p.AccountID)
+	acct, err := s.accounts.Account(ctx, p.AccountID)
 	if err != nil {
 		return core.Domain{}, err
 	}
@@ -296,13 +339,11 @@ func (s *Domains) checkDue(ctx context.Context) int {
 // key, or the platform key for a platform domain; a domain without a key
 // sends the message as it is.
 func (s *Domains) Sign(ctx context.Context, domain string, raw []byte) ([]byte, error) {
-	for _, d := range s.platform {
-		if d == domain {
-			if s.platformKey == nil {
-				return raw, nil
-			}
-			return s.signer.Sign(raw, domain, s.platformKey.Public.Selector, s.platformKey.Private)
+	if s.isPlatform(domain) {
+		if s.platformKey == nil {
+			return raw, nil
 		}
+		return s.signer.Sign(raw, domain, s.platformKey.Public.Selector, s.platformKey.Private)
 	}
 	k, err := s.store.SigningKey(ctx, domain)
 	if isNotFound(err) {
@@ -317,3 +358,6 @@ func (s *Domains) Sign(ctx context.Context, domain string, raw []byte) ([]byte, 
 	}
 	return s.signer.Sign(raw, domain, k.Key.Selector, private)
 }
+
+// Records are what a domain's owner must publish, with their statuses.
+func (s *Domains) Records(d core.Domain) []core.DNSRecord { return d.Records(s.settings) }

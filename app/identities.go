@@ -15,6 +15,7 @@ type Identities struct {
 	base
 	store       ports.IdentityStore
 	numbers     *numbers // an identity may get a phone number as it is made
+	domains     *Domains // which domains take inboxes
 	mailDomains []string
 }
 
@@ -153,20 +154,7 @@ func (s *Identities) resolveDomain(ctx context.Context, accountID string, reques
 		return s.mailDomains[0], nil
 	}
 	d := core.NormalizeDomain(*requested)
-	if !s.servesDomain(d) {
-		return "", core.Invalid("domain", "The service does not receive mail for %q.", d)
-	}
-	return d, nil
-}
-
-// servesDomain reports whether d is a platform domain.
-func (s *Identities) servesDomain(d string) bool {
-	for _, md := range s.mailDomains {
-		if md == d {
-			return true
-		}
-	}
-	return false
+	return d, s.domains.ForInbox(ctx, accountID, "domain", d)
 }
 
 // List shows the identities in scope.

@@ -17,7 +17,7 @@ type Mail struct {
 	messages   ports.MailStore
 	inboxes    ports.InboxStore
 	outbox     ports.OutboxStore
-	domains    ports.DomainStore
+	domains    *Domains    // which domains take inboxes and mail
 	accounts   *Accounts   // a new inbox needs an active subscription
 	identities *Identities // mail is sent, and files uploaded, for an identity
 	parser     ports.MailParser
@@ -59,32 +59,6 @@ func (p RetryPolicy) after(attempts int) time.Duration {
 	return min(d, p.Max)
 }
 
-// Domains lists the platform domains and the account's own.
-func (s *Mail) Domains(ctx context.Context, p core.Principal) ([]core.Domain, error) {
-	out := make([]core.Domain, 0, len(s.mailDomains))
-	for _, d := range s.mailDomains {
-		out = append(out, core.Domain{Name: d, Type: core.DomainPlatform, Status: core.DomainVerified})
-	}
-	custom, err := s.domains.CustomDomains(ctx, p.AccountID)
-	return append(out, custom...), err
-}
-
-// servesDomain reports whether mail for domain is ours: a platform domain
-// (for every account) or a verified custom domain (for its account; the
-// owner is returned).
-func (s *Mail) servesDomain(ctx context.Context, domain string) (bool, string, error) {
-	for _, d := range s.mailDomains {
-		if d == domain {
-			return true, "", nil
-		}
-	}
-	d, err := s.domains.DomainByName(ctx, domain)
-	if isNotFound(err) || err == nil && d.Status != core.DomainVerified {
-		return false, "", nil
-	}
-	return err == nil, d.AccountID, err
-}
-
 // inboxAddress checks an address asked for by an account: well formed, and
 // on a domain the account may use.
 func (s *Mail) inboxAddress(ctx context.Context, accountID, field, addr string) (string, error) {
@@ -96,12 +70,8 @@ func (s *Mail) inboxAddress(ctx context.Context, accountID, field, addr string) 
 	if local, err = core.NormalizeLocalPart(field, local); err != nil {
 		return "", err
 	}
-	served, owner, err := s.servesDomain(ctx, domain)
-	if err != nil {
+	if err := s.domains.ForInbox(ctx, accountID, field, domain); err != nil {
 		return "", err
-	}
-	if !served || owner != "" && owner != accountID {
-		return "", core.Invalid(field, "The service does not receive mail for %q.", domain)
 	}
 	return local + "@" + domain, nil
 }

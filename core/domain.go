@@ -42,6 +42,17 @@ const (
 	DomainFailed   DomainStatus = "failed"   // was verified; a record went away
 )
 
+// ReceivesMail reports whether mail for a custom domain is taken: once
+// verified, also after a record went away (failed), so that its inboxes
+// lose nothing while the owner puts the record back.
+func (d Domain) ReceivesMail() bool { return d.Status == DomainVerified || d.Status == DomainFailed }
+
+// TakesNewInboxes reports whether an account may put a new inbox on its
+// custom domain: only while it is verified.
+func (d Domain) TakesNewInboxes(accountID string) bool {
+	return d.Status == DomainVerified && d.AccountID == accountID
+}
+
 // DKIMKey is the public half of a domain's signing key; the private half
 // is kept sealed beside it by the store and never leaves the service.
 type DKIMKey struct {

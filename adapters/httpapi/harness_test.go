@@ -19,10 +19,12 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
+	"github.com/callsign/callsign/adapters/mailauth"
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/memory"
 	"github.com/callsign/callsign/adapters/simtel"
 	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
 )
 
 // harness is the API over the memory fakes, driven through the real router.
@@ -35,6 +37,7 @@ type harness struct {
 	clock *memory.Clock
 	relay *memory.Relay
 	sim   *simtel.Sim
+	dns   *memory.Resolver
 	logs  *syncBuffer
 }
 
@@ -62,13 +65,15 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), relay: &memory.Relay{}, sim: simtel.New(), logs: logs}
+	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), relay: &memory.Relay{}, sim: simtel.New(), dns: memory.NewResolver(), logs: logs}
 	h.clock.Step = time.Millisecond
 	deps := app.Deps{
 		Ports: app.Ports{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, Telephony: h.sim,
-			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay},
+			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay,
+			Resolver: h.dns, MailAuth: mailauth.NewAuthenticator(h.dns, "mx.api.test"), Signer: mailauth.NewSigner()},
 		Settings: app.Settings{MailDomains: []string{"agents.test", "bots.test"}, PublicURL: "http://api.test", MaxMessageBytes: 1 << 20,
-			Retry: app.RetryPolicy{First: time.Millisecond, Max: time.Millisecond, GiveUpAfter: time.Hour}}}
+			Retry:  app.RetryPolicy{First: time.Millisecond, Max: time.Millisecond, GiveUpAfter: time.Hour},
+			Domain: core.DomainSettings{MXHost: "mx.api.test"}}}
 	change(&deps)
 	h.app = app.New(deps)
 	h.sim.Inbound = func(ctx context.Context, from, to, body, sid string) {

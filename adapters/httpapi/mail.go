@@ -22,16 +22,6 @@ const (
 	maxPageSize     = 200
 )
 
-type domainView struct {
-	Domain string `json:"domain"`
-	Type   string `json:"type"`
-	Status string `json:"status"`
-}
-
-func viewDomain(d core.Domain) domainView {
-	return domainView{Domain: d.Name, Type: string(d.Type), Status: string(d.Status)}
-}
-
 type inboxView struct {
 	ID        int64   `json:"id"`
 	UUID      string  `json:"uuid"`
@@ -113,14 +103,6 @@ func (s *server) viewMessage(m core.EmailMessage) messageView {
 		v.DeliveryStatus, v.DeliveryError = optString(string(m.DeliveryStatus)), optString(m.DeliveryError)
 	}
 	return v
-}
-
-func (s *server) listDomains(c *gin.Context) (int, any, error) {
-	if err := newStrictQuery(c).err(); err != nil {
-		return 0, nil, err
-	}
-	list, err := s.app.Mail.Domains(c.Request.Context(), principal(c))
-	return http.StatusOK, viewAll(list, viewDomain), err
 }
 
 func (s *server) listInboxes(c *gin.Context) (int, any, error) {

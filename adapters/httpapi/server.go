@@ -150,6 +150,13 @@ func (s *server) routes(e *gin.Engine) {
 	authed.DELETE("/contacts/:uuid/", s.handle(s.deleteContact))
 
 	authed.GET("/domains/", s.handle(s.listDomains))
+	authed.POST("/domains/", s.handle(s.createDomain))
+	authed.GET("/domains/:name/", s.handle(s.domainAction(s.getDomain)))
+	authed.DELETE("/domains/:name/", s.handle(s.deleteDomain))
+	authed.POST("/domains/:name/verify/", s.handle(s.domainAction(s.verifyDomain)))
+	authed.POST("/domains/:name/rotate-dkim/", s.handle(s.domainAction(s.rotateDKIM)))
+	authed.GET("/suppressions/", s.handle(s.listSuppressions))
+	authed.DELETE("/suppressions/:email/", s.handle(s.deleteSuppression))
 	authed.GET("/email/", s.handle(s.listInboxes))
 	authed.POST("/email/", s.handle(s.createInbox))
 	authed.GET("/email/check-availability/", s.handle(s.checkAvailability))

@@ -19,9 +19,11 @@ import (
 
 	"github.com/callsign/callsign/adapters/httpapi"
 	imapadapter "github.com/callsign/callsign/adapters/imap"
+	"github.com/callsign/callsign/adapters/mailauth"
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/metrics"
 	"github.com/callsign/callsign/adapters/relay"
+	"github.com/callsign/callsign/adapters/resolver"
 	"github.com/callsign/callsign/adapters/simtel"
 	"github.com/callsign/callsign/adapters/smtpin"
 	"github.com/callsign/callsign/adapters/sqlstore"
@@ -30,6 +32,7 @@ import (
 	"github.com/callsign/callsign/adapters/vaultcipher"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/config"
+	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
 )
 
@@ -107,6 +110,10 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		}
 		deps.Relay = r
 	}
+	if err := useMailTrust(cfg, &deps); err != nil {
+		db.Close()
+		return nil, err
+	}
 	signIn.use(&deps)
 	if m != nil {
 		deps.Observer = m
@@ -126,6 +133,30 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		}
 	}
 	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, sim: sim, generatedKeys: generated, metrics: m}, nil
+}
+
+// useMailTrust adds the DNS resolver (CALLSIGN_DNS_RESOLVER or the
+// system's), mail authentication and DKIM signing, with the platform key
+// of CALLSIGN_DKIM_KEY_FILE when one is set.
+func useMailTrust(cfg config.Config, deps *app.Deps) error {
+	r, err := resolver.New(cfg.DNSResolver)
+	if err != nil {
+		return fmt.Errorf("CALLSIGN_DNS_RESOLVER: %w", err)
+	}
+	deps.Resolver, deps.MailAuth, deps.Signer = r, mailauth.NewAuthenticator(r, cfg.SMTPHostname), mailauth.NewSigner()
+	deps.Domain = core.DomainSettings{MXHost: cfg.MXHost, SPFInclude: cfg.SPFInclude}
+	if cfg.DKIMKeyFile != "" {
+		pemBytes, err := os.ReadFile(cfg.DKIMKeyFile)
+		if err != nil {
+			return fmt.Errorf("CALLSIGN_DKIM_KEY_FILE: %w", err)
+		}
+		key, err := mailauth.ParsePrivateKeyPEM(cfg.DKIMSelector, pemBytes)
+		if err != nil {
+			return fmt.Errorf("CALLSIGN_DKIM_KEY_FILE: %s: %w", cfg.DKIMKeyFile, err)
+		}
+		deps.PlatformKey = &key
+	}
+	return nil
 }
 
 // newRelay is the relay CALLSIGN_SMTP_RELAY names.
@@ -316,6 +347,10 @@ func (s *service) serve(ctx context.Context) error {
 	})
 	s.drain.task("outbox", g, func() error {
 		s.app.Mail.RunOutbox(gctx)
+		return nil
+	})
+	s.drain.task("domain checks", g, func() error {
+		s.app.Domains.RunChecks(gctx)
 		return nil
 	})
 	s.serveIMAP(gctx, g, tlsConfig)
