@@ -136,6 +136,65 @@ func (r DSNRecipient) Delayed() bool {
 	return !r.Permanent() && (r.Action == DSNDelayed || strings.HasPrefix(r.Status, "4."))
 }
 
+// NewRecipients lists a message's addresses, each queued.
+func NewRecipients(addrs []string) []Recipient {
+	out := make([]Recipient, len(addrs))
+	for i, a := range addrs {
+		out[i] = Recipient{Email: a, Status: RecipientQueued}
+	}
+	return out
+}
+
+// ApplyReport applies a delivery status notification to a sent message's
+// recipients and status. Each reported recipient is found by address
+// (ignoring case), or, when the report names no recipient the message has
+// and the message has one, taken to be that one. A permanent failure
+// bounces the recipient; a delay only records its error; other actions
+// change nothing. The message becomes bounced once every recipient has
+// bounced, if it had been sent (a message the relay refused at once stays
+// failed). bounced lists the recipients this report bounced, with the
+// report's line for each.
+func ApplyReport(recipients []Recipient, status DeliveryStatus, report []DSNRecipient) (out []Recipient, newStatus DeliveryStatus, bounced []DSNRecipient) {
+	out = append([]Recipient(nil), recipients...)
+	find := func(r DSNRecipient) int {
+		for _, addr := range []string{r.OriginalRecipient, r.FinalRecipient} {
+			for i, rc := range out {
+				if addr != "" && strings.EqualFold(rc.Email, addr) {
+					return i
+				}
+			}
+		}
+		if len(out) == 1 {
+			return 0
+		}
+		return -1
+	}
+	for _, r := range report {
+		i := find(r)
+		switch {
+		case i < 0:
+		case r.Permanent():
+			if out[i].Status != RecipientBounced {
+				bounced = append(bounced, r)
+			}
+			out[i].Status, out[i].Error = RecipientBounced, r.Error()
+		case r.Delayed():
+			out[i].Error = r.Error()
+		}
+	}
+	newStatus = status
+	if status == DeliverySent && len(out) > 0 {
+		all := true
+		for _, rc := range out {
+			all = all && rc.Status == RecipientBounced
+		}
+		if all {
+			newStatus = DeliveryBounced
+		}
+	}
+	return out, newStatus, bounced
+}
+
 // Suppression is an address the account no longer sends to: it bounced
 // as one that does not exist.
 type Suppression struct {

@@ -81,3 +81,30 @@ func TestSuppressionRules(t *testing.T) {
 		t.Error("the original recipient goes first")
 	}
 }
+
+func TestApplyReport(t *testing.T) {
+	rcpts := []Recipient{{Email: "Ann@example.net", Status: RecipientSent}, {Email: "bob@example.net", Status: RecipientSent}}
+	failed := DSNRecipient{FinalRecipient: "ann@example.net", Action: DSNFailed, Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 unknown"}
+	out, status, bounced := ApplyReport(rcpts, DeliverySent, []DSNRecipient{failed,
+		{FinalRecipient: "bob@example.net", Action: DSNDelayed, Status: "4.4.1", Diagnostic: "timeout"},
+		{FinalRecipient: "stranger@example.net", Action: DSNFailed, Status: "5.1.1"}})
+	if out[0].Status != RecipientBounced || out[0].Error != "smtp; 550 5.1.1 unknown" || out[1].Status != RecipientSent || out[1].Error != "timeout" {
+		t.Fatalf("recipients %+v", out)
+	}
+	if status != DeliverySent || len(bounced) != 1 || rcpts[0].Status != RecipientSent {
+		t.Fatalf("status %s, bounced %+v (input changed: %v)", status, bounced, rcpts[0].Status)
+	}
+	// The last one bounces: the message has bounced. A repeated report
+	// bounces nothing new.
+	out, status, bounced = ApplyReport(out, DeliverySent, []DSNRecipient{failed, {OriginalRecipient: "BOB@example.net", Action: DSNFailed, Status: "5.2.1"}})
+	if status != DeliveryBounced || len(bounced) != 1 || bounced[0].Status != "5.2.1" || out[1].Status != RecipientBounced {
+		t.Fatalf("status %s, bounced %+v, recipients %+v", status, bounced, out)
+	}
+	// A failed message stays failed; a report naming no recipient of a
+	// one-recipient message is about that one.
+	one := []Recipient{{Email: "alias@example.net", Status: RecipientSent}}
+	out, status, _ = ApplyReport(one, DeliveryFailed, []DSNRecipient{{FinalRecipient: "real@example.net", Action: DSNFailed, Status: "5.1.1"}})
+	if status != DeliveryFailed || out[0].Status != RecipientBounced {
+		t.Fatalf("one recipient: %s %+v", status, out)
+	}
+}

@@ -48,6 +48,14 @@ type EmailMessage struct {
 	Attachments    []Attachment
 	DeliveryStatus DeliveryStatus // outgoing only
 	DeliveryError  string
+	// Recipients are an outgoing message's addresses (To, Cc, Bcc) and
+	// what became of each.
+	Recipients []Recipient
+	// BounceToken names an outgoing message in its envelope sender (VERP).
+	BounceToken string
+	// Authentication is what the checks of a received message found; nil
+	// when none ran.
+	Authentication *Authentication
 	CreatedAt      time.Time
 }
 

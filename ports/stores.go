@@ -223,15 +223,18 @@ type OutboxEntry struct {
 
 // MessageFilter narrows the message list (the spec's cursor polling).
 type MessageFilter struct {
-	Scope        core.Scope
-	InboxID      int64
-	ThreadID     string
-	Direction    core.Direction
-	FromEmail    string
-	IsRead       *bool
-	CreatedAfter *time.Time
-	Limit        int
-	Offset       int
+	Scope     core.Scope
+	InboxID   int64
+	ThreadID  string
+	Direction core.Direction
+	FromEmail string
+	IsRead    *bool
+	// Authenticated, when set, keeps messages whose verdict is pass (true)
+	// or anything else (false).
+	Authenticated *bool
+	CreatedAfter  *time.Time
+	Limit         int
+	Offset        int
 }
 
 // ThreadFilter narrows the thread summaries.
@@ -289,4 +292,12 @@ type OutboxStore interface {
 	RetryOutbox(ctx context.Context, e OutboxEntry, lastError string) error
 	// FinishOutbox removes an entry and records the message's final status.
 	FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error
+	// SetRecipients records what became of each recipient of a message.
+	SetRecipients(ctx context.Context, messageID int64, recipients []core.Recipient) error
+	// MessageByBounceToken finds the sent message a VERP token names.
+	MessageByBounceToken(ctx context.Context, token string) (core.EmailMessage, error)
+	// ApplyReport applies a delivery status notification to a sent message
+	// (core.ApplyReport, under the message's lock) and returns the message
+	// as it now is, and the report's lines that bounced a recipient.
+	ApplyReport(ctx context.Context, messageID int64, report []core.DSNRecipient) (core.EmailMessage, []core.DSNRecipient, error)
 }

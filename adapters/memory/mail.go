@@ -166,6 +166,7 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 			f.Direction != "" && r.Direction != f.Direction,
 			f.FromEmail != "" && !strings.EqualFold(r.FromEmail, f.FromEmail),
 			f.IsRead != nil && r.IsRead != *f.IsRead,
+			f.Authenticated != nil && *f.Authenticated != (r.Authentication != nil && r.Authentication.Verdict == core.AuthPass),
 			f.CreatedAfter != nil && !r.CreatedAt.After(*f.CreatedAfter):
 			return false
 		}
@@ -326,4 +327,44 @@ func (s *Store) FinishOutbox(_ context.Context, messageID int64, status core.Del
 	}
 	r.DeliveryStatus, r.DeliveryError = status, deliveryError
 	return nil
+}
+
+func (s *Store) SetRecipients(_ context.Context, messageID int64, recipients []core.Recipient) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.mailTables().messages[messageID]
+	if !ok {
+		return core.NotFound("Message not found.")
+	}
+	r.Recipients = append([]core.Recipient(nil), recipients...)
+	return nil
+}
+
+func (s *Store) MessageByBounceToken(_ context.Context, token string) (core.EmailMessage, error) {
+	if err := s.lock(); err != nil {
+		return core.EmailMessage{}, err
+	}
+	defer s.mu.Unlock()
+	for _, r := range s.mailTables().messages {
+		if token != "" && r.BounceToken == token {
+			return r.EmailMessage, nil
+		}
+	}
+	return core.EmailMessage{}, core.NotFound("Message not found.")
+}
+
+func (s *Store) ApplyReport(_ context.Context, messageID int64, report []core.DSNRecipient) (core.EmailMessage, []core.DSNRecipient, error) {
+	if err := s.lock(); err != nil {
+		return core.EmailMessage{}, nil, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.mailTables().messages[messageID]
+	if !ok {
+		return core.EmailMessage{}, nil, core.NotFound("Message not found.")
+	}
+	var bounced []core.DSNRecipient
+	r.Recipients, r.DeliveryStatus, bounced = core.ApplyReport(r.Recipients, r.DeliveryStatus, report)
+	return r.EmailMessage, bounced, nil
 }

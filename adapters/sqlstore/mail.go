@@ -31,27 +31,34 @@ func parseList(s string) []string {
 }
 
 type messageRow struct {
-	ID             int64  `db:"id"`
-	AccountID      string `db:"account_id"`
-	IdentityID     string `db:"identity_id"`
-	InboxID        int64  `db:"inbox_id"`
-	ThreadID       string `db:"thread_id"`
-	MessageID      string `db:"message_id"`
-	InReplyTo      string `db:"in_reply_to"`
-	Refs           string `db:"refs"`
-	FromEmail      string `db:"from_email"`
-	FromName       string `db:"from_name"`
-	To             string `db:"to_addrs"`
-	Cc             string `db:"cc_addrs"`
-	Bcc            string `db:"bcc_addrs"`
-	Subject        string `db:"subject"`
-	Text           string `db:"text_body"`
-	HTML           string `db:"html_body"`
-	Direction      string `db:"direction"`
-	IsRead         bool   `db:"is_read"`
-	DeliveryStatus string `db:"delivery_status"`
-	DeliveryError  string `db:"delivery_error"`
-	CreatedAt      int64  `db:"created_at"`
+	ID             int64          `db:"id"`
+	AccountID      string         `db:"account_id"`
+	IdentityID     string         `db:"identity_id"`
+	InboxID        int64          `db:"inbox_id"`
+	ThreadID       string         `db:"thread_id"`
+	MessageID      string         `db:"message_id"`
+	InReplyTo      string         `db:"in_reply_to"`
+	Refs           string         `db:"refs"`
+	FromEmail      string         `db:"from_email"`
+	FromName       string         `db:"from_name"`
+	To             string         `db:"to_addrs"`
+	Cc             string         `db:"cc_addrs"`
+	Bcc            string         `db:"bcc_addrs"`
+	Subject        string         `db:"subject"`
+	Text           string         `db:"text_body"`
+	HTML           string         `db:"html_body"`
+	Direction      string         `db:"direction"`
+	IsRead         bool           `db:"is_read"`
+	DeliveryStatus string         `db:"delivery_status"`
+	DeliveryError  string         `db:"delivery_error"`
+	AuthSPF        string         `db:"auth_spf"`
+	AuthDKIM       string         `db:"auth_dkim"`
+	AuthDMARC      string         `db:"auth_dmarc"`
+	AuthVerdict    string         `db:"auth_verdict"`
+	AuthPolicy     string         `db:"auth_policy"`
+	Recipients     string         `db:"recipients"`
+	BounceToken    sql.NullString `db:"bounce_token"`
+	CreatedAt      int64          `db:"created_at"`
 }
 
 func (r messageRow) core() core.EmailMessage {
@@ -60,11 +67,61 @@ func (r messageRow) core() core.EmailMessage {
 			FromName: r.FromName, To: parseList(r.To), Cc: parseList(r.Cc), Subject: r.Subject},
 		Bcc: parseList(r.Bcc), Text: r.Text, HTML: r.HTML,
 		Direction: core.Direction(r.Direction), IsRead: r.IsRead, DeliveryStatus: core.DeliveryStatus(r.DeliveryStatus),
-		DeliveryError: r.DeliveryError, CreatedAt: fromUS(r.CreatedAt)}
+		DeliveryError: r.DeliveryError, Recipients: parseRecipients(r.Recipients), BounceToken: r.BounceToken.String,
+		Authentication: authOf(r.AuthSPF, r.AuthDKIM, r.AuthDMARC, r.AuthVerdict, r.AuthPolicy), CreatedAt: fromUS(r.CreatedAt)}
 }
 
+// authOf reads the stored results; no verdict means no checks ran.
+func authOf(spf, dkim, dmarc, verdict, policy string) *core.Authentication {
+	if verdict == "" {
+		return nil
+	}
+	return &core.Authentication{SPF: core.AuthResult(spf), DKIM: core.AuthResult(dkim), DMARC: core.AuthResult(dmarc),
+		Verdict: core.AuthResult(verdict), Policy: core.DMARCPolicy(policy), Checked: true}
+}
+
+// authColumns are what a message's authentication stores: four results and the policy.
+func authColumns(a *core.Authentication) []any {
+	if a == nil {
+		return []any{"", "", "", "", ""}
+	}
+	return []any{string(a.SPF), string(a.DKIM), string(a.DMARC), string(a.Verdict), string(a.Policy)}
+}
+
+type recipientJSON struct {
+	Email  string `json:"email"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+func parseRecipients(s string) []core.Recipient {
+	var rows []recipientJSON
+	_ = json.Unmarshal([]byte(s), &rows)
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]core.Recipient, len(rows))
+	for i, r := range rows {
+		out[i] = core.Recipient{Email: r.Email, Status: core.RecipientStatus(r.Status), Error: r.Error}
+	}
+	return out
+}
+
+func recipientsText(rs []core.Recipient) string {
+	rows := make([]recipientJSON, len(rs))
+	for i, r := range rs {
+		rows[i] = recipientJSON{Email: r.Email, Status: string(r.Status), Error: r.Error}
+	}
+	b, _ := json.Marshal(rows)
+	return string(b)
+}
+
+// nullToken stores "" as NULL, so that the unique index ignores it.
+func nullToken(t string) sql.NullString { return sql.NullString{String: t, Valid: t != ""} }
+
 const messageColumns = `id, account_id, identity_id, inbox_id, thread_id, message_id, in_reply_to, refs, from_email, from_name,
-	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, direction, is_read, delivery_status, delivery_error, created_at`
+	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, direction, is_read, delivery_status, delivery_error,
+	auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, created_at`
 
 type threadRow struct {
 	ID              string `db:"id"`
@@ -218,6 +275,13 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	}
 	if f.IsRead != nil {
 		w.add("is_read = ?", *f.IsRead)
+	}
+	switch {
+	case f.Authenticated == nil:
+	case *f.Authenticated:
+		w.add("auth_verdict = ?", string(core.AuthPass))
+	default:
+		w.add("auth_verdict <> ?", string(core.AuthPass))
 	}
 	if f.CreatedAfter != nil {
 		w.add("created_at > ?", us(*f.CreatedAfter))
@@ -398,4 +462,37 @@ func (db *DB) FinishOutbox(ctx context.Context, messageID int64, status core.Del
 			string(status), deliveryError, messageID)
 		return err
 	})
+}
+
+func (db *DB) SetRecipients(ctx context.Context, messageID int64, recipients []core.Recipient) error {
+	return db.execOne(ctx, "Message", `UPDATE email_messages SET recipients = ? WHERE id = ?`, recipientsText(recipients), messageID)
+}
+
+func (db *DB) MessageByBounceToken(ctx context.Context, token string) (core.EmailMessage, error) {
+	var r messageRow
+	if err := db.get(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE bounce_token = ?`), token); err != nil {
+		return core.EmailMessage{}, notFound(err, "Message")
+	}
+	return r.core(), nil
+}
+
+func (db *DB) ApplyReport(ctx context.Context, messageID int64, report []core.DSNRecipient) (core.EmailMessage, []core.DSNRecipient, error) {
+	var m core.EmailMessage
+	var bounced []core.DSNRecipient
+	lock := ""
+	if db.dialect == Postgres {
+		lock = " FOR UPDATE"
+	}
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		var r messageRow
+		if err := tx.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ?`+lock), messageID); err != nil {
+			return notFound(err, "Message")
+		}
+		m = r.core()
+		m.Recipients, m.DeliveryStatus, bounced = core.ApplyReport(m.Recipients, m.DeliveryStatus, report)
+		_, err := tx.ExecContext(ctx, db.q(`UPDATE email_messages SET recipients = ?, delivery_status = ? WHERE id = ?`),
+			recipientsText(m.Recipients), string(m.DeliveryStatus), messageID)
+		return err
+	})
+	return m, bounced, err
 }

@@ -244,3 +244,59 @@ func testSuppressions(t *testing.T, f *fixture) {
 		t.Fatalf("entries outlive their account: %+v", left)
 	}
 }
+
+func testMailVerdictsAndRecipients(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	pass := incoming(in, "pass@x", "Genuine", f.tick(), "")
+	pass.Message.Authentication = &core.Authentication{SPF: core.AuthPass, DKIM: core.AuthPass, DMARC: core.AuthPass, Verdict: core.AuthPass,
+		Policy: core.DMARCReject, Checked: true}
+	forged := incoming(in, "fail@x", "Forged", f.tick(), "")
+	forged.Message.Authentication = &core.Authentication{SPF: core.AuthFail, DKIM: core.AuthNone, DMARC: core.AuthFail, Verdict: core.AuthFail,
+		Policy: core.DMARCReject, Checked: true}
+	unchecked := incoming(in, "none@x", "Unchecked", f.tick(), "")
+	sent := incoming(in, "sent@x", "Sent", f.tick(), "")
+	sent.Message.Direction, sent.Message.DeliveryStatus, sent.Message.BounceToken = core.Outgoing, core.DeliverySent, "abcdefghijklmnopqrst"
+	sent.Message.Recipients = []core.Recipient{{Email: "ann@example.net", Status: core.RecipientSent}, {Email: "bob@example.net", Status: core.RecipientQueued}}
+	stored := f.save(pass, forged, unchecked, sent)
+
+	got, err := f.s.Message(f.ctx, a.ID, stored[1].ID)
+	f.must(err)
+	if a := got.Authentication; a == nil || a.SPF != core.AuthFail || a.DKIM != core.AuthNone || a.DMARC != core.AuthFail ||
+		a.Verdict != core.AuthFail || a.Policy != core.DMARCReject {
+		t.Fatalf("authentication %+v", got.Authentication)
+	}
+	if got, _ := f.s.Message(f.ctx, a.ID, stored[2].ID); got.Authentication != nil || got.BounceToken != "" || len(got.Recipients) != 0 {
+		t.Fatalf("unchecked message %+v", got)
+	}
+	yes, no := true, false
+	if list, n, _ := f.s.Messages(f.ctx, ports.MessageFilter{Scope: core.Scope{AccountID: a.ID}, Authenticated: &yes}); n != 1 || list[0].ID != stored[0].ID {
+		t.Fatalf("authenticated: %d %v", n, msgIDs(list))
+	}
+	if list, n, _ := f.s.Messages(f.ctx, ports.MessageFilter{Scope: core.Scope{AccountID: a.ID}, Authenticated: &no}); n != 3 {
+		t.Fatalf("not authenticated: %d %v", n, msgIDs(list))
+	}
+
+	byToken, err := f.s.MessageByBounceToken(f.ctx, "abcdefghijklmnopqrst")
+	f.must(err)
+	if byToken.ID != stored[3].ID || len(byToken.Recipients) != 2 || byToken.Recipients[1] != sent.Message.Recipients[1] {
+		t.Fatalf("by token %+v", byToken)
+	}
+	_, err = f.s.MessageByBounceToken(f.ctx, "tttttttttttttttttttt")
+	wantKind(t, err, core.KindNotFound)
+
+	f.must(f.s.SetRecipients(f.ctx, byToken.ID, []core.Recipient{{Email: "ann@example.net", Status: core.RecipientSent},
+		{Email: "bob@example.net", Status: core.RecipientSent}}))
+	m, bounced, err := f.s.ApplyReport(f.ctx, byToken.ID, []core.DSNRecipient{{FinalRecipient: "ann@example.net", Action: core.DSNFailed, Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 unknown"}})
+	f.must(err)
+	if len(bounced) != 1 || m.DeliveryStatus != core.DeliverySent || m.Recipients[0].Status != core.RecipientBounced || m.Recipients[0].Error != "smtp; 550 5.1.1 unknown" {
+		t.Fatalf("after one bounce: %+v %+v", m.Recipients, bounced)
+	}
+	m, _, err = f.s.ApplyReport(f.ctx, byToken.ID, []core.DSNRecipient{{FinalRecipient: "bob@example.net", Action: core.DSNFailed, Status: "5.2.1"}})
+	f.must(err)
+	if got, _ := f.s.Message(f.ctx, a.ID, m.ID); got.DeliveryStatus != core.DeliveryBounced || got.Recipients[1].Status != core.RecipientBounced {
+		t.Fatalf("after every recipient bounced: %+v", got)
+	}
+	_, _, err = f.s.ApplyReport(f.ctx, 1<<40, nil)
+	wantKind(t, err, core.KindNotFound)
+}

@@ -68,6 +68,7 @@ var cases = []testCase{
 	{"domains/due checks are leased to one claimer", testDomainsClaims},
 	{"domains/delete, inboxes on a domain, and cascade with the account", testDomainsDelete},
 	{"suppressions/add, refresh, list in scope, find among, delete", testSuppressions},
+	{"mail/verdicts, recipients, bounce tokens and reports", testMailVerdictsAndRecipients},
 	{"sources/save, replace, list, progress only for the current settings, delete", testSources},
 	{"sources/passwords are sealed values, and go with their account", testSourcesSealedAndCascade},
 	{"mail/mailbox entries list one inbox and direction by id", testMailboxEntries},
