@@ -57,6 +57,8 @@ type Ports struct {
 	MailAuth ports.MailAuthenticator
 	// Signer makes DKIM keys and signs outgoing mail.
 	Signer ports.DKIMSigner
+	// Reports reads delivery status notifications (bounces).
+	Reports ports.DSNReader
 }
 
 // Settings are the choices of configuration the services follow.
@@ -82,6 +84,9 @@ type Settings struct {
 	// PlatformKey, when set, DKIM-signs the platform domains' mail
 	// (CALLSIGN_DKIM_KEY_FILE, CALLSIGN_DKIM_SELECTOR).
 	PlatformKey *ports.DKIMKeyPair
+	// InboundAuth says which SMTP connections' mail gets SPF, DKIM and
+	// DMARC checks (CALLSIGN_INBOUND_AUTH); "" means off.
+	InboundAuth core.InboundAuth
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -129,7 +134,9 @@ func New(deps Deps) *App {
 	auth := &Auth{base: b, keys: store, accounts: store, identities: identities,
 		hasher: deps.Hasher, tokens: deps.Tokens, external: deps.ExternalSignIn}
 	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher}
-	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: domains,
+	suppressions := &Suppressions{store: store}
+	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: domains, suppressions: suppressions,
+		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, reports: deps.Reports,
 		accounts: accounts, identities: identities,
 		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,
 		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, postmaster: deps.Postmaster,
@@ -144,7 +151,7 @@ func New(deps Deps) *App {
 		Contacts:     &Contacts{base: b, store: store, identities: identities},
 		Mail:         mail,
 		Domains:      domains,
-		Suppressions: &Suppressions{store: store},
+		Suppressions: suppressions,
 		Mailboxes:    &Mailboxes{auth: auth, mail: mail, messages: store},
 		Sources:      &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)},
 		Device:       &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},

@@ -71,6 +71,9 @@ func (s *Mail) route(ctx context.Context, addr string) (destination, core.Inbox,
 // domain we do not serve is Forbidden (no open relay); an unknown mailbox
 // on one of ours is NotFound.
 func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, error) {
+	if token, ok := core.ParseBounceAddress(addr); ok {
+		return s.bounceRecipient(ctx, addr, token)
+	}
 	dest, in, err := s.route(ctx, addr)
 	switch {
 	case err != nil:
@@ -105,6 +108,33 @@ type InboundMail struct {
 	// Dedupe skips an inbox that already holds the message (by Message-ID):
 	// for redeliveries, such as mail pulled again from an IMAP source.
 	Dedupe bool
+	// Origin is the SMTP client the message came from, whose mail is
+	// checked (SPF, DKIM, DMARC); nil for mail that crossed no SMTP
+	// connection of ours (an IMAP source), which is not.
+	Origin *ports.InboundOrigin
+	// Envelope are the RCPT TO addresses: a bounce address among them
+	// (bounces+<token>@…) makes the message a possible bounce report.
+	Envelope []string
+}
+
+// authCheckTimeout bounds the checks of one message: SPF may chain up to
+// ten lookups. What is not answered by then is a temperror.
+const authCheckTimeout = 10 * time.Second
+
+// authenticate checks a message that came over SMTP, as CALLSIGN_INBOUND_AUTH
+// says: nil when it is not checked at all, core.Unchecked for a connection
+// the setting exempts (loopback under "on").
+func (s *Mail) authenticate(ctx context.Context, in InboundMail) *core.Authentication {
+	if in.Origin == nil || s.mailAuth == nil || s.inboundAuth == "" || s.inboundAuth == core.InboundAuthOff {
+		return nil
+	}
+	a := core.Unchecked
+	if s.inboundAuth.Checks(in.Origin.IP) {
+		ctx, cancel := context.WithTimeout(ctx, authCheckTimeout)
+		defer cancel()
+		a = s.mailAuth.Authenticate(ctx, *in.Origin, in.Raw)
+	}
+	return &a
 }
 
 // Deliver parses a message and stores one copy per inbox, with its
@@ -122,8 +152,14 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 	if err != nil {
 		return nil, core.Invalid(core.NonFieldErrors, "Unreadable message: %v", err)
 	}
-	if len(in.Trace) > 0 {
-		in.Raw = append(append(make([]byte, 0, len(in.Trace)+len(in.Raw)), in.Trace...), in.Raw...)
+	if in.Inboxes, err = s.takeReports(ctx, in); err != nil || len(in.Inboxes) == 0 {
+		return nil, err
+	}
+	// The checks read the sender's bytes; the verdict goes on top of them,
+	// below the trace.
+	auth := s.authenticate(ctx, in)
+	if top := s.stamp(in.Trace, auth); len(top) > 0 {
+		in.Raw = append(append(make([]byte, 0, len(top)+len(in.Raw)), top...), in.Raw...)
 	}
 	now := s.now()
 	mails := make([]ports.NewMail, 0, len(in.Inboxes))
@@ -133,13 +169,22 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 			continue
 		}
 		seen[inbox.ID] = true
-		nm, err := s.inboundCopy(parsed, in, inbox, now)
+		nm, err := s.inboundCopy(parsed, in, inbox, auth, now)
 		if err != nil {
 			return nil, err
 		}
 		mails = append(mails, nm)
 	}
 	return s.save(ctx, mails)
+}
+
+// stamp is what goes on top of a received message: the trace, then the
+// Authentication-Results field when the message was checked.
+func (s *Mail) stamp(trace []byte, auth *core.Authentication) []byte {
+	if auth == nil || s.mailAuth == nil {
+		return trace
+	}
+	return append(append([]byte(nil), trace...), s.mailAuth.ResultsField(*auth)...)
 }
 
 // save stores mails, then tells whoever watches their inboxes.
@@ -163,7 +208,7 @@ func (s *Mail) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMes
 }
 
 // inboundCopy is the record of parsed for one inbox.
-func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.Inbox, now time.Time) (ports.NewMail, error) {
+func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.Inbox, auth *core.Authentication, now time.Time) (ports.NewMail, error) {
 	threadID, err := core.RandomToken(s.random, 12)
 	if err != nil {
 		return ports.NewMail{}, err
@@ -185,7 +230,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 	header := parsed.Header
 	header.MessageID, header.FromEmail = msgID, from
 	m := core.EmailMessage{AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID, Header: header,
-		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, CreatedAt: now}
+		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, Authentication: auth, CreatedAt: now}
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, Dedupe: in.Dedupe}
 	// The bytes stay in the source, which is stored anyway.
 	for i, part := range parsed.Attachments {

@@ -14,15 +14,20 @@ import (
 // and the outbox (spec §4).
 type Mail struct {
 	base
-	messages   ports.MailStore
-	inboxes    ports.InboxStore
-	outbox     ports.OutboxStore
-	domains    *Domains    // which domains take inboxes and mail
-	accounts   *Accounts   // a new inbox needs an active subscription
-	identities *Identities // mail is sent, and files uploaded, for an identity
-	parser     ports.MailParser
-	composer   ports.MailComposer
-	relay      ports.MailRelay // nil: no external delivery
+	messages ports.MailStore
+	inboxes  ports.InboxStore
+	outbox   ports.OutboxStore
+	domains  *Domains // which domains take inboxes and mail, and signing
+	// suppressions refuses sending to addresses that bounced, and records them.
+	suppressions *Suppressions
+	mailAuth     ports.MailAuthenticator // checks received mail
+	inboundAuth  core.InboundAuth        // which connections are checked
+	reports      ports.DSNReader         // reads bounces
+	accounts     *Accounts               // a new inbox needs an active subscription
+	identities   *Identities             // mail is sent, and files uploaded, for an identity
+	parser       ports.MailParser
+	composer     ports.MailComposer
+	relay        ports.MailRelay // nil: no external delivery
 
 	mailDomains []string
 	maxBytes    int64 // bounds a message (inbound, composed) and an upload

@@ -77,42 +77,64 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 		s.observeAttempt(log, e, "error", err.Error(), time.Since(start))
 		return // the lease runs out and another attempt follows
 	}
+	msg, err := s.messages.Message(ctx, e.AccountID, e.MessageID)
+	if err != nil {
+		log.Error("outbox: reading the message failed", "err", err)
+		s.observeAttempt(log, e, "error", err.Error(), time.Since(start))
+		return
+	}
+	fates := newFates(msg, e.Recipients)
 	var retry []string
 	var lastErr string
 	refused := false // the relay refused our credentials
-	fail := func(rcpt, reason string) { e.Failures = append(e.Failures, rcpt+": "+reason) }
+	fail := func(rcpt, reason, reply string) {
+		e.Failures = append(e.Failures, rcpt+": "+reason)
+		fates.set(rcpt, core.RecipientBounced, reason)
+		code, enhanced := core.SplitReply(reply)
+		s.bounced(ctx, msg, rcpt, reason, code, enhanced)
+	}
+	deferred := func(rcpt, reason string) {
+		retry, lastErr = append(retry, rcpt), reason
+		fates.set(rcpt, core.RecipientDeferred, reason)
+	}
 	var local []core.Inbox
 	var localRcpts, external []string
 	for _, rcpt := range e.Recipients {
 		dest, in, err := s.route(ctx, rcpt)
 		switch {
 		case err != nil:
-			retry, lastErr = append(retry, rcpt), err.Error()
+			deferred(rcpt, err.Error())
 		case dest == toInbox:
 			local, localRcpts = append(local, in), append(localRcpts, rcpt)
 		case dest == toNowhere:
-			fail(rcpt, "550 5.1.1 no such mailbox")
+			fail(rcpt, "550 5.1.1 no such mailbox", "550 5.1.1 no such mailbox")
 		default:
 			external = append(external, rcpt)
 		}
 	}
 	if len(local) > 0 {
-		if err := s.deliverLocally(ctx, e.EnvelopeFrom, local, raw); err != nil {
-			retry, lastErr = append(retry, localRcpts...), "local delivery: "+err.Error()
+		err := s.deliverLocally(ctx, e.EnvelopeFrom, local, raw)
+		for _, rcpt := range localRcpts {
+			if err != nil {
+				deferred(rcpt, "local delivery: "+err.Error())
+			} else {
+				fates.set(rcpt, core.RecipientSent, "")
+			}
 		}
 	}
 	if len(external) > 0 && s.relay == nil {
 		for _, rcpt := range external {
-			fail(rcpt, "no outbound relay is configured (CALLSIGN_SMTP_RELAY is not set), so mail cannot leave this server")
+			fail(rcpt, "no outbound relay is configured (CALLSIGN_SMTP_RELAY is not set), so mail cannot leave this server", "")
 		}
 	} else if len(external) > 0 {
 		for _, o := range s.relay.Relay(ctx, e.EnvelopeFrom, external, raw) {
 			switch {
 			case o.Err == nil:
+				fates.set(o.Recipient, core.RecipientSent, "")
 			case o.Permanent:
-				fail(o.Recipient, o.Err.Error())
+				fail(o.Recipient, o.Err.Error(), o.Reply)
 			default:
-				retry, lastErr = append(retry, o.Recipient), o.Err.Error()
+				deferred(o.Recipient, o.Err.Error())
 				refused = refused || core.KindOf(o.Err) == core.KindUnauthorized
 			}
 		}
@@ -120,7 +142,10 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 			log.Error("outbox: the relay refused our credentials; mail stays queued until CALLSIGN_SMTP_RELAY is fixed", "err", lastErr)
 		}
 	}
-	e, outcome := s.settle(ctx, log, e, retry, lastErr)
+	e, outcome := s.settle(ctx, log, e, retry, lastErr, fates)
+	if err := s.outbox.SetRecipients(ctx, e.MessageID, fates.list); err != nil {
+		log.Error("outbox: recording the recipients failed", "err", err)
+	}
 	s.observeAttempt(log, e, outcome, lastErr, time.Since(start))
 }
 
@@ -132,9 +157,13 @@ func (s *Mail) deliverLocally(ctx context.Context, from string, inboxes []core.I
 		return err
 	}
 	now := s.now()
+	auth := core.LocalAuthentication
+	if top := s.stamp(nil, &auth); len(top) > 0 {
+		raw = append(top, raw...)
+	}
 	mails := make([]ports.NewMail, 0, len(inboxes))
 	for _, in := range inboxes {
-		nm, err := s.inboundCopy(parsed, InboundMail{EnvelopeFrom: from, Raw: raw, Dedupe: true}, in, now)
+		nm, err := s.inboundCopy(parsed, InboundMail{EnvelopeFrom: from, Raw: raw, Dedupe: true}, in, &auth, now)
 		if err != nil {
 			return err
 		}
@@ -148,7 +177,7 @@ func (s *Mail) deliverLocally(ctx context.Context, from string, inboxes []core.I
 // every reason), or another attempt later, unless time is up. It returns
 // the entry as recorded and the outcome: sent, failed, retry, or error
 // when recording failed.
-func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry, retry []string, lastErr string) (ports.OutboxEntry, string) {
+func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry, retry []string, lastErr string, fates *fates) (ports.OutboxEntry, string) {
 	now := s.now()
 	next := now.Add(s.retry.after(e.Attempts))
 	var err error
@@ -161,7 +190,10 @@ func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry
 		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
 	case next.After(e.GiveUpAt):
 		for _, rcpt := range retry {
-			e.Failures = append(e.Failures, fmt.Sprintf("%s: gave up after %d attempts: %s", rcpt, e.Attempts, lastErr))
+			reason := fmt.Sprintf("gave up after %d attempts: %s", e.Attempts, lastErr)
+			e.Failures = append(e.Failures, rcpt+": "+reason)
+			fates.set(rcpt, core.RecipientBounced, reason)
+			s.bounced(ctx, fates.msg, rcpt, reason, 0, "")
 		}
 		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
 	default:

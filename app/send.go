@@ -292,6 +292,9 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	if err := problems.Err(); err != nil {
 		return core.EmailMessage{}, err
 	}
+	if err := s.suppressions.refused(ctx, d.inbox.AccountID, map[string][]string{"to_email": d.To, "cc": d.Cc, "bcc": d.bcc}); err != nil {
+		return core.EmailMessage{}, err
+	}
 	// The identity's name is the sender's display name.
 	ident, err := s.identities.lookup(ctx, d.inbox.AccountID, d.inbox.IdentityID)
 	if err != nil {
@@ -322,16 +325,28 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	if err != nil {
 		return core.EmailMessage{}, fmt.Errorf("composing: %w", err)
 	}
+	// Signed once, as it is queued: the stored source is what every
+	// attempt sends, so retries send the same signed bytes.
+	domain := domainOf(d.inbox.Email)
+	if raw, err = s.domains.Sign(ctx, domain, raw); err != nil {
+		return core.EmailMessage{}, fmt.Errorf("signing: %w", err)
+	}
+	token, err := core.NewBounceToken(s.random)
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
 	threadID, err := core.RandomToken(s.random, 12)
 	if err != nil {
 		return core.EmailMessage{}, err
 	}
+	recipients := uniqueAddrs(append(append(append([]string(nil), d.To...), d.Cc...), d.bcc...), func(string) bool { return false })
 	m := core.EmailMessage{AccountID: d.inbox.AccountID, IdentityID: d.inbox.IdentityID, InboxID: d.inbox.ID, Header: d.Header,
-		Bcc: d.bcc, Text: d.text, HTML: d.html, Direction: core.Outgoing, IsRead: true, DeliveryStatus: core.DeliveryQueued, CreatedAt: now}
+		Bcc: d.bcc, Text: d.text, HTML: d.html, Direction: core.Outgoing, IsRead: true, DeliveryStatus: core.DeliveryQueued,
+		Recipients: core.NewRecipients(recipients), BounceToken: token, CreatedAt: now}
+	// The envelope sender names the message, so that a bounce finds it.
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: raw,
-		Outbox: &ports.OutboxEntry{AccountID: m.AccountID, EnvelopeFrom: d.inbox.Email,
-			Recipients:  uniqueAddrs(append(append(append([]string(nil), d.To...), d.Cc...), d.bcc...), func(string) bool { return false }),
-			NextAttempt: now, GiveUpAt: now.Add(s.retry.GiveUpAfter)}}
+		Outbox: &ports.OutboxEntry{AccountID: m.AccountID, EnvelopeFrom: core.BounceAddress(token, domain),
+			Recipients: recipients, NextAttempt: now, GiveUpAt: now.Add(s.retry.GiveUpAfter)}}
 	// The composed source carries the bytes; the records point into it.
 	for i, a := range d.attachments {
 		a.ID, a.MessageID, a.CreatedAt = s.ids.NewUUID(), 0, now

@@ -64,6 +64,9 @@ type RelayOutcome struct {
 	Err       error // nil: the relay accepted the message for this recipient
 	// Permanent marks an Err that retrying will not cure (a 5xx reply).
 	Permanent bool
+	// Reply is the relay's refusal as it sent it ("550 5.1.1 …"); "" when
+	// the relay did not answer.
+	Reply string
 }
 
 // MailRelay hands messages to the outside world.

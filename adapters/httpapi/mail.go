@@ -80,7 +80,34 @@ type messageView struct {
 	Attachments     []attachmentView `json:"attachments"`
 	DeliveryStatus  *string          `json:"delivery_status"`
 	DeliveryError   *string          `json:"delivery_error"`
+	Recipients      []recipientView  `json:"recipients"`
+	Authentication  *authView        `json:"authentication"`
 	CreatedDT       apiTime          `json:"created_dt"`
+}
+
+type recipientView struct {
+	Email  string  `json:"email"`
+	Status string  `json:"status"`
+	Error  *string `json:"error"`
+}
+
+type authView struct {
+	SPF         string  `json:"spf"`
+	DKIM        string  `json:"dkim"`
+	DMARC       string  `json:"dmarc"`
+	Verdict     string  `json:"verdict"`
+	DMARCPolicy *string `json:"dmarc_policy"`
+}
+
+func viewRecipient(r core.Recipient) recipientView {
+	return recipientView{Email: r.Email, Status: string(r.Status), Error: optString(r.Error)}
+}
+
+func viewAuthentication(a *core.Authentication) *authView {
+	if a == nil {
+		return nil
+	}
+	return &authView{SPF: string(a.SPF), DKIM: string(a.DKIM), DMARC: string(a.DMARC), Verdict: string(a.Verdict), DMARCPolicy: optString(string(a.Policy))}
 }
 
 func nonNil(l []string) []string {
@@ -98,7 +125,8 @@ func (s *server) viewMessage(m core.EmailMessage) messageView {
 	v := messageView{ID: m.ID, URL: fmt.Sprintf("%s/api/email-messages/%d/", s.baseURL, m.ID), Inbox: m.InboxID, ThreadID: m.ThreadID,
 		MessageID: m.MessageID, InReplyTo: optString(m.InReplyTo), FromEmail: m.FromEmail, FromDisplayName: optString(m.FromName),
 		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Content: m.Text, HTML: m.HTML,
-		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment), CreatedDT: apiTime(m.CreatedAt)}
+		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment),
+		Recipients: viewAll(m.Recipients, viewRecipient), Authentication: viewAuthentication(m.Authentication), CreatedDT: apiTime(m.CreatedAt)}
 	if m.Direction == core.Outgoing {
 		v.DeliveryStatus, v.DeliveryError = optString(string(m.DeliveryStatus)), optString(m.DeliveryError)
 	}
@@ -188,13 +216,14 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity := q.uuid("identity")
 	f := ports.MessageFilter{
-		InboxID:      q.integer("inbox", 0, 1, 1<<62),
-		ThreadID:     q.str("thread_id"),
-		FromEmail:    q.email("from_email"),
-		IsRead:       q.boolean("is_read"),
-		CreatedAfter: q.time("created_after"),
-		Limit:        int(min(q.integer("limit", defaultPageSize, 1, 1<<31), maxPageSize)),
-		Offset:       int(q.integer("offset", 0, 0, 1<<31)),
+		InboxID:       q.integer("inbox", 0, 1, 1<<62),
+		ThreadID:      q.str("thread_id"),
+		FromEmail:     q.email("from_email"),
+		IsRead:        q.boolean("is_read"),
+		Authenticated: q.boolean("authenticated"),
+		CreatedAfter:  q.time("created_after"),
+		Limit:         int(min(q.integer("limit", defaultPageSize, 1, 1<<31), maxPageSize)),
+		Offset:        int(q.integer("offset", 0, 0, 1<<31)),
 	}
 	if d := q.str("direction"); d != "" {
 		var ok bool

@@ -245,8 +245,12 @@ func TestSendingMail(t *testing.T) {
 		t.Fatalf("delivery %v", done)
 	}
 	relayed := h.relay.Sent()
-	if len(relayed) != 1 || len(relayed[0].Recipients) != 4 || relayed[0].From != "one@agents.test" {
+	// The envelope sender is the message's bounce address (VERP).
+	if len(relayed) != 1 || len(relayed[0].Recipients) != 4 || !strings.HasPrefix(relayed[0].From, "bounces+") || !strings.HasSuffix(relayed[0].From, "@agents.test") {
 		t.Fatalf("relayed %+v", relayed)
+	}
+	if rcpts := done["recipients"].([]any); len(rcpts) != 4 || rcpts[0].(map[string]any)["status"] != "sent" || rcpts[3].(map[string]any)["email"] != "dave@example.org" {
+		t.Fatalf("recipients %v", rcpts)
 	}
 	raw := string(relayed[0].Raw)
 	if strings.Contains(raw, "dave@example.org") || !strings.Contains(raw, "Subject: Quarterly") || !strings.Contains(raw, "notes.txt") {

@@ -244,6 +244,7 @@ func isNoStartTLS(err error) bool {
 // delivery_error).
 type failure struct {
 	msg       string
+	reply     string // the relay's answer, when it gave one
 	permanent bool
 	// auth marks a refusal of our credentials: a configuration fault of
 	// ours, not the recipient's, so it is temporary.
@@ -273,6 +274,7 @@ func (r *Relay) failure(ctx context.Context, step string, err error) *failure {
 		// in flight, and fixing CALLSIGN_SMTP_RELAY lets it go.
 		f.auth = strings.HasPrefix(step, "AUTH")
 		f.permanent = reply.Code/100 == 5 && !f.auth
+		f.reply = r.redact(describe(reply))
 		f.msg = fmt.Sprintf("relay %s rejected %s: %s", r.addr, step, describe(reply))
 	case context.Cause(ctx) != nil:
 		f.msg = fmt.Sprintf("relay %s: %s: %v", r.addr, step, context.Cause(ctx))
@@ -315,9 +317,12 @@ func sessionOver(err error) bool {
 // settle records err for the recipients at idx.
 func settle(out []ports.RelayOutcome, idx []int, err error) []ports.RelayOutcome {
 	var f *failure
-	permanent := errors.As(err, &f) && f.permanent
+	permanent, reply := false, ""
+	if errors.As(err, &f) {
+		permanent, reply = f.permanent, f.reply
+	}
 	for _, i := range idx {
-		out[i].Err, out[i].Permanent = err, permanent
+		out[i].Err, out[i].Permanent, out[i].Reply = err, permanent, reply
 	}
 	return out
 }

@@ -299,6 +299,9 @@ func TestRecipientRefusals(t *testing.T) {
 			out := relay(t, t.Context(), cfg, "a@example.com", "bad@example.com", "c@example.com")
 			wantAccepted(t, out[0])
 			wantFailed(t, out[1], tc.permanent, tc.parts...)
+			if want := tc.parts[1]; out[1].Reply != want {
+				t.Errorf("reply %q, want %q (the relay's words, for reading its codes)", out[1].Reply, want)
+			}
 			wantAccepted(t, out[2])
 
 			_, got := b.record()

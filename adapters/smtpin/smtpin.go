@@ -19,6 +19,7 @@ import (
 
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // MaxRecipients bounds RCPT TO per message; one more is answered 452.
@@ -173,13 +174,13 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 		se.s.log.Error("smtp: looking up a recipient failed", "remote", se.remote, "err", err)
 		return replyTryLater
 	}
+	se.rcpts = append(se.rcpts, to)
 	for _, have := range se.inboxes {
 		if have.ID == in.ID {
 			return nil // the same inbox twice is stored once
 		}
 	}
 	se.inboxes = append(se.inboxes, in)
-	se.rcpts = append(se.rcpts, to)
 	return nil
 }
 
@@ -192,7 +193,8 @@ func (se *session) Data(r io.Reader) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), se.s.timeout)
 	defer cancel()
-	_, err = se.s.mail.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw, Trace: se.trace(time.Now())})
+	_, err = se.s.mail.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw, Trace: se.trace(time.Now()),
+		Origin: se.origin(), Envelope: se.rcpts})
 	if err != nil {
 		switch core.KindOf(err) {
 		case core.KindInvalid:
@@ -205,6 +207,16 @@ func (se *session) Data(r io.Reader) error {
 		return replyTryLater
 	}
 	return nil
+}
+
+// origin is who sent the message, for its SPF check: the client's
+// address, the name it gave in EHLO, and the envelope sender.
+func (se *session) origin() *ports.InboundOrigin {
+	o := &ports.InboundOrigin{HELO: se.conn.Hostname(), MailFrom: se.from}
+	if tcp, ok := se.conn.Conn().RemoteAddr().(*net.TCPAddr); ok {
+		o.IP = tcp.IP
+	}
+	return o
 }
 
 // trace is what RFC 5321 §4.4 has a receiving server put on top of a

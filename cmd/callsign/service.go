@@ -145,6 +145,7 @@ func useMailTrust(cfg config.Config, deps *app.Deps) error {
 	}
 	deps.Resolver, deps.MailAuth, deps.Signer = r, mailauth.NewAuthenticator(r, cfg.SMTPHostname), mailauth.NewSigner()
 	deps.Domain = core.DomainSettings{MXHost: cfg.MXHost, SPFInclude: cfg.SPFInclude}
+	deps.Reports, deps.InboundAuth = mailmime.Parser{}, core.InboundAuth(cfg.InboundAuth)
 	if cfg.DKIMKeyFile != "" {
 		pemBytes, err := os.ReadFile(cfg.DKIMKeyFile)
 		if err != nil {

@@ -1,0 +1,122 @@
+package app
+
+import (
+	"context"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+)
+
+// fates follows what becomes of each recipient of a message during one
+// delivery attempt.
+type fates struct {
+	msg  core.EmailMessage
+	list []core.Recipient
+}
+
+// newFates starts from the message's recipients; a message queued before
+// recipients were recorded starts from the outbox entry's.
+func newFates(m core.EmailMessage, pending []string) *fates {
+	f := &fates{msg: m, list: append([]core.Recipient(nil), m.Recipients...)}
+	if len(f.list) == 0 {
+		f.list = core.NewRecipients(pending)
+	}
+	return f
+}
+
+func (f *fates) set(addr string, status core.RecipientStatus, reason string) {
+	for i := range f.list {
+		if strings.EqualFold(f.list[i].Email, addr) {
+			f.list[i].Status, f.list[i].Error = status, reason
+			return
+		}
+	}
+	f.list = append(f.list, core.Recipient{Email: addr, Status: status, Error: reason})
+}
+
+// bounced is where a recipient refused for good is handled, at once by a
+// relay or later by a report: the address is suppressed when the reply
+// says the address itself is bad (core.SuppressesAddress). The
+// email.bounced event is written here once events exist (issue 14).
+func (s *Mail) bounced(ctx context.Context, m core.EmailMessage, rcpt, reason string, code int, enhanced string) {
+	s.log.Info("email bounced", "message", m.ID, "recipient", rcpt, "reason", reason)
+	if !core.SuppressesAddress(enhanced, code) {
+		return
+	}
+	err := s.suppressions.store.Suppress(ctx, core.Suppression{AccountID: m.AccountID, IdentityID: m.IdentityID,
+		Email: strings.ToLower(rcpt), Reason: reason, CreatedAt: s.now()})
+	if err != nil {
+		s.log.Error("suppressing a bounced address failed", "message", m.ID, "err", err)
+	}
+}
+
+// bounceRecipient accepts RCPT TO a bounce address whose token names a
+// message we sent, as mail for the inbox that sent it; any other token is
+// no such mailbox, and a domain we do not serve is no relay.
+func (s *Mail) bounceRecipient(ctx context.Context, addr, token string) (core.Inbox, error) {
+	_, domain, _ := core.SplitAddress(strings.TrimSpace(addr))
+	served, _, err := s.domains.Receiving(ctx, core.NormalizeDomain(domain))
+	switch {
+	case err != nil:
+		return core.Inbox{}, err
+	case !served:
+		return core.Inbox{}, errRelayDenied
+	}
+	m, err := s.outbox.MessageByBounceToken(ctx, token)
+	if isNotFound(err) {
+		return core.Inbox{}, errNoSuchMailbox
+	}
+	if err != nil {
+		return core.Inbox{}, err
+	}
+	return s.inboxes.Inbox(ctx, m.InboxID)
+}
+
+// takeReports applies a bounce report sent to a bounce address to the
+// message it names, and returns the inboxes still to receive the
+// message: a report is not stored as mail, while anything else sent to a
+// bounce address (an auto-reply, a bounce in prose) goes to the inbox
+// that sent the message, as ordinary mail.
+func (s *Mail) takeReports(ctx context.Context, in InboundMail) ([]core.Inbox, error) {
+	var sent []core.EmailMessage
+	for _, rcpt := range in.Envelope {
+		token, ok := core.ParseBounceAddress(rcpt)
+		if !ok {
+			continue
+		}
+		m, err := s.outbox.MessageByBounceToken(ctx, token)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		sent = append(sent, m)
+	}
+	if len(sent) == 0 || s.reports == nil {
+		return in.Inboxes, nil
+	}
+	dsn, ok := s.reports.ReadDSN(in.Raw)
+	if !ok {
+		return in.Inboxes, nil
+	}
+	reported := map[int64]bool{}
+	for _, m := range sent {
+		now, bounced, err := s.outbox.ApplyReport(ctx, m.ID, dsn.Recipients)
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range bounced {
+			code, enhanced := b.Codes()
+			s.bounced(ctx, now, b.Address(), b.Error(), code, enhanced)
+		}
+		reported[m.InboxID] = true
+	}
+	var rest []core.Inbox
+	for _, inbox := range in.Inboxes {
+		if !reported[inbox.ID] {
+			rest = append(rest, inbox)
+		}
+	}
+	return rest, nil
+}
