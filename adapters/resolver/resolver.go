@@ -50,7 +50,7 @@ type Resolver struct {
 
 	flight singleflight.Group
 	mu     sync.Mutex
-	cache  map[question]answer
+	cache  map[question]answer // nil: answers are not kept
 }
 
 var _ ports.Resolver = (*Resolver)(nil)
@@ -97,6 +97,13 @@ func New(server string) (*Resolver, error) {
 		now:     time.Now,
 		cache:   map[question]answer{},
 	}, nil
+}
+
+// Uncached is a resolver asking the same servers that keeps no answer:
+// for checks whose point is to see a record just published (a cached "no
+// such record" would hide it for the zone's negative TTL).
+func (r *Resolver) Uncached() *Resolver {
+	return &Resolver{servers: r.servers, timeout: r.timeout, udp: r.udp, tcp: r.tcp, now: r.now}
 }
 
 // ServerAddr checks a name server's address, an IP with an optional port
@@ -308,6 +315,9 @@ func negativeTTL(reply *dns.Msg) time.Duration {
 }
 
 func (r *Resolver) cached(q question) (answer, bool) {
+	if r.cache == nil {
+		return answer{}, false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a, ok := r.cache[q]
@@ -319,8 +329,8 @@ func (r *Resolver) cached(q question) (answer, bool) {
 
 func (r *Resolver) store(q question, a answer) {
 	now := r.now()
-	if !now.Before(a.expires) {
-		return // a TTL of zero: use once, keep never
+	if r.cache == nil || !now.Before(a.expires) {
+		return // not kept, or a TTL of zero: use once, keep never
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

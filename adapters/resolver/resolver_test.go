@@ -163,6 +163,16 @@ func TestCacheFollowsTTLs(t *testing.T) {
 	if n := srv.Queries("broken.example.com", dns.TypeTXT); n != 2 {
 		t.Fatalf("failures: %d queries, want 2 (not cached)", n)
 	}
+
+	// The uncached resolver sees a record as soon as it is published.
+	fresh := r.Uncached()
+	if _, err := fresh.LookupTXT(ctx, "new.example.com"); !dnsError(t, err).IsNotFound {
+		t.Fatalf("before publishing: %v", err)
+	}
+	srv.Add(t, `new.example.com. 300 IN TXT "here"`)
+	if txt, err := fresh.LookupTXT(ctx, "new.example.com"); err != nil || txt[0] != "here" {
+		t.Fatalf("after publishing: %q, %v", txt, err)
+	}
 }
 
 // Askers of the same question at the same time share one query.

@@ -33,10 +33,12 @@ import (
 type testRelay struct {
 	mu       sync.Mutex
 	messages []relayed
-	srv      *smtp.Server
-	addr     string
-	caFile   string
-	tls      *tls.Config
+	// refuse answers RCPT TO these addresses with the reply given.
+	refuse map[string]*smtp.SMTPError
+	srv    *smtp.Server
+	addr   string
+	caFile string
+	tls    *tls.Config
 }
 
 type relayed struct {
@@ -116,6 +118,9 @@ func (s *relaySession) Mail(from string, _ *smtp.MailOptions) error {
 	return nil
 }
 func (s *relaySession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	if reply := s.r.refuse[to]; reply != nil {
+		return reply
+	}
 	s.to = append(s.to, to)
 	return nil
 }
@@ -229,7 +234,7 @@ func TestMailEndToEnd(t *testing.T) {
 				t.Errorf("the relayed reply lacks %q:\n%s", want, got.data)
 			}
 		}
-		if got.from != ident.Inbox || len(got.to) != 1 || got.to[0] != "alice@example.org" {
+		if !strings.HasPrefix(got.from, "bounces+") || !strings.HasSuffix(got.from, "@agents.test") || len(got.to) != 1 || got.to[0] != "alice@example.org" {
 			t.Fatalf("envelope %q %v", got.from, got.to)
 		}
 		poll(t, "delivery_status sent", func() bool {

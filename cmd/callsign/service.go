@@ -143,7 +143,8 @@ func useMailTrust(cfg config.Config, deps *app.Deps) error {
 	if err != nil {
 		return fmt.Errorf("CALLSIGN_DNS_RESOLVER: %w", err)
 	}
-	deps.Resolver, deps.MailAuth, deps.Signer = r, mailauth.NewAuthenticator(r, cfg.SMTPHostname), mailauth.NewSigner()
+	// Domain checks look for records just published: they keep no answer.
+	deps.Resolver, deps.MailAuth, deps.Signer = r.Uncached(), mailauth.NewAuthenticator(r, cfg.SMTPHostname), mailauth.NewSigner()
 	deps.Domain = core.DomainSettings{MXHost: cfg.MXHost, SPFInclude: cfg.SPFInclude}
 	deps.Reports, deps.InboundAuth = mailmime.Parser{}, core.InboundAuth(cfg.InboundAuth)
 	if cfg.DKIMKeyFile != "" {
