@@ -50,6 +50,9 @@ func (b *base) observeInbound(in InboundMail, stored []core.EmailMessage, err er
 	}
 	if len(stored) > 0 {
 		attrs = append(attrs, "message_id", stored[0].MessageID)
+		if a := stored[0].Authentication; a != nil {
+			attrs = append(attrs, "verdict", string(a.Verdict), "spf", string(a.SPF), "dkim", string(a.DKIM), "dmarc", string(a.DMARC))
+		}
 	}
 	b.log.Info("mail accepted", append(attrs, "messages", ids, "inboxes", inboxes)...)
 }

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -282,4 +287,51 @@ func TestInboundVerdicts(t *testing.T) {
 			t.Fatalf("no verdict on top:\n%s", raw)
 		}
 	})
+}
+
+// TestPlatformDomainSignedWithKeyFile: with CALLSIGN_DKIM_KEY_FILE (here an
+// Ed25519 key in PKCS #8 PEM) and CALLSIGN_DKIM_SELECTOR, mail from a
+// platform domain is signed, and dkimpy accepts it.
+func TestPlatformDomainSignedWithKeyFile(t *testing.T) {
+	dns := dnstest.Start(t)
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(edKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "dkim.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pair, err := mailauth.KeyPair("platform2026", edKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dns.AddTXT(core.DKIMRecordName("platform2026", "agents.test"), 300, core.DKIMRecordValue(pair.Public))
+	relay := newTestRelay(t)
+	relay.listen(t, "127.0.0.1:0")
+	r := start(t, sqlstore.SQLite, map[string]string{
+		"CALLSIGN_SMTP_RELAY":    "smtp://relayuser:relaypass@" + relay.addr,
+		"CALLSIGN_SMTP_RELAY_CA": relay.caFile,
+		"CALLSIGN_DNS_RESOLVER":  dns.Addr,
+		"CALLSIGN_DKIM_KEY_FILE": keyFile,
+		"CALLSIGN_DKIM_SELECTOR": "platform2026",
+	}, fastRetry)
+	mgmt := r.bootstrap("platform@example.com")
+	var ident struct{ UUID string }
+	r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Helper"}, &ident)
+	if s := r.call("POST", "/api/email-messages/compose/?identity="+ident.UUID, mgmt, map[string]any{"to_email": "ann@example.net", "content": "Hi."}, nil); s != 201 {
+		t.Fatalf("compose: %d", s)
+	}
+	poll(t, "the message at the relay", func() bool { return len(relay.received()) == 1 })
+	out := relay.received()[0].data
+	if !strings.Contains(out, "a=ed25519-sha256;") || !strings.Contains(out, "s=platform2026;") {
+		t.Fatalf("not signed with the platform key:\n%s", out)
+	}
+	if verdict, ok := dkimpytest.Verify(t, dns.Addr, []byte(out)); !ok {
+		t.Fatalf("dkimpy refused the platform signature: %s", verdict)
+	}
 }
