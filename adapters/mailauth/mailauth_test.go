@@ -296,3 +296,30 @@ func BenchmarkSign(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAuthenticate is the cost of checking one signed 4 KiB message
+// (SPF, DKIM, DMARC) with the resolver's cache warm, as under steady
+// inbound load.
+func BenchmarkAuthenticate(b *testing.B) {
+	dns := dnstest.Start(b)
+	r, err := resolver.New(dns.Addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, s := NewAuthenticator(r, "mx.callsign.test"), NewSigner()
+	key, _ := s.NewKey("cs1")
+	dns.AddTXT(core.DKIMRecordName("cs1", "bank.example"), 300, core.DKIMRecordValue(key.Public))
+	dns.Add(b, `bank.example. 300 IN TXT "v=spf1 ip4:127.0.0.2 -all"`, `_dmarc.bank.example. 300 IN TXT "v=DMARC1; p=reject"`)
+	raw, err := s.Sign([]byte(message+strings.Repeat("A line of a longer body, as mail has.\r\n", 100)), "bank.example", "cs1", key.Private)
+	if err != nil {
+		b.Fatal(err)
+	}
+	origin := ports.InboundOrigin{IP: net.ParseIP("127.0.0.2"), HELO: "mail.bank.example", MailFrom: "bounce@bank.example"}
+	if got := a.Authenticate(context.Background(), origin, raw); got.Verdict != core.AuthPass {
+		b.Fatalf("verdict %+v", got)
+	}
+	b.SetBytes(int64(len(raw)))
+	for b.Loop() {
+		a.Authenticate(context.Background(), origin, raw)
+	}
+}
