@@ -67,16 +67,16 @@ type answer struct {
 	expires  time.Time
 }
 
-// New asks server ("host:port", an IP address and an optional port) or,
-// when server is "", the name servers of /etc/resolv.conf.
+// New asks server (an IP address and port, as config checks
+// CALLSIGN_DNS_RESOLVER) or, when server is "", the name servers of
+// /etc/resolv.conf.
 func New(server string) (*Resolver, error) {
 	var servers []string
 	if server != "" {
-		addr, err := ServerAddr(server)
-		if err != nil {
-			return nil, err
+		if _, _, err := net.SplitHostPort(server); err != nil {
+			return nil, fmt.Errorf("%q is not host:port", server)
 		}
-		servers = []string{addr}
+		servers = []string{server}
 	} else {
 		conf, err := dns.ClientConfigFromFile("/etc/resolv.conf")
 		if err != nil {
@@ -104,19 +104,6 @@ func New(server string) (*Resolver, error) {
 // such record" would hide it for the zone's negative TTL).
 func (r *Resolver) Uncached() *Resolver {
 	return &Resolver{servers: r.servers, timeout: r.timeout, udp: r.udp, tcp: r.tcp, now: r.now}
-}
-
-// ServerAddr checks a name server's address, an IP with an optional port
-// (53 by default), and returns it as host:port.
-func ServerAddr(s string) (string, error) {
-	host, port, err := net.SplitHostPort(s)
-	if err != nil {
-		host, port = strings.Trim(s, "[]"), "53"
-	}
-	if net.ParseIP(host) == nil {
-		return "", fmt.Errorf("%q is not an IP address with an optional port", s)
-	}
-	return net.JoinHostPort(host, port), nil
 }
 
 // LookupTXT returns each TXT record's strings joined, as net.LookupTXT does.

@@ -230,21 +230,3 @@ func TestCacheIsBounded(t *testing.T) {
 		t.Errorf("cache holds %d entries, more than %d", len(r.cache), MaxEntries)
 	}
 }
-
-func TestServerAddr(t *testing.T) {
-	for in, want := range map[string]string{
-		"127.0.0.1:5353": "127.0.0.1:5353",
-		"127.0.0.1":      "127.0.0.1:53",
-		"[::1]:5353":     "[::1]:5353",
-		"::1":            "[::1]:53",
-	} {
-		if got, err := ServerAddr(in); err != nil || got != want {
-			t.Errorf("ServerAddr(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"dns.example.com:53", "resolver", ""} {
-		if _, err := ServerAddr(bad); err == nil {
-			t.Errorf("ServerAddr(%q) accepted", bad)
-		}
-	}
-}

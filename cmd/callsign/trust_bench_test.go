@@ -10,10 +10,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
-	"github.com/callsign/callsign/adapters/mailauth"
-	"github.com/callsign/callsign/adapters/resolver/dnstest"
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
-	"github.com/callsign/callsign/core"
 )
 
 // BenchmarkIngestVerdicts measures SMTP ingest at 16 concurrent connections
@@ -22,21 +19,15 @@ import (
 // 4 KiB one signed by bank.example, whose SPF, DKIM key and DMARC policy
 // the DNS server publishes.
 func BenchmarkIngestVerdicts(b *testing.B) {
-	dns := dnstest.Start(b)
-	signer := mailauth.NewSigner()
-	key, err := signer.NewKey("bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	dns.AddTXT(core.DKIMRecordName("bench", "bank.example"), 300, core.DKIMRecordValue(key.Public))
-	dns.Add(b, `bank.example. 300 IN TXT "v=spf1 ip4:127.0.0.1 -all"`, `_dmarc.bank.example. 300 IN TXT "v=DMARC1; p=reject"`)
+	dns, bank := bankDNS(b, "127.0.0.1")
 	body := strings.Repeat("A line of a statement, as banks send them, long enough to wrap.\r\n", 64)
 	var messages [16][]byte
 	for i := range messages {
 		raw := fmt.Sprintf("From: Bank <alerts@bank.example>\r\nTo: agent@agents.test\r\nSubject: Statement %d\r\n"+
 			"Message-ID: <statement-%d@bank.example>\r\nDate: Mon, 23 Nov 2026 08:00:00 +0000\r\nMIME-Version: 1.0\r\n"+
 			"Content-Type: text/plain; charset=utf-8\r\n\r\n%s", i, i, body)
-		if messages[i], err = signer.Sign([]byte(raw), "bank.example", "bench", key.Private); err != nil {
+		var err error
+		if messages[i], err = bank.sign(raw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/callsign/callsign/adapters/resolver/dnstest"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 type apiRecord struct {
@@ -205,20 +206,38 @@ func sendFrom(t *testing.T, local, addr, helo, from, to, raw string) {
 	}
 }
 
+// bank is bank.example's DKIM key, as its mail servers sign with it.
+type bank struct {
+	signer *mailauth.Signer
+	key    ports.DKIMKeyPair
+}
+
+func (b bank) sign(raw string) ([]byte, error) {
+	return b.signer.Sign([]byte(raw), "bank.example", b.key.Public.Selector, b.key.Private)
+}
+
+// bankDNS starts a DNS server where bank.example authorizes sender (SPF),
+// publishes its DKIM key and asks receivers to reject what fails DMARC.
+func bankDNS(t testing.TB, sender string) (*dnstest.Server, bank) {
+	t.Helper()
+	dns := dnstest.Start(t)
+	b := bank{signer: mailauth.NewSigner()}
+	var err error
+	if b.key, err = b.signer.NewKey("bank1"); err != nil {
+		t.Fatal(err)
+	}
+	dns.AddTXT(core.DKIMRecordName("bank1", "bank.example"), 300, core.DKIMRecordValue(b.key.Public))
+	dns.Add(t, fmt.Sprintf(`bank.example. 300 IN TXT "v=spf1 ip4:%s -all"`, sender), `_dmarc.bank.example. 300 IN TXT "v=DMARC1; p=reject"`)
+	return dns, b
+}
+
 // TestInboundVerdicts: bank.example authorizes 127.0.0.2 (SPF), signs its
 // mail (DKIM) and publishes p=reject (DMARC). A message from it arrives
 // marked pass; a forgery from 127.0.0.3 arrives marked fail, kept and
 // flagged, with the verdict on top of its stored source.
 func TestInboundVerdicts(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
-		dns := dnstest.Start(t)
-		signer := mailauth.NewSigner()
-		key, err := signer.NewKey("bank1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		dns.AddTXT(core.DKIMRecordName("bank1", "bank.example"), 300, core.DKIMRecordValue(key.Public))
-		dns.Add(t, `bank.example. 300 IN TXT "v=spf1 ip4:127.0.0.2 -all"`, `_dmarc.bank.example. 300 IN TXT "v=DMARC1; p=reject"`)
+		dns, bank := bankDNS(t, "127.0.0.2")
 		r := start(t, d, map[string]string{"CALLSIGN_DNS_RESOLVER": dns.Addr, "CALLSIGN_INBOUND_AUTH": "all", "CALLSIGN_SMTP_HOSTNAME": "mx.agents.test"})
 		mgmt := r.bootstrap("agent-owner@example.com")
 		var ident struct{ UUID, Inbox string }
@@ -230,7 +249,7 @@ func TestInboundVerdicts(t *testing.T) {
 				"\r\nMessage-ID: <" + strings.ReplaceAll(subject, " ", "-") + "@bank.example>\r\nDate: Mon, 23 Nov 2026 08:00:00 +0000\r\n" +
 				"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nPlease pay the invoice.\r\n"
 		}
-		genuine, err := signer.Sign([]byte(msg("Invoice")), "bank.example", "bank1", key.Private)
+		genuine, err := bank.sign(msg("Invoice"))
 		if err != nil {
 			t.Fatal(err)
 		}
