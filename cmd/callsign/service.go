@@ -401,8 +401,10 @@ func (s *service) serve(ctx context.Context) error {
 		case <-progress.C:
 			s.log.Info("still waiting for " + s.drain.describe())
 		case <-timeout.C:
+			// Named before the cancel: what still ran may finish at once then.
+			running := s.drain.describe()
 			cancelStopping()
-			return fmt.Errorf("shutdown: gave up after %s; still running: %s", grace, s.drain.describe())
+			return fmt.Errorf("shutdown: gave up after %s; still running: %s", grace, running)
 		}
 	}
 }
