@@ -8,6 +8,7 @@ import (
 	"github.com/callsign/callsign/adapters/memory"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // world is the app over the memory fakes.
@@ -46,7 +47,7 @@ func TestAuthenticateRecordsUseAtMostOncePerInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	lastUsed := func() time.Time {
-		keys, _ := w.store.Keys(w.ctx, b.Account.ID, core.KeyManagement, "")
+		keys, _, _ := w.store.Keys(w.ctx, b.Account.ID, core.KeyManagement, "", ports.Page{})
 		return *keys[0].LastUsedAt
 	}
 	if _, err := w.app.Auth.Authenticate(w.ctx, b.ManagementKey); err != nil {
@@ -128,7 +129,7 @@ func TestResealMovesEveryValueToTheCurrentKey(t *testing.T) {
 	if err != nil || rep.Checked != 5 || rep.Resealed != 0 {
 		t.Fatalf("second pass should find nothing to do: %+v %v", rep, err)
 	}
-	list, err := w.app.Vault.ListPasswords(w.ctx, p, "", "")
+	list, _, err := w.app.Vault.ListPasswords(w.ctx, p, "", "", ports.Page{})
 	if err != nil || len(list) != 1 || list[0].Password != "pw" || list[0].Notes != "n" {
 		t.Fatalf("after reseal: %+v %v", list, err)
 	}
@@ -148,7 +149,7 @@ func TestRecordCorrespondentKeepsExistingContacts(t *testing.T) {
 	if err := w.app.Contacts.RecordCorrespondent(w.ctx, core.Correspondent{AccountID: p.AccountID, IdentityID: ident.ID, Email: "not an address"}); err != nil {
 		t.Fatal(err)
 	}
-	list, _ := w.app.Contacts.List(w.ctx, p, "", core.ContactAuto)
+	list, _, _ := w.app.Contacts.List(w.ctx, p, "", core.ContactAuto, ports.Page{})
 	if len(list) != 1 || list[0].Email != "New@example.com" || list[0].DisplayName != "New Person" {
 		t.Fatalf("auto contacts: %+v", list)
 	}

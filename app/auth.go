@@ -131,20 +131,20 @@ func validateLabel(field, name string, max int) error {
 	return nil
 }
 
-// ListKeys lists keys of one type: management keys for management keys
-// only; identity keys in scope.
-func (s *Auth) ListKeys(ctx context.Context, p core.Principal, t core.KeyType, requestedIdentity string) ([]core.APIKey, error) {
+// ListKeys lists a page of the keys of one type: management keys for
+// management keys only; identity keys in scope.
+func (s *Auth) ListKeys(ctx context.Context, p core.Principal, t core.KeyType, requestedIdentity string, page ports.Page) ([]core.APIKey, int, error) {
 	if t == core.KeyManagement {
 		if err := requireManagement(p); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return s.keys.Keys(ctx, p.AccountID, t, "")
+		return s.keys.Keys(ctx, p.AccountID, t, "", page)
 	}
 	scope := p.Scope(requestedIdentity)
 	if scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
-	return s.keys.Keys(ctx, p.AccountID, t, scope.IdentityID)
+	return s.keys.Keys(ctx, p.AccountID, t, scope.IdentityID, page)
 }
 
 // Key shows one key of type t.

@@ -43,9 +43,9 @@ func (s *Contacts) Create(ctx context.Context, p core.Principal, requested strin
 	return c, s.store.CreateContact(ctx, c)
 }
 
-// List lists contacts in scope, optionally of one source.
-func (s *Contacts) List(ctx context.Context, p core.Principal, requested string, source core.ContactSource) ([]core.Contact, error) {
-	return s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Source: source})
+// List lists a page of the contacts in scope, optionally of one source.
+func (s *Contacts) List(ctx context.Context, p core.Principal, requested string, source core.ContactSource, page ports.Page) ([]core.Contact, int, error) {
+	return s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Source: source, Page: page})
 }
 
 // Find looks a contact up by email, phone number or both (then both must
@@ -57,7 +57,8 @@ func (s *Contacts) Find(ctx context.Context, p core.Principal, requested, email,
 	if phone != "" && !core.IsE164(phone) {
 		return core.Contact{}, core.Invalid("phone_number", core.E164Hint)
 	}
-	list, err := s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Email: email, PhoneNumber: phone})
+	list, _, err := s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Email: email, PhoneNumber: phone,
+		Page: ports.Page{Limit: 1}})
 	if err != nil {
 		return core.Contact{}, err
 	}
@@ -67,14 +68,14 @@ func (s *Contacts) Find(ctx context.Context, p core.Principal, requested, email,
 	return list[0], nil
 }
 
-// Search lists contacts whose email, display name, nickname or phone
-// number contains q, ignoring case.
-func (s *Contacts) Search(ctx context.Context, p core.Principal, requested, q string) ([]core.Contact, error) {
+// Search lists a page of the contacts whose email, display name, nickname
+// or phone number contains q, ignoring case.
+func (s *Contacts) Search(ctx context.Context, p core.Principal, requested, q string, page ports.Page) ([]core.Contact, int, error) {
 	q = strings.TrimSpace(q)
 	if q == "" {
-		return nil, core.Invalid("q", "This parameter is required.")
+		return nil, 0, core.Invalid("q", "This parameter is required.")
 	}
-	return s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Query: q})
+	return s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Query: q, Page: page})
 }
 
 // Get shows one contact.

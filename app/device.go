@@ -192,9 +192,12 @@ func (s *Device) Pending(ctx context.Context, userCode string) (core.DeviceGrant
 	return g, err
 }
 
-// Identities lists what a person may choose from on the verification page.
+// Identities lists what a person may choose from on the verification page:
+// the oldest core.MaxUnpagedList.
 func (s *Device) Identities(ctx context.Context, accountID string) ([]core.Identity, error) {
-	return s.identities.List(ctx, core.Principal{AccountID: accountID, KeyType: core.KeyManagement}, "")
+	list, _, err := s.identities.List(ctx, core.Principal{AccountID: accountID, KeyType: core.KeyManagement}, "",
+		ports.Page{Limit: core.MaxUnpagedList})
+	return list, err
 }
 
 // Approve gives the request the chosen identity (creating it when new).

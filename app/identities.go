@@ -157,9 +157,9 @@ func (s *Identities) resolveDomain(ctx context.Context, accountID string, reques
 	return d, s.domains.ForInbox(ctx, accountID, "domain", d)
 }
 
-// List shows the identities in scope.
-func (s *Identities) List(ctx context.Context, p core.Principal, requested string) ([]core.Identity, error) {
-	return s.store.Identities(ctx, p.Scope(requested))
+// List shows a page of the identities in scope.
+func (s *Identities) List(ctx context.Context, p core.Principal, requested string, page ports.Page) ([]core.Identity, int, error) {
+	return s.store.Identities(ctx, p.Scope(requested), page)
 }
 
 // Get shows one identity; another identity's key sees none.

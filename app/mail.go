@@ -138,9 +138,9 @@ func (s *Mail) CreateInbox(ctx context.Context, p core.Principal, requested, add
 	}
 }
 
-// Inboxes lists the inboxes in scope, newest first.
-func (s *Mail) Inboxes(ctx context.Context, p core.Principal, requested string) ([]core.Inbox, error) {
-	return s.inboxes.Inboxes(ctx, p.Scope(requested))
+// Inboxes lists a page of the inboxes in scope, newest first.
+func (s *Mail) Inboxes(ctx context.Context, p core.Principal, requested string, page ports.Page) ([]core.Inbox, int, error) {
+	return s.inboxes.Inboxes(ctx, p.Scope(requested), page)
 }
 
 // Inbox shows one inbox in scope.

@@ -109,9 +109,9 @@ func (s *Phone) Provision(ctx context.Context, p core.Principal, identityID, cou
 	return ident, nil
 }
 
-// Phones lists the numbers in scope.
-func (s *Phone) Phones(ctx context.Context, p core.Principal, requested string) ([]core.PhoneNumber, error) {
-	return s.store.Phones(ctx, p.Scope(requested))
+// Phones lists a page of the numbers in scope.
+func (s *Phone) Phones(ctx context.Context, p core.Principal, requested string, page ports.Page) ([]core.PhoneNumber, int, error) {
+	return s.store.Phones(ctx, p.Scope(requested), page)
 }
 
 // Get shows one number in scope.

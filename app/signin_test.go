@@ -346,7 +346,7 @@ func TestConcurrentPollsRedeemOnce(t *testing.T) {
 			t.Errorf("a losing poll: %v", err)
 		}
 	}
-	keys, _ := w.store.Keys(w.ctx, acct.ID, core.KeyIdentity, "")
+	keys, _, _ := w.store.Keys(w.ctx, acct.ID, core.KeyIdentity, "", ports.Page{})
 	if won != 1 || len(keys) != 1 {
 		t.Fatalf("%d polls got keys; %d identity keys stored", won, len(keys))
 	}

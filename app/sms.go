@@ -177,9 +177,9 @@ func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body str
 	return s.Receive(ctx, InboundSMS{From: from, To: to, Body: body, SID: "SMsim" + sid})
 }
 
-// List lists messages in scope, newest first.
-func (s *SMS) List(ctx context.Context, p core.Principal, requested string, dir core.Direction, isRead *bool) ([]core.SMSMessage, error) {
-	return s.store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(requested), Direction: dir, IsRead: isRead})
+// List lists a page of the messages in scope, newest first.
+func (s *SMS) List(ctx context.Context, p core.Principal, requested string, dir core.Direction, isRead *bool, page ports.Page) ([]core.SMSMessage, int, error) {
+	return s.store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(requested), Direction: dir, IsRead: isRead, Page: page})
 }
 
 // Get shows one message in scope.
@@ -207,14 +207,15 @@ func (s *SMS) SetRead(ctx context.Context, p core.Principal, id int64, read bool
 	return m, nil
 }
 
-// Conversations lists conversation summaries in scope, latest first. phone
-// narrows them to one of our numbers, by its id or its E.164 number.
-func (s *SMS) Conversations(ctx context.Context, p core.Principal, requested string, hasUnread *bool, phone string) ([]core.Conversation, error) {
-	f := ports.ConversationFilter{Scope: p.Scope(requested), HasUnread: hasUnread}
+// Conversations lists a page of the conversation summaries in scope,
+// latest first. phone narrows them to one of our numbers, by its id or its
+// E.164 number.
+func (s *SMS) Conversations(ctx context.Context, p core.Principal, requested string, hasUnread *bool, phone string, page ports.Page) ([]core.Conversation, int, error) {
+	f := ports.ConversationFilter{Scope: p.Scope(requested), HasUnread: hasUnread, Page: page}
 	if phone != "" {
 		id, err := s.phoneFilter(ctx, p, phone)
 		if err != nil || id == 0 {
-			return nil, err
+			return nil, 0, err
 		}
 		f.PhoneID = id
 	}
@@ -252,6 +253,6 @@ func (s *SMS) Conversation(ctx context.Context, p core.Principal, id string) (co
 	if !p.Scope("").Allows(c.AccountID, c.IdentityID) {
 		return core.Conversation{}, nil, core.NotFound("Conversation not found.")
 	}
-	msgs, err := s.store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(""), PhoneID: phoneID, Counterpart: counterpart, Oldest: true})
+	msgs, _, err := s.store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(""), PhoneID: phoneID, Counterpart: counterpart, Oldest: true})
 	return c, msgs, err
 }

@@ -14,9 +14,9 @@ type Suppressions struct {
 	store ports.SuppressionStore
 }
 
-// List is the entries in scope, newest first; email narrows to one address.
-func (s *Suppressions) List(ctx context.Context, p core.Principal, requested, email string) ([]core.Suppression, error) {
-	return s.store.Suppressions(ctx, ports.SuppressionFilter{Scope: p.Scope(requested), Email: strings.TrimSpace(email)})
+// List is a page of the entries in scope, newest first; email narrows to one address.
+func (s *Suppressions) List(ctx context.Context, p core.Principal, requested, email string, page ports.Page) ([]core.Suppression, int, error) {
+	return s.store.Suppressions(ctx, ports.SuppressionFilter{Scope: p.Scope(requested), Email: strings.TrimSpace(email), Page: page})
 }
 
 // Delete lets the account send to an address again.

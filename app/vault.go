@@ -102,20 +102,20 @@ func (s *Vault) CreatePassword(ctx context.Context, p core.Principal, requested 
 	return e, s.store.CreatePassword(ctx, sp)
 }
 
-// ListPasswords lists entries in scope; domain, when set, keeps entries for
-// that host and its subdomains.
-func (s *Vault) ListPasswords(ctx context.Context, p core.Principal, requested, domain string) ([]core.PasswordEntry, error) {
-	stored, err := s.store.Passwords(ctx, ports.PasswordFilter{Scope: p.Scope(requested), Host: core.DomainHost(domain)})
+// ListPasswords lists a page of the entries in scope; domain, when set,
+// keeps entries for that host and its subdomains.
+func (s *Vault) ListPasswords(ctx context.Context, p core.Principal, requested, domain string, page ports.Page) ([]core.PasswordEntry, int, error) {
+	stored, total, err := s.store.Passwords(ctx, ports.PasswordFilter{Scope: p.Scope(requested), Host: core.DomainHost(domain), Page: page})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]core.PasswordEntry, len(stored))
 	for i, sp := range stored {
 		if out[i], err = s.openPassword(sp); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Vault) storedPassword(ctx context.Context, p core.Principal, id string) (ports.StoredPassword, error) {
@@ -224,19 +224,19 @@ func (s *Vault) CreateSecret(ctx context.Context, p core.Principal, requested st
 	return sec, s.store.CreateSecret(ctx, ss)
 }
 
-// ListSecrets lists secrets in scope, optionally only the one with key.
-func (s *Vault) ListSecrets(ctx context.Context, p core.Principal, requested, key string) ([]core.Secret, error) {
-	stored, err := s.store.Secrets(ctx, ports.SecretFilter{Scope: p.Scope(requested), Key: key})
+// ListSecrets lists a page of the secrets in scope, optionally only the one with key.
+func (s *Vault) ListSecrets(ctx context.Context, p core.Principal, requested, key string, page ports.Page) ([]core.Secret, int, error) {
+	stored, total, err := s.store.Secrets(ctx, ports.SecretFilter{Scope: p.Scope(requested), Key: key, Page: page})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]core.Secret, len(stored))
 	for i, ss := range stored {
 		if out[i], err = s.openSecret(ss); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Vault) storedSecret(ctx context.Context, p core.Principal, id string) (ports.StoredSecret, error) {

@@ -49,6 +49,7 @@ type DomainStore interface {
 type SuppressionFilter struct {
 	Scope core.Scope
 	Email string // exact, ignoring case
+	Page  Page
 }
 
 // SuppressionStore keeps the addresses each account no longer sends to.
@@ -57,7 +58,7 @@ type SuppressionStore interface {
 	// identity and reason of one already there.
 	Suppress(ctx context.Context, s core.Suppression) error
 	// Suppressions lists entries in scope, newest first.
-	Suppressions(ctx context.Context, f SuppressionFilter) ([]core.Suppression, error)
+	Suppressions(ctx context.Context, f SuppressionFilter) ([]core.Suppression, int, error)
 	// SuppressedAmong returns the entries of an account for any of emails.
 	SuppressedAmong(ctx context.Context, accountID string, emails []string) ([]core.Suppression, error)
 	// DeleteSuppression removes an entry in scope.

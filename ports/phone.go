@@ -22,6 +22,7 @@ type SMSFilter struct {
 	Counterpart string
 	// Oldest lists oldest first (a conversation); the default is newest first.
 	Oldest bool
+	Page   Page
 }
 
 // ConversationFilter narrows the conversation summaries.
@@ -29,6 +30,7 @@ type ConversationFilter struct {
 	Scope     core.Scope
 	HasUnread *bool
 	PhoneID   int64
+	Page      Page
 }
 
 // PhoneStore keeps phone numbers and voice-agent settings.
@@ -41,7 +43,7 @@ type PhoneStore interface {
 	PhoneByNumber(ctx context.Context, number string) (core.PhoneNumber, error)
 	PhoneOfIdentity(ctx context.Context, accountID, identityID string) (core.PhoneNumber, error)
 	// Phones lists numbers in scope, oldest first.
-	Phones(ctx context.Context, scope core.Scope) ([]core.PhoneNumber, error)
+	Phones(ctx context.Context, scope core.Scope, page Page) ([]core.PhoneNumber, int, error)
 
 	// VoiceAgent is an identity's setting, NotFound when never saved.
 	VoiceAgent(ctx context.Context, accountID, identityID string) (core.VoiceAgent, error)
@@ -55,7 +57,7 @@ type SMSStore interface {
 	// stored again: the stored one comes back with created false.
 	SaveSMS(ctx context.Context, m NewSMS) (stored core.SMSMessage, created bool, err error)
 	SMS(ctx context.Context, accountID string, id int64) (core.SMSMessage, error)
-	SMSList(ctx context.Context, f SMSFilter) ([]core.SMSMessage, error)
+	SMSList(ctx context.Context, f SMSFilter) ([]core.SMSMessage, int, error)
 	// SetSMSRead marks a message read or unread and moves its
 	// conversation's unread count by core.UnreadDelta.
 	SetSMSRead(ctx context.Context, accountID string, id int64, read bool) error
@@ -69,6 +71,6 @@ type SMSStore interface {
 	DeleteSMS(ctx context.Context, accountID string, id int64) error
 
 	// Conversations lists summaries, latest activity first.
-	Conversations(ctx context.Context, f ConversationFilter) ([]core.Conversation, error)
+	Conversations(ctx context.Context, f ConversationFilter) ([]core.Conversation, int, error)
 	Conversation(ctx context.Context, accountID string, phoneID int64, counterpart string) (core.Conversation, error)
 }

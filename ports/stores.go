@@ -17,7 +17,9 @@ import (
 //
 // Conventions for every method: a missing row is a core NotFound error; a
 // uniqueness clash is a core Conflict error whose Fields name the field;
-// lists take a core.Scope and return nothing when it is Empty.
+// lists take a core.Scope and return nothing when it is Empty; lists that
+// can grow take a Page, select only that page, and count every match when
+// the Page asks (the total is 0 otherwise).
 type Store interface {
 	Pinger
 	AccountStore
@@ -34,6 +36,16 @@ type Store interface {
 	DeviceGrantStore
 	PhoneStore
 	SMSStore
+}
+
+// Page is the part of a list a caller asked for: at most Limit items
+// after the first Offset, in the list's order. Limit 0 means every item,
+// for callers that must have them all (a conversation's messages).
+type Page struct {
+	Limit  int
+	Offset int
+	// Count asks for the number of every match as well (the envelope's count).
+	Count bool
 }
 
 // AccountStore keeps accounts.
@@ -55,7 +67,7 @@ type KeyStore interface {
 	Key(ctx context.Context, accountID string, id int64) (core.APIKey, error)
 	// Keys lists an account's keys of one type, oldest first; identityID ""
 	// means every identity.
-	Keys(ctx context.Context, accountID string, t core.KeyType, identityID string) ([]core.APIKey, error)
+	Keys(ctx context.Context, accountID string, t core.KeyType, identityID string, page Page) ([]core.APIKey, int, error)
 	DeleteKey(ctx context.Context, accountID string, id int64) error
 	TouchKey(ctx context.Context, id int64, at time.Time) error
 }
@@ -69,7 +81,7 @@ type IdentityStore interface {
 	CreateIdentity(ctx context.Context, id core.Identity, inbox core.Inbox, phone *core.PhoneNumber) (int64, error)
 	Identity(ctx context.Context, accountID, id string) (core.Identity, error)
 	// Identities lists the identities in scope, oldest first.
-	Identities(ctx context.Context, scope core.Scope) ([]core.Identity, error)
+	Identities(ctx context.Context, scope core.Scope, page Page) ([]core.Identity, int, error)
 	// UpdateIdentity saves the mutable fields (name, updated time).
 	UpdateIdentity(ctx context.Context, id core.Identity) error
 	IdentityNameTaken(ctx context.Context, accountID, name string) (bool, error)
@@ -84,7 +96,7 @@ type InboxStore interface {
 	// service when accountID is "".
 	FirstInbox(ctx context.Context, accountID string) (core.Inbox, error)
 	// Inboxes lists the inboxes in scope, newest first.
-	Inboxes(ctx context.Context, scope core.Scope) ([]core.Inbox, error)
+	Inboxes(ctx context.Context, scope core.Scope, page Page) ([]core.Inbox, int, error)
 }
 
 // StoredPassword is a password entry as stores keep it: Password and Notes
@@ -106,12 +118,14 @@ type PasswordFilter struct {
 	Scope core.Scope
 	// Host, when set, matches entries whose domain's host is it or a subdomain of it.
 	Host string
+	Page Page
 }
 
 // SecretFilter narrows a secret list.
 type SecretFilter struct {
 	Scope core.Scope
 	Key   string // exact key, when set
+	Page  Page
 }
 
 // SealedValue names one sealed column value, for key rotation.
@@ -127,7 +141,7 @@ type VaultStore interface {
 	CreatePassword(ctx context.Context, p StoredPassword) error
 	Password(ctx context.Context, accountID, id string) (StoredPassword, error)
 	// Passwords lists entries in scope, oldest first.
-	Passwords(ctx context.Context, f PasswordFilter) ([]StoredPassword, error)
+	Passwords(ctx context.Context, f PasswordFilter) ([]StoredPassword, int, error)
 	UpdatePassword(ctx context.Context, p StoredPassword) error
 	DeletePassword(ctx context.Context, accountID, id string) error
 
@@ -135,7 +149,7 @@ type VaultStore interface {
 	CreateSecret(ctx context.Context, s StoredSecret) error
 	Secret(ctx context.Context, accountID, id string) (StoredSecret, error)
 	// Secrets lists secrets in scope, oldest first.
-	Secrets(ctx context.Context, f SecretFilter) ([]StoredSecret, error)
+	Secrets(ctx context.Context, f SecretFilter) ([]StoredSecret, int, error)
 	UpdateSecret(ctx context.Context, s StoredSecret) error
 	DeleteSecret(ctx context.Context, accountID, id string) error
 
@@ -156,6 +170,7 @@ type ContactFilter struct {
 	// Query matches email, display name, nickname or phone number as a
 	// substring, ignoring case.
 	Query string
+	Page  Page
 }
 
 // ContactStore keeps contacts. An identity has at most one contact per
@@ -165,7 +180,7 @@ type ContactStore interface {
 	CreateContact(ctx context.Context, c core.Contact) error
 	Contact(ctx context.Context, accountID, id string) (core.Contact, error)
 	// Contacts lists contacts in scope, oldest first.
-	Contacts(ctx context.Context, f ContactFilter) ([]core.Contact, error)
+	Contacts(ctx context.Context, f ContactFilter) ([]core.Contact, int, error)
 	UpdateContact(ctx context.Context, c core.Contact) error
 	DeleteContact(ctx context.Context, accountID, id string) error
 	// RecordCorrespondent stores c unless the identity already has a contact

@@ -33,11 +33,15 @@ func (s *server) listKeys(t core.KeyType) handler {
 		if t == core.KeyIdentity {
 			identity = q.uuid("identity")
 		}
+		lq := q.list()
 		if err := q.err(); err != nil {
 			return 0, nil, err
 		}
-		keys, err := s.app.Auth.ListKeys(c.Request.Context(), principal(c), t, identity)
-		return http.StatusOK, viewAll(keys, viewKey), err
+		keys, total, err := s.app.Auth.ListKeys(c.Request.Context(), principal(c), t, identity, lq.page)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, listed(s, c, lq, keys, total, viewKey), nil
 	}
 }
 

@@ -128,13 +128,13 @@ func TestQueryValues(t *testing.T) {
 	// Unknown parameters on lists and lookups are named, with what is known.
 	for _, tc := range []struct{ path, param, mentions string }{
 		{"/api/identities/?q=x", "q", "identity"},
-		{"/api/contacts/?identity=" + tn.one + "&sorce=auto", "sorce", "identity, source"},
+		{"/api/contacts/?identity=" + tn.one + "&sorce=auto", "sorce", "identity, limit, offset, source"},
 		{"/api/email-messages/?lmit=5", "lmit", "limit"},
 		{"/api/domains/?x=1", "x", "takes none"},
 		{"/api/passwords/generate-password/?lenght=30", "lenght", "length"},
-		{"/api/messages/?limit=5", "limit", "direction"},
+		{"/api/messages/?page=2", "page", "direction, identity, is_read, limit, offset"},
 		{"/api/auth/keys/identity/?page=2", "page", "identity"},
-		{"/api/auth/keys/management/?identity=" + tn.one, "identity", "takes none"},
+		{"/api/auth/keys/management/?identity=" + tn.one, "identity", "takes limit, offset"},
 	} {
 		e := h.do("GET", tc.path, nil, tn.mgmt).want(t, 400).object(t)
 		msgs, _ := e[tc.param].([]any)

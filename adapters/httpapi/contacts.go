@@ -45,11 +45,15 @@ func (s *server) listContacts(c *gin.Context) (int, any, error) {
 			q.problems.Add("source", "%q is not a valid choice; use auto or manual.", v)
 		}
 	}
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.Contacts.List(c.Request.Context(), principal(c), identity, source)
-	return http.StatusOK, viewAll(list, viewContact), err
+	list, total, err := s.app.Contacts.List(c.Request.Context(), principal(c), identity, source, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewContact), nil
 }
 
 func (s *server) createContact(c *gin.Context) (int, any, error) {
@@ -78,11 +82,15 @@ func (s *server) findContact(c *gin.Context) (int, any, error) {
 func (s *server) searchContacts(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, text := q.uuid("identity"), q.str("q")
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.Contacts.Search(c.Request.Context(), principal(c), identity, text)
-	return http.StatusOK, viewAll(list, viewContact), err
+	list, total, err := s.app.Contacts.Search(c.Request.Context(), principal(c), identity, text, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewContact), nil
 }
 
 func (s *server) getContact(c *gin.Context) (int, any, error) {

@@ -116,11 +116,15 @@ func viewSuppression(sup core.Suppression) suppressionView {
 func (s *server) listSuppressions(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, email := q.uuid("identity"), q.email("email")
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.Suppressions.List(c.Request.Context(), principal(c), identity, email)
-	return http.StatusOK, viewAll(list, viewSuppression), err
+	list, total, err := s.app.Suppressions.List(c.Request.Context(), principal(c), identity, email, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewSuppression), nil
 }
 
 func (s *server) deleteSuppression(c *gin.Context) (int, any, error) {

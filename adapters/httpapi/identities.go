@@ -11,11 +11,15 @@ import (
 func (s *server) listIdentities(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity := q.uuid("identity")
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.Identities.List(c.Request.Context(), principal(c), identity)
-	return http.StatusOK, viewAll(list, viewIdentity), err
+	list, total, err := s.app.Identities.List(c.Request.Context(), principal(c), identity, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewIdentity), nil
 }
 
 // readIdentityInput reads the identity request body (spec §2).

@@ -6,7 +6,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -14,12 +13,6 @@ import (
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
-)
-
-// Email list paging (spec §8).
-const (
-	defaultPageSize = 50
-	maxPageSize     = 200
 )
 
 type inboxView struct {
@@ -136,11 +129,15 @@ func (s *server) viewMessage(m core.EmailMessage) messageView {
 func (s *server) listInboxes(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity := q.uuid("identity")
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.Mail.Inboxes(c.Request.Context(), principal(c), identity)
-	return http.StatusOK, viewAll(list, viewInbox), err
+	list, total, err := s.app.Mail.Inboxes(c.Request.Context(), principal(c), identity, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewInbox), nil
 }
 
 func (s *server) createInbox(c *gin.Context) (int, any, error) {
@@ -205,13 +202,6 @@ func (s *server) getThread(c *gin.Context) (int, any, error) {
 	return http.StatusOK, threadDetailView{ThreadID: t.ID, Inbox: t.InboxID, Subject: t.Subject, Messages: viewAll(msgs, s.viewMessage)}, nil
 }
 
-type page struct {
-	Count    int           `json:"count"`
-	Next     *string       `json:"next"`
-	Previous *string       `json:"previous"`
-	Results  []messageView `json:"results"`
-}
-
 func (s *server) listMessages(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity := q.uuid("identity")
@@ -222,8 +212,8 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 		IsRead:        q.boolean("is_read"),
 		Authenticated: q.boolean("authenticated"),
 		CreatedAfter:  q.time("created_after"),
-		Limit:         int(min(q.integer("limit", defaultPageSize, 1, 1<<31), maxPageSize)),
-		Offset:        int(q.integer("offset", 0, 0, 1<<31)),
+		Limit:         q.limit(),
+		Offset:        q.offset(),
 	}
 	if d := q.str("direction"); d != "" {
 		var ok bool
@@ -238,27 +228,7 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	p := page{Count: total, Results: viewAll(msgs, s.viewMessage)}
-	if f.Offset+f.Limit < total {
-		p.Next = s.pageURL(c, f.Limit, f.Offset+f.Limit)
-	}
-	if f.Offset > 0 {
-		p.Previous = s.pageURL(c, f.Limit, max(0, f.Offset-f.Limit))
-	}
-	return http.StatusOK, p, nil
-}
-
-// pageURL is this request's URL with another offset, as DRF's paginator builds it.
-func (s *server) pageURL(c *gin.Context, limit, offset int) *string {
-	q := c.Request.URL.Query()
-	q.Set("limit", strconv.Itoa(limit))
-	if offset > 0 {
-		q.Set("offset", strconv.Itoa(offset))
-	} else {
-		q.Del("offset")
-	}
-	u := s.baseURL + c.Request.URL.Path + "?" + q.Encode()
-	return &u
+	return http.StatusOK, envelope(s, c, ports.Page{Limit: f.Limit, Offset: f.Offset}, total, viewAll(msgs, s.viewMessage)), nil
 }
 
 func (s *server) getMessage(c *gin.Context) (int, any, error) {

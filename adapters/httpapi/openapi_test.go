@@ -127,7 +127,7 @@ func TestGeneratedGoClientCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"func NewClientWithResponses(", ") IdentitiesList(", ") MessagesSend("} {
+	for _, want := range []string{"func NewClientWithResponses(", ") IdentitiesList(", ") MessagesSend(", ") AsIdentityPage("} {
 		if !strings.Contains(string(code), want) {
 			t.Errorf("the generated client has no %q", want)
 		}

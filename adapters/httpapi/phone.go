@@ -103,11 +103,15 @@ func (s *server) provisionPhone(c *gin.Context) (int, any, error) {
 func (s *server) listPhones(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity := q.uuid("identity")
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.Phone.Phones(c.Request.Context(), principal(c), identity)
-	return http.StatusOK, viewAll(list, viewPhone), err
+	list, total, err := s.app.Phone.Phones(c.Request.Context(), principal(c), identity, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewPhone), nil
 }
 
 func (s *server) getPhone(c *gin.Context) (int, any, error) {
@@ -152,11 +156,15 @@ func (s *server) listSMS(c *gin.Context) (int, any, error) {
 			q.problems.Add("direction", "%q is not a valid choice; use incoming or outgoing.", d)
 		}
 	}
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.SMS.List(c.Request.Context(), principal(c), identity, dir, isRead)
-	return http.StatusOK, viewAll(list, viewSMS), err
+	list, total, err := s.app.SMS.List(c.Request.Context(), principal(c), identity, dir, isRead, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewSMS), nil
 }
 
 func (s *server) getSMS(c *gin.Context) (int, any, error) {
@@ -171,11 +179,15 @@ func (s *server) getSMS(c *gin.Context) (int, any, error) {
 func (s *server) listConversations(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, hasUnread, phone := q.uuid("identity"), q.boolean("has_unread"), q.phone("phone")
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.SMS.Conversations(c.Request.Context(), principal(c), identity, hasUnread, phone)
-	return http.StatusOK, viewAll(list, viewConversation), err
+	list, total, err := s.app.SMS.Conversations(c.Request.Context(), principal(c), identity, hasUnread, phone, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewConversation), nil
 }
 
 type conversationDetailView struct {

@@ -57,11 +57,15 @@ func readPasswordInput(c *gin.Context) (app.PasswordInput, error) {
 func (s *server) listPasswords(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, domain := q.uuid("identity"), q.str("domain")
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.Vault.ListPasswords(c.Request.Context(), principal(c), identity, domain)
-	return http.StatusOK, viewAll(list, viewPassword), err
+	list, total, err := s.app.Vault.ListPasswords(c.Request.Context(), principal(c), identity, domain, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewPassword), nil
 }
 
 func (s *server) createPassword(c *gin.Context) (int, any, error) {
@@ -138,11 +142,15 @@ func readSecretInput(c *gin.Context) (app.SecretInput, error) {
 func (s *server) listSecrets(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, key := q.uuid("identity"), q.raw("key")
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.Vault.ListSecrets(c.Request.Context(), principal(c), identity, key)
-	return http.StatusOK, viewAll(list, viewSecret), err
+	list, total, err := s.app.Vault.ListSecrets(c.Request.Context(), principal(c), identity, key, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewSecret), nil
 }
 
 func (s *server) createSecret(c *gin.Context) (int, any, error) {

@@ -192,19 +192,20 @@ func (s *Store) Key(_ context.Context, accountID string, id int64) (core.APIKey,
 	return r.APIKey, nil
 }
 
-func (s *Store) Keys(_ context.Context, accountID string, t core.KeyType, identityID string) ([]core.APIKey, error) {
+func (s *Store) Keys(_ context.Context, accountID string, t core.KeyType, identityID string, page ports.Page) ([]core.APIKey, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	rows := values(s.keys, func(r *keyRow) bool {
 		return r.AccountID == accountID && r.Type == t && (identityID == "" || r.IdentityID == identityID)
 	}, func(a, b *keyRow) bool { return a.ID < b.ID })
+	rows, total := pageOf(rows, page)
 	out := make([]core.APIKey, len(rows))
 	for i, r := range rows {
 		out[i] = r.APIKey
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Store) DeleteKey(_ context.Context, accountID string, id int64) error {

@@ -59,9 +59,9 @@ func (s *Store) Contact(_ context.Context, accountID, id string) (core.Contact, 
 	return r.Contact, nil
 }
 
-func (s *Store) Contacts(_ context.Context, f ports.ContactFilter) ([]core.Contact, error) {
+func (s *Store) Contacts(_ context.Context, f ports.ContactFilter) ([]core.Contact, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	q := strings.ToLower(f.Query)
@@ -83,11 +83,12 @@ func (s *Store) Contacts(_ context.Context, f ports.ContactFilter) ([]core.Conta
 		}
 		return false
 	}, func(a, b *contactRow) bool { return before(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+	rows, total := pageOf(rows, f.Page)
 	out := make([]core.Contact, len(rows))
 	for i, r := range rows {
 		out[i] = r.Contact
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Store) UpdateContact(_ context.Context, c core.Contact) error {

@@ -226,13 +226,13 @@ func (s *Store) Suppress(_ context.Context, sup core.Suppression) error {
 	return nil
 }
 
-func (s *Store) Suppressions(_ context.Context, f ports.SuppressionFilter) ([]core.Suppression, error) {
+func (s *Store) Suppressions(_ context.Context, f ports.SuppressionFilter) ([]core.Suppression, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	if f.Scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	rows := values(s.trustTables().suppressions, func(r *core.Suppression) bool {
 		return r.AccountID == f.Scope.AccountID && (f.Scope.IdentityID == "" || r.IdentityID == f.Scope.IdentityID) &&
@@ -240,7 +240,8 @@ func (s *Store) Suppressions(_ context.Context, f ports.SuppressionFilter) ([]co
 	}, func(a, b *core.Suppression) bool {
 		return a.CreatedAt.After(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.Email < b.Email
 	})
-	return derefAll(rows), nil
+	rows, total := pageOf(rows, f.Page)
+	return derefAll(rows), total, nil
 }
 
 func (s *Store) SuppressedAmong(_ context.Context, accountID string, emails []string) ([]core.Suppression, error) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 func (s *Store) CreateIdentity(_ context.Context, ident core.Identity, inbox core.Inbox, phone *core.PhoneNumber) (int64, error) {
@@ -58,19 +59,20 @@ func (s *Store) Identity(_ context.Context, accountID, id string) (core.Identity
 	return ident, nil
 }
 
-func (s *Store) Identities(_ context.Context, scope core.Scope) ([]core.Identity, error) {
+func (s *Store) Identities(_ context.Context, scope core.Scope, page ports.Page) ([]core.Identity, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	rows := values(s.identities, func(r *identityRow) bool { return scope.Allows(r.AccountID, r.ID) },
 		func(a, b *identityRow) bool { return before(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+	rows, total := pageOf(rows, page)
 	out := make([]core.Identity, len(rows))
 	for i, r := range rows {
 		out[i] = r.Identity
 		out[i].Phone = s.phoneOf(r.ID)
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Store) UpdateIdentity(_ context.Context, ident core.Identity) error {
@@ -158,16 +160,17 @@ func (s *Store) FirstInbox(_ context.Context, accountID string) (core.Inbox, err
 	return rows[0].Inbox, nil
 }
 
-func (s *Store) Inboxes(_ context.Context, scope core.Scope) ([]core.Inbox, error) {
+func (s *Store) Inboxes(_ context.Context, scope core.Scope, page ports.Page) ([]core.Inbox, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	rows := values(s.inboxes, func(r *inboxRow) bool { return scope.Allows(r.AccountID, r.IdentityID) },
 		func(a, b *inboxRow) bool { return a.ID > b.ID })
+	rows, total := pageOf(rows, page)
 	out := make([]core.Inbox, len(rows))
 	for i, r := range rows {
 		out[i] = r.Inbox
 	}
-	return out, nil
+	return out, total, nil
 }

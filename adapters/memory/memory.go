@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/callsign/callsign/ports"
 )
 
 // Store is an in-memory ports.Store.
@@ -118,4 +120,17 @@ func before(at time.Time, id string, bt time.Time, bid string) bool {
 		return at.Before(bt)
 	}
 	return id < bid
+}
+
+// pageOf is the page p of rows, and the number of rows when p asks for it.
+func pageOf[T any](rows []T, p ports.Page) ([]T, int) {
+	total := 0
+	if p.Count {
+		total = len(rows)
+	}
+	if p.Limit == 0 {
+		return rows, total
+	}
+	start := min(p.Offset, len(rows))
+	return rows[start:min(start+p.Limit, len(rows))], total
 }

@@ -97,18 +97,19 @@ func (s *Store) PhoneOfIdentity(_ context.Context, accountID, identityID string)
 	return s.findPhone(func(p *core.PhoneNumber) bool { return p.AccountID == accountID && p.IdentityID == identityID })
 }
 
-func (s *Store) Phones(_ context.Context, scope core.Scope) ([]core.PhoneNumber, error) {
+func (s *Store) Phones(_ context.Context, scope core.Scope, page ports.Page) ([]core.PhoneNumber, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	rows := values(s.phoneTables().phones, func(p *core.PhoneNumber) bool { return scope.Allows(p.AccountID, p.IdentityID) },
 		func(a, b *core.PhoneNumber) bool { return a.ID < b.ID })
+	rows, total := pageOf(rows, page)
 	out := make([]core.PhoneNumber, len(rows))
 	for i, r := range rows {
 		out[i] = *r
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Store) SaveSMS(_ context.Context, n ports.NewSMS) (core.SMSMessage, bool, error) {
@@ -155,9 +156,9 @@ func (s *Store) SMS(_ context.Context, accountID string, id int64) (core.SMSMess
 	return *m, nil
 }
 
-func (s *Store) SMSList(_ context.Context, f ports.SMSFilter) ([]core.SMSMessage, error) {
+func (s *Store) SMSList(_ context.Context, f ports.SMSFilter) ([]core.SMSMessage, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	rows := values(s.phoneTables().sms, func(m *core.SMSMessage) bool {
@@ -170,11 +171,12 @@ func (s *Store) SMSList(_ context.Context, f ports.SMSFilter) ([]core.SMSMessage
 		}
 		return (a.ID < b.ID) == f.Oldest
 	})
+	rows, total := pageOf(rows, f.Page)
 	out := make([]core.SMSMessage, len(rows))
 	for i, r := range rows {
 		out[i] = *r
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Store) SetSMSRead(_ context.Context, accountID string, id int64, read bool) error {
@@ -252,9 +254,9 @@ func (s *Store) DeleteSMS(_ context.Context, accountID string, id int64) error {
 	return nil
 }
 
-func (s *Store) Conversations(_ context.Context, f ports.ConversationFilter) ([]core.Conversation, error) {
+func (s *Store) Conversations(_ context.Context, f ports.ConversationFilter) ([]core.Conversation, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	rows := values(s.phoneTables().conversations, func(c *core.Conversation) bool {
@@ -266,11 +268,12 @@ func (s *Store) Conversations(_ context.Context, f ports.ConversationFilter) ([]
 		}
 		return strings.Compare(a.ID, b.ID) < 0
 	})
+	rows, total := pageOf(rows, f.Page)
 	out := make([]core.Conversation, len(rows))
 	for i, r := range rows {
 		out[i] = *r
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Store) Conversation(_ context.Context, accountID string, phoneID int64, counterpart string) (core.Conversation, error) {

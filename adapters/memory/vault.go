@@ -45,9 +45,9 @@ func (s *Store) Password(_ context.Context, accountID, id string) (ports.StoredP
 	return r.StoredPassword, nil
 }
 
-func (s *Store) Passwords(_ context.Context, f ports.PasswordFilter) ([]ports.StoredPassword, error) {
+func (s *Store) Passwords(_ context.Context, f ports.PasswordFilter) ([]ports.StoredPassword, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	rows := values(s.passwords, func(r *passwordRow) bool {
@@ -59,11 +59,12 @@ func (s *Store) Passwords(_ context.Context, f ports.PasswordFilter) ([]ports.St
 	}, func(a, b *passwordRow) bool {
 		return before(a.Entry.CreatedAt, a.Entry.ID, b.Entry.CreatedAt, b.Entry.ID)
 	})
+	rows, total := pageOf(rows, f.Page)
 	out := make([]ports.StoredPassword, len(rows))
 	for i, r := range rows {
 		out[i] = r.StoredPassword
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Store) UpdatePassword(_ context.Context, p ports.StoredPassword) error {
@@ -131,9 +132,9 @@ func (s *Store) Secret(_ context.Context, accountID, id string) (ports.StoredSec
 	return r.StoredSecret, nil
 }
 
-func (s *Store) Secrets(_ context.Context, f ports.SecretFilter) ([]ports.StoredSecret, error) {
+func (s *Store) Secrets(_ context.Context, f ports.SecretFilter) ([]ports.StoredSecret, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	rows := values(s.secrets, func(r *secretRow) bool {
@@ -141,11 +142,12 @@ func (s *Store) Secrets(_ context.Context, f ports.SecretFilter) ([]ports.Stored
 	}, func(a, b *secretRow) bool {
 		return before(a.Secret.CreatedAt, a.Secret.ID, b.Secret.CreatedAt, b.Secret.ID)
 	})
+	rows, total := pageOf(rows, f.Page)
 	out := make([]ports.StoredSecret, len(rows))
 	for i, r := range rows {
 		out[i] = r.StoredSecret
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Store) UpdateSecret(_ context.Context, sec ports.StoredSecret) error {

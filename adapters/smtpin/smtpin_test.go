@@ -209,7 +209,7 @@ func TestOneMessageToSeveralInboxesIsStoredOncePerInbox(t *testing.T) {
 		t.Fatalf("stored %+v", a[0])
 	}
 	// The sender became an auto contact of both identities.
-	contacts, _ := w.app.Contacts.List(context.Background(), w.owner, "", core.ContactAuto)
+	contacts, _, _ := w.app.Contacts.List(context.Background(), w.owner, "", core.ContactAuto, ports.Page{})
 	if len(contacts) != 2 {
 		t.Fatalf("auto contacts %+v", contacts)
 	}

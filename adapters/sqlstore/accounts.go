@@ -8,6 +8,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 type accountRow struct {
@@ -114,12 +115,11 @@ func (db *DB) Key(ctx context.Context, accountID string, id int64) (core.APIKey,
 	return r.core(), notFound(err, "Key")
 }
 
-func (db *DB) Keys(ctx context.Context, accountID string, t core.KeyType, identityID string) ([]core.APIKey, error) {
+func (db *DB) Keys(ctx context.Context, accountID string, t core.KeyType, identityID string, page ports.Page) ([]core.APIKey, int, error) {
 	var rows []keyRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+keyColumns+` FROM api_keys
-		WHERE account_id = ? AND key_type = ? AND (? = '' OR identity_id = ?) ORDER BY id`),
-		accountID, string(t), identityID, nullString(identityID))
-	return toCore(rows), err
+	total, err := db.selectPage(ctx, &rows, keyColumns, `FROM api_keys WHERE account_id = ? AND key_type = ? AND (? = '' OR identity_id = ?)`,
+		`ORDER BY id`, []any{accountID, string(t), identityID, nullString(identityID)}, page)
+	return toCore(rows), total, err
 }
 
 func (db *DB) DeleteKey(ctx context.Context, accountID string, id int64) error {

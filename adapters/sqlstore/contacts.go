@@ -58,29 +58,28 @@ func likeContains(s string) string {
 	return "%" + r.Replace(strings.ToLower(s)) + "%"
 }
 
-func (db *DB) Contacts(ctx context.Context, f ports.ContactFilter) ([]core.Contact, error) {
+func (db *DB) Contacts(ctx context.Context, f ports.ContactFilter) ([]core.Contact, int, error) {
 	if f.Scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	pattern := ""
 	if f.Query != "" {
 		pattern = likeContains(f.Query)
 	}
 	var rows []contactRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+contactColumns+` FROM contacts
+	total, err := db.selectPage(ctx, &rows, contactColumns, `FROM contacts
 		WHERE account_id = ? AND (? = '' OR identity_id = ?)
 		AND (? = '' OR source = ?)
 		AND (? = '' OR lower(email) = lower(?))
 		AND (? = '' OR phone_number = ?)
 		AND (? = '' OR lower(email) LIKE ? ESCAPE '\' OR lower(display_name) LIKE ? ESCAPE '\'
-			OR lower(nickname) LIKE ? ESCAPE '\' OR phone_number LIKE ? ESCAPE '\')
-		ORDER BY created_at, id`),
-		f.Scope.AccountID, f.Scope.IdentityID, nullString(f.Scope.IdentityID),
-		string(f.Source), string(f.Source),
-		f.Email, f.Email,
-		f.PhoneNumber, f.PhoneNumber,
-		pattern, pattern, pattern, pattern, pattern)
-	return toCore(rows), err
+			OR lower(nickname) LIKE ? ESCAPE '\' OR phone_number LIKE ? ESCAPE '\')`, `ORDER BY created_at, id`,
+		[]any{f.Scope.AccountID, f.Scope.IdentityID, nullString(f.Scope.IdentityID),
+			string(f.Source), string(f.Source),
+			f.Email, f.Email,
+			f.PhoneNumber, f.PhoneNumber,
+			pattern, pattern, pattern, pattern, pattern}, f.Page)
+	return toCore(rows), total, err
 }
 
 func (db *DB) UpdateContact(ctx context.Context, c core.Contact) error {

@@ -266,9 +266,9 @@ func (db *DB) Suppress(ctx context.Context, s core.Suppression) error {
 	return err
 }
 
-func (db *DB) Suppressions(ctx context.Context, f ports.SuppressionFilter) ([]core.Suppression, error) {
+func (db *DB) Suppressions(ctx context.Context, f ports.SuppressionFilter) ([]core.Suppression, int, error) {
 	if f.Scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	where, args := []string{"account_id = ?"}, []any{f.Scope.AccountID}
 	if f.Scope.IdentityID != "" {
@@ -278,9 +278,9 @@ func (db *DB) Suppressions(ctx context.Context, f ports.SuppressionFilter) ([]co
 		where, args = append(where, "email = ?"), append(args, strings.ToLower(f.Email))
 	}
 	var rows []suppressionRow
-	err := db.sel(ctx, &rows, db.q(`SELECT account_id, email, identity_id, reason, created_at FROM suppressions WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY created_at DESC, email`), args...)
-	return suppressionsOf(rows), err
+	total, err := db.selectPage(ctx, &rows, `account_id, email, identity_id, reason, created_at`,
+		`FROM suppressions WHERE `+strings.Join(where, " AND "), `ORDER BY created_at DESC, email`, args, f.Page)
+	return suppressionsOf(rows), total, err
 }
 
 func suppressionsOf(rows []suppressionRow) []core.Suppression {

@@ -7,6 +7,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 type identityRow struct {
@@ -24,11 +25,11 @@ func (r identityRow) core() core.Identity {
 		CreatedAt: fromUS(r.CreatedAt), UpdatedAt: fromUS(r.UpdatedAt)}
 }
 
-// identitySelect joins an identity's first inbox address and its phone number.
-const identitySelect = `SELECT i.id, i.account_id, i.name, i.created_at, i.updated_at,
+// identityColumns join an identity's first inbox address and its phone
+// number to the identities i.
+const identityColumns = `i.id, i.account_id, i.name, i.created_at, i.updated_at,
 	(SELECT b.email FROM inboxes b WHERE b.identity_id = i.id ORDER BY b.id LIMIT 1) AS inbox,
-	(SELECT p.number FROM phone_numbers p WHERE p.identity_id = i.id) AS phone
-	FROM identities i`
+	(SELECT p.number FROM phone_numbers p WHERE p.identity_id = i.id) AS phone`
 
 var identityConflicts = map[string]string{
 	"name":  "An identity with this name already exists.",
@@ -63,18 +64,18 @@ func (db *DB) insertInbox(ctx context.Context, ext sqlx.ExtContext, in core.Inbo
 
 func (db *DB) Identity(ctx context.Context, accountID, id string) (core.Identity, error) {
 	var r identityRow
-	err := db.get(ctx, &r, db.q(identitySelect+` WHERE i.id = ? AND i.account_id = ?`), id, accountID)
+	err := db.get(ctx, &r, db.q(`SELECT `+identityColumns+` FROM identities i WHERE i.id = ? AND i.account_id = ?`), id, accountID)
 	return r.core(), notFound(err, "Identity")
 }
 
-func (db *DB) Identities(ctx context.Context, scope core.Scope) ([]core.Identity, error) {
+func (db *DB) Identities(ctx context.Context, scope core.Scope, page ports.Page) ([]core.Identity, int, error) {
 	if scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var rows []identityRow
-	err := db.sel(ctx, &rows, db.q(identitySelect+` WHERE i.account_id = ? AND (? = '' OR i.id = ?)
-		ORDER BY i.created_at, i.id`), scope.AccountID, scope.IdentityID, nullString(scope.IdentityID))
-	return toCore(rows), err
+	total, err := db.selectPage(ctx, &rows, identityColumns, `FROM identities i WHERE i.account_id = ? AND (? = '' OR i.id = ?)`,
+		`ORDER BY i.created_at, i.id`, []any{scope.AccountID, scope.IdentityID, nullString(scope.IdentityID)}, page)
+	return toCore(rows), total, err
 }
 
 func (db *DB) UpdateIdentity(ctx context.Context, ident core.Identity) error {
@@ -132,13 +133,12 @@ func (db *DB) FirstInbox(ctx context.Context, accountID string) (core.Inbox, err
 	return r.core(), notFound(err, "Inbox")
 }
 
-func (db *DB) Inboxes(ctx context.Context, scope core.Scope) ([]core.Inbox, error) {
+func (db *DB) Inboxes(ctx context.Context, scope core.Scope, page ports.Page) ([]core.Inbox, int, error) {
 	if scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var rows []inboxRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+inboxColumns+` FROM inboxes
-		WHERE account_id = ? AND (? = '' OR identity_id = ?) ORDER BY id DESC`),
-		scope.AccountID, scope.IdentityID, nullString(scope.IdentityID))
-	return toCore(rows), err
+	total, err := db.selectPage(ctx, &rows, inboxColumns, `FROM inboxes WHERE account_id = ? AND (? = '' OR identity_id = ?)`,
+		`ORDER BY id DESC`, []any{scope.AccountID, scope.IdentityID, nullString(scope.IdentityID)}, page)
+	return toCore(rows), total, err
 }

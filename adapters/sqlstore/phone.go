@@ -70,15 +70,15 @@ func (db *DB) PhoneOfIdentity(ctx context.Context, accountID, identityID string)
 	return r.core(), notFound(err, "Phone number")
 }
 
-func (db *DB) Phones(ctx context.Context, scope core.Scope) ([]core.PhoneNumber, error) {
+func (db *DB) Phones(ctx context.Context, scope core.Scope, page ports.Page) ([]core.PhoneNumber, int, error) {
 	if scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var w where
 	w.scope(scope)
 	var rows []phoneRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+phoneColumns+` FROM phone_numbers`+w.sql()+` ORDER BY id`), w.args...)
-	return toCore(rows), err
+	total, err := db.selectPage(ctx, &rows, phoneColumns, `FROM phone_numbers`+w.sql(), `ORDER BY id`, w.args, page)
+	return toCore(rows), total, err
 }
 
 type smsRow struct {
@@ -211,9 +211,9 @@ func (db *DB) SMS(ctx context.Context, accountID string, id int64) (core.SMSMess
 	return r.core(), notFound(err, "Message")
 }
 
-func (db *DB) SMSList(ctx context.Context, f ports.SMSFilter) ([]core.SMSMessage, error) {
+func (db *DB) SMSList(ctx context.Context, f ports.SMSFilter) ([]core.SMSMessage, int, error) {
 	if f.Scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var w where
 	w.scope(f.Scope)
@@ -229,13 +229,13 @@ func (db *DB) SMSList(ctx context.Context, f ports.SMSFilter) ([]core.SMSMessage
 	if f.Counterpart != "" {
 		w.add("counterpart = ?", f.Counterpart)
 	}
-	order := " ORDER BY created_at DESC, id DESC"
+	order := "ORDER BY created_at DESC, id DESC"
 	if f.Oldest {
-		order = " ORDER BY created_at, id"
+		order = "ORDER BY created_at, id"
 	}
 	var rows []smsRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+smsColumns+` FROM sms_messages`+w.sql()+order), w.args...)
-	return toCore(rows), err
+	total, err := db.selectPage(ctx, &rows, smsColumns, `FROM sms_messages`+w.sql(), order, w.args, f.Page)
+	return toCore(rows), total, err
 }
 
 func (db *DB) SetSMSRead(ctx context.Context, accountID string, id int64, read bool) error {
@@ -299,9 +299,9 @@ func (db *DB) DeleteSMS(ctx context.Context, accountID string, id int64) error {
 	})
 }
 
-func (db *DB) Conversations(ctx context.Context, f ports.ConversationFilter) ([]core.Conversation, error) {
+func (db *DB) Conversations(ctx context.Context, f ports.ConversationFilter) ([]core.Conversation, int, error) {
 	if f.Scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var w where
 	w.scope(f.Scope)
@@ -310,9 +310,9 @@ func (db *DB) Conversations(ctx context.Context, f ports.ConversationFilter) ([]
 	}
 	w.hasUnread(f.HasUnread)
 	var rows []conversationRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+conversationColumns+` FROM sms_conversations`+w.sql()+
-		` ORDER BY last_message_at DESC, phone_id, counterpart`), w.args...)
-	return toCore(rows), err
+	total, err := db.selectPage(ctx, &rows, conversationColumns, `FROM sms_conversations`+w.sql(),
+		`ORDER BY last_message_at DESC, phone_id, counterpart`, w.args, f.Page)
+	return toCore(rows), total, err
 }
 
 func (db *DB) Conversation(ctx context.Context, accountID string, phoneID int64, counterpart string) (core.Conversation, error) {

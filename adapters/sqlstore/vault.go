@@ -45,19 +45,18 @@ func (db *DB) Password(ctx context.Context, accountID, id string) (ports.StoredP
 	return r.core(), notFound(err, "Password")
 }
 
-func (db *DB) Passwords(ctx context.Context, f ports.PasswordFilter) ([]ports.StoredPassword, error) {
+func (db *DB) Passwords(ctx context.Context, f ports.PasswordFilter) ([]ports.StoredPassword, int, error) {
 	if f.Scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var rows []passwordRow
 	// A host matches itself and its subdomains: "github.com" finds "gist.github.com".
 	dotted := "." + f.Host
-	err := db.sel(ctx, &rows, db.q(`SELECT `+passwordColumns+` FROM passwords
+	total, err := db.selectPage(ctx, &rows, passwordColumns, `FROM passwords
 		WHERE account_id = ? AND (? = '' OR identity_id = ?)
-		AND (? = '' OR host = ? OR substr(host, length(host) - length(?) + 1) = ?)
-		ORDER BY created_at, id`),
-		f.Scope.AccountID, f.Scope.IdentityID, nullString(f.Scope.IdentityID), f.Host, f.Host, dotted, dotted)
-	return toCore(rows), err
+		AND (? = '' OR host = ? OR substr(host, length(host) - length(?) + 1) = ?)`, `ORDER BY created_at, id`,
+		[]any{f.Scope.AccountID, f.Scope.IdentityID, nullString(f.Scope.IdentityID), f.Host, f.Host, dotted, dotted}, f.Page)
+	return toCore(rows), total, err
 }
 
 func (db *DB) UpdatePassword(ctx context.Context, p ports.StoredPassword) error {
@@ -106,16 +105,15 @@ func (db *DB) Secret(ctx context.Context, accountID, id string) (ports.StoredSec
 	return r.core(), notFound(err, "Secret")
 }
 
-func (db *DB) Secrets(ctx context.Context, f ports.SecretFilter) ([]ports.StoredSecret, error) {
+func (db *DB) Secrets(ctx context.Context, f ports.SecretFilter) ([]ports.StoredSecret, int, error) {
 	if f.Scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var rows []secretRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+secretColumns+` FROM secrets
-		WHERE account_id = ? AND (? = '' OR identity_id = ?) AND (? = '' OR key = ?)
-		ORDER BY created_at, id`),
-		f.Scope.AccountID, f.Scope.IdentityID, nullString(f.Scope.IdentityID), f.Key, f.Key)
-	return toCore(rows), err
+	total, err := db.selectPage(ctx, &rows, secretColumns, `FROM secrets
+		WHERE account_id = ? AND (? = '' OR identity_id = ?) AND (? = '' OR key = ?)`, `ORDER BY created_at, id`,
+		[]any{f.Scope.AccountID, f.Scope.IdentityID, nullString(f.Scope.IdentityID), f.Key, f.Key}, f.Page)
+	return toCore(rows), total, err
 }
 
 func (db *DB) UpdateSecret(ctx context.Context, s ports.StoredSecret) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 func testAccountsCreateAndRead(t *testing.T, f *fixture) {
@@ -87,17 +88,17 @@ func testKeys(t *testing.T, f *fixture) {
 	if got.ID != idk.ID || got.IdentityID != ident.ID || got.Type != core.KeyIdentity || !bytes.Equal(got.Hash, idk.Hash) || got.LastUsedAt != nil {
 		t.Fatalf("key read back as %+v", got)
 	}
-	list, err := f.s.Keys(f.ctx, a.ID, core.KeyIdentity, "")
+	list, _, err := f.s.Keys(f.ctx, a.ID, core.KeyIdentity, "", ports.Page{})
 	f.must(err)
 	if len(list) != 2 || list[0].ID != idk.ID || list[1].ID != idk2.ID {
 		t.Fatalf("identity keys, oldest first: %+v", list)
 	}
-	list, err = f.s.Keys(f.ctx, a.ID, core.KeyIdentity, ident2.ID)
+	list, _, err = f.s.Keys(f.ctx, a.ID, core.KeyIdentity, ident2.ID, ports.Page{})
 	f.must(err)
 	if len(list) != 1 || list[0].ID != idk2.ID {
 		t.Fatalf("identity keys of one identity: %+v", list)
 	}
-	list, err = f.s.Keys(f.ctx, a.ID, core.KeyManagement, "")
+	list, _, err = f.s.Keys(f.ctx, a.ID, core.KeyManagement, "", ports.Page{})
 	f.must(err)
 	if len(list) != 1 || list[0].ID != mgmt.ID {
 		t.Fatalf("management keys: %+v", list)

@@ -109,7 +109,7 @@ func testDeviceGrantsRedeemOnlyApproved(t *testing.T, f *fixture) {
 	}
 	_, err = f.s.RedeemDeviceGrant(f.ctx, denied.ID, f.deviceKeys(a.ID, ident.ID))
 	wantKind(t, err, core.KindConflict)
-	keys, err := f.s.Keys(f.ctx, a.ID, core.KeyManagement, "")
+	keys, _, err := f.s.Keys(f.ctx, a.ID, core.KeyManagement, "", ports.Page{})
 	f.must(err)
 	if len(keys) != 0 {
 		t.Fatalf("a refused redemption stored keys: %+v", keys)

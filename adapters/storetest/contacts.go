@@ -86,7 +86,7 @@ func testContactsFiltersAndSearch(t *testing.T, f *fixture) {
 		{"search percent is literal", ports.ContactFilter{Scope: all, Query: "%"}, nil},
 		{"search phone", ports.ContactFilter{Scope: all, Query: "2079"}, []string{cy.ID}},
 	} {
-		list, err := f.s.Contacts(f.ctx, tc.filter)
+		list, _, err := f.s.Contacts(f.ctx, tc.filter)
 		f.must(err)
 		wantIDs(t, tc.name, ids(list, contactID), tc.want)
 	}
@@ -106,7 +106,7 @@ func testContactsRecordCorrespondent(t *testing.T, f *fixture) {
 	if !created || again || !byPhone || byPhoneAgain {
 		t.Fatalf("created=%v again=%v byPhone=%v byPhoneAgain=%v", created, again, byPhone, byPhoneAgain)
 	}
-	list, err := f.s.Contacts(f.ctx, ports.ContactFilter{Scope: core.Scope{AccountID: a.ID}})
+	list, _, err := f.s.Contacts(f.ctx, ports.ContactFilter{Scope: core.Scope{AccountID: a.ID}})
 	f.must(err)
 	if len(list) != 2 || list[0].Source != core.ContactAuto {
 		t.Fatalf("contacts: %+v", list)

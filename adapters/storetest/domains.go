@@ -207,18 +207,18 @@ func testSuppressions(t *testing.T, f *fixture) {
 	otherIdent, _ := f.identity(other.ID)
 	f.must(f.s.Suppress(f.ctx, core.Suppression{AccountID: other.ID, IdentityID: otherIdent.ID, Email: "gone@example.net", Reason: "x", CreatedAt: f.tick()}))
 
-	all, err := f.s.Suppressions(f.ctx, ports.SuppressionFilter{Scope: core.Scope{AccountID: a.ID}})
+	all, _, err := f.s.Suppressions(f.ctx, ports.SuppressionFilter{Scope: core.Scope{AccountID: a.ID}})
 	f.must(err)
 	if len(all) != 2 || all[0].Email != "moved@example.net" || all[1].Email != "gone@example.net" || all[1].Reason != first.Reason || !all[1].CreatedAt.Equal(first.CreatedAt) {
 		t.Fatalf("list %+v", all)
 	}
-	if mine, _ := f.s.Suppressions(f.ctx, ports.SuppressionFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: one.ID}}); len(mine) != 1 || mine[0].IdentityID != one.ID {
+	if mine, _, _ := f.s.Suppressions(f.ctx, ports.SuppressionFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: one.ID}}); len(mine) != 1 || mine[0].IdentityID != one.ID {
 		t.Fatalf("identity scope %+v", mine)
 	}
-	if byEmail, _ := f.s.Suppressions(f.ctx, ports.SuppressionFilter{Scope: core.Scope{AccountID: a.ID}, Email: "GONE@example.net"}); len(byEmail) != 1 {
+	if byEmail, _, _ := f.s.Suppressions(f.ctx, ports.SuppressionFilter{Scope: core.Scope{AccountID: a.ID}, Email: "GONE@example.net"}); len(byEmail) != 1 {
 		t.Fatalf("by email %+v", byEmail)
 	}
-	if none, _ := f.s.Suppressions(f.ctx, ports.SuppressionFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: one.ID, Empty: true}}); len(none) != 0 {
+	if none, _, _ := f.s.Suppressions(f.ctx, ports.SuppressionFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: one.ID, Empty: true}}); len(none) != 0 {
 		t.Fatalf("empty scope %+v", none)
 	}
 

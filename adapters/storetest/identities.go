@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 func testIdentitiesCreate(t *testing.T, f *fixture) {
@@ -79,22 +80,22 @@ func testIdentitiesListScope(t *testing.T, f *fixture) {
 	other := f.account()
 	f.identity(other.ID)
 
-	all, err := f.s.Identities(f.ctx, core.Scope{AccountID: a.ID})
+	all, _, err := f.s.Identities(f.ctx, core.Scope{AccountID: a.ID}, ports.Page{})
 	f.must(err)
 	if len(all) != 2 || all[0].ID != first.ID || all[1].ID != second.ID {
 		t.Fatalf("account-wide, oldest first: %+v", all)
 	}
-	one, err := f.s.Identities(f.ctx, core.Scope{AccountID: a.ID, IdentityID: second.ID})
+	one, _, err := f.s.Identities(f.ctx, core.Scope{AccountID: a.ID, IdentityID: second.ID}, ports.Page{})
 	f.must(err)
 	if len(one) != 1 || one[0].ID != second.ID {
 		t.Fatalf("narrowed: %+v", one)
 	}
-	none, err := f.s.Identities(f.ctx, core.Scope{AccountID: a.ID, IdentityID: first.ID, Empty: true})
+	none, _, err := f.s.Identities(f.ctx, core.Scope{AccountID: a.ID, IdentityID: first.ID, Empty: true}, ports.Page{})
 	f.must(err)
 	if len(none) != 0 {
 		t.Fatalf("an empty scope listed %+v", none)
 	}
-	foreign, err := f.s.Identities(f.ctx, core.Scope{AccountID: other.ID, IdentityID: first.ID})
+	foreign, _, err := f.s.Identities(f.ctx, core.Scope{AccountID: other.ID, IdentityID: first.ID}, ports.Page{})
 	f.must(err)
 	if len(foreign) != 0 {
 		t.Fatalf("another account's scope listed %+v", foreign)
@@ -130,12 +131,12 @@ func testInboxes(t *testing.T, f *fixture) {
 	_, err = f.s.CreateInbox(f.ctx, core.Inbox{UUID: uuid.NewString(), AccountID: a.ID, IdentityID: ident2.ID, Email: "extra@agents.test", CreatedAt: f.tick()})
 	wantConflictOn(t, err, "email")
 
-	mine, err := f.s.Inboxes(f.ctx, core.Scope{AccountID: a.ID, IdentityID: ident.ID})
+	mine, _, err := f.s.Inboxes(f.ctx, core.Scope{AccountID: a.ID, IdentityID: ident.ID}, ports.Page{})
 	f.must(err)
 	if len(mine) != 2 || mine[0].ID != extra.ID || mine[1].ID != first.ID {
 		t.Fatalf("identity's inboxes, newest first: %+v", mine)
 	}
-	all, err := f.s.Inboxes(f.ctx, core.Scope{AccountID: a.ID})
+	all, _, err := f.s.Inboxes(f.ctx, core.Scope{AccountID: a.ID}, ports.Page{})
 	f.must(err)
 	if len(all) != 3 {
 		t.Fatalf("account inboxes: %+v", all)

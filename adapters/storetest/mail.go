@@ -119,7 +119,7 @@ func testMailStoredTogether(t *testing.T, f *fixture) {
 	c2 := f.newContact(ident, "SENDER@example.org", "", core.ContactAuto)
 	nm2.Correspondent = &c2
 	f.save(nm2)
-	contacts, _ := f.s.Contacts(f.ctx, ports.ContactFilter{Scope: core.Scope{AccountID: a.ID}})
+	contacts, _, _ := f.s.Contacts(f.ctx, ports.ContactFilter{Scope: core.Scope{AccountID: a.ID}})
 	if len(contacts) != 1 || contacts[0].Source != core.ContactAuto {
 		t.Fatalf("contacts %+v", contacts)
 	}

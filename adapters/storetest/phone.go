@@ -84,12 +84,12 @@ func testPhonesUnique(t *testing.T, f *fixture) {
 		t.Fatalf("identity's phone %q", ident.Phone)
 	}
 	p2 := f.phone(i2)
-	list, err := f.s.Phones(f.ctx, core.Scope{AccountID: a.ID})
+	list, _, err := f.s.Phones(f.ctx, core.Scope{AccountID: a.ID}, ports.Page{})
 	f.must(err)
 	if len(list) != 2 || list[0].ID != p.ID || list[1].ID != p2.ID {
 		t.Fatalf("phones %+v", list)
 	}
-	list, _ = f.s.Phones(f.ctx, core.Scope{AccountID: a.ID, IdentityID: i2.ID})
+	list, _, _ = f.s.Phones(f.ctx, core.Scope{AccountID: a.ID, IdentityID: i2.ID}, ports.Page{})
 	if len(list) != 1 {
 		t.Fatalf("one identity's phones %+v", list)
 	}
@@ -132,7 +132,7 @@ func testSMSConversations(t *testing.T, f *fixture) {
 	if created || again.ID != in1.ID {
 		t.Fatalf("a repeated provider id was stored again: %+v created=%v", again, created)
 	}
-	convs, err := f.s.Conversations(f.ctx, ports.ConversationFilter{Scope: core.Scope{AccountID: a.ID}})
+	convs, _, err := f.s.Conversations(f.ctx, ports.ConversationFilter{Scope: core.Scope{AccountID: a.ID}})
 	f.must(err)
 	if len(convs) != 2 || convs[0].Counterpart != bob || convs[1].Counterpart != ann || convs[1].MessageCount != 2 ||
 		convs[1].UnreadCount != 1 || convs[1].Preview != "hi ann" || convs[1].ID != core.ConversationID(p.ID, ann) {
@@ -146,23 +146,23 @@ func testSMSConversations(t *testing.T, f *fixture) {
 		t.Fatalf("unread after reading %+v", c)
 	}
 	yes := true
-	unread, _ := f.s.Conversations(f.ctx, ports.ConversationFilter{Scope: core.Scope{AccountID: a.ID}, HasUnread: &yes})
+	unread, _, _ := f.s.Conversations(f.ctx, ports.ConversationFilter{Scope: core.Scope{AccountID: a.ID}, HasUnread: &yes})
 	if len(unread) != 1 || unread[0].Counterpart != bob {
 		t.Fatalf("unread conversations %+v", unread)
 	}
-	newest, _ := f.s.SMSList(f.ctx, ports.SMSFilter{Scope: core.Scope{AccountID: a.ID}})
+	newest, _, _ := f.s.SMSList(f.ctx, ports.SMSFilter{Scope: core.Scope{AccountID: a.ID}})
 	if len(newest) != 3 || newest[0].ID != in2.ID {
 		t.Fatalf("newest first %+v", newest)
 	}
-	thread, _ := f.s.SMSList(f.ctx, ports.SMSFilter{Scope: core.Scope{AccountID: a.ID}, PhoneID: p.ID, Counterpart: ann, Oldest: true})
+	thread, _, _ := f.s.SMSList(f.ctx, ports.SMSFilter{Scope: core.Scope{AccountID: a.ID}, PhoneID: p.ID, Counterpart: ann, Oldest: true})
 	if len(thread) != 2 || thread[0].ID != in1.ID || thread[1].Direction != core.Outgoing {
 		t.Fatalf("conversation, oldest first %+v", thread)
 	}
 	no := false
-	list, _ := f.s.SMSList(f.ctx, ports.SMSFilter{Scope: core.Scope{AccountID: a.ID}, Direction: core.Incoming, IsRead: &no})
+	list, _, _ := f.s.SMSList(f.ctx, ports.SMSFilter{Scope: core.Scope{AccountID: a.ID}, Direction: core.Incoming, IsRead: &no})
 	wantIDs(t, "unread incoming", smsIDs(list), smsIDs([]core.SMSMessage{in2}))
 	other := f.account()
-	list, _ = f.s.SMSList(f.ctx, ports.SMSFilter{Scope: core.Scope{AccountID: other.ID}})
+	list, _, _ = f.s.SMSList(f.ctx, ports.SMSFilter{Scope: core.Scope{AccountID: other.ID}})
 	if len(list) != 0 {
 		t.Fatal("another account sees messages")
 	}
@@ -221,7 +221,7 @@ func testSMSCorrespondent(t *testing.T, f *fixture) {
 		n.Correspondent = &c
 		f.saveSMS(n)
 	}
-	list, _ := f.s.Contacts(f.ctx, ports.ContactFilter{Scope: core.Scope{AccountID: a.ID}})
+	list, _, _ := f.s.Contacts(f.ctx, ports.ContactFilter{Scope: core.Scope{AccountID: a.ID}})
 	if len(list) != 1 || list[0].PhoneNumber != "+14155550005" {
 		t.Fatalf("contacts %+v", list)
 	}

@@ -82,6 +82,7 @@ var cases = []testCase{
 	{"device grants/polls, one answer, one redemption", testDeviceGrantsOneAnswerOneRedemption},
 	{"device grants/pending or denied grants are not redeemed", testDeviceGrantsRedeemOnlyApproved},
 	{"device grants/expired grants are forgotten, and go with their account", testDeviceGrantsExpire},
+	{"lists/every growing list pages in the store, counted when asked", testListsPage},
 }
 
 // t0 is the suite's epoch, with microseconds to catch lost precision.
