@@ -95,11 +95,11 @@ func (s *Accounts) hashPassword(password string) (string, error) {
 
 // CreateKey is the operator's way back into an account that lost its keys
 // (`callsign key create`): a management key, or with identityID a key
-// fenced to that identity, under the same rules as the API's key routes.
-func (s *Accounts) CreateKey(ctx context.Context, accountID, identityID, name string) (core.NewKey, error) {
+// fenced to in.Identity, under the same rules as the API's key routes.
+func (s *Accounts) CreateKey(ctx context.Context, accountID string, in KeyInput) (core.NewKey, error) {
 	operator := core.Principal{AccountID: accountID, KeyType: core.KeyManagement, KeyPrefix: "operator"}
-	if identityID == "" {
-		return s.auth.CreateManagementKey(ctx, operator, KeyInput{Name: name})
+	if in.Identity == "" {
+		return s.auth.CreateManagementKey(ctx, operator, KeyInput{Name: in.Name})
 	}
-	return s.auth.CreateIdentityKey(ctx, operator, KeyInput{Name: name, Identity: identityID})
+	return s.auth.CreateIdentityKey(ctx, operator, in)
 }

@@ -57,13 +57,16 @@ func (s *Auth) Authenticate(ctx context.Context, presented string) (core.Princip
 			s.log.Warn("recording key use failed", "key_prefix", k.Prefix, "err", err)
 		}
 	}
-	return core.Principal{AccountID: k.AccountID, KeyType: k.Type, IdentityID: k.IdentityID, KeyID: k.ID, KeyPrefix: k.Prefix}, nil
+	return core.Principal{AccountID: k.AccountID, KeyType: k.Type, IdentityID: k.IdentityID, KeyID: k.ID, KeyPrefix: k.Prefix,
+		CanProvision: k.CanProvision}, nil
 }
 
 // KeyInput is what a caller may set on a new key.
 type KeyInput struct {
 	Name     string
 	Identity string // identity keys: the identity's uuid
+	// CanProvision, for an identity key, lets it buy a phone number.
+	CanProvision bool
 }
 
 // CreateManagementKey mints a management key; identity keys may not.
@@ -79,10 +82,13 @@ func (s *Auth) CreateManagementKey(ctx context.Context, p core.Principal, in Key
 
 // CreateIdentityKey mints a key fenced to one identity. A management key
 // must name the identity; an identity key may mint keys for its own identity
-// only (which widens nothing).
+// only, and with can_provision only when it has it (which widens nothing).
 func (s *Auth) CreateIdentityKey(ctx context.Context, p core.Principal, in KeyInput) (core.NewKey, error) {
 	if err := validateKeyName(in.Name); err != nil {
 		return core.NewKey{}, err
+	}
+	if in.CanProvision && !p.MayProvision() {
+		return core.NewKey{}, core.Forbidden("This key cannot provision numbers, so it cannot give a key that can.")
 	}
 	identityID, err := p.Scope(in.Identity).Single("identity")
 	if err != nil {
@@ -94,7 +100,12 @@ func (s *Auth) CreateIdentityKey(ctx context.Context, p core.Principal, in KeyIn
 		}
 		return core.NewKey{}, err
 	}
-	return s.mintKey(ctx, p.AccountID, core.KeyIdentity, identityID, in.Name)
+	k, err := s.newKey(p.AccountID, core.KeyIdentity, identityID, in.Name)
+	if err != nil {
+		return core.NewKey{}, err
+	}
+	k.Record.CanProvision = in.CanProvision
+	return s.storeKey(ctx, k)
 }
 
 func (s *Auth) mintKey(ctx context.Context, accountID string, t core.KeyType, identityID, name string) (core.NewKey, error) {
@@ -102,6 +113,11 @@ func (s *Auth) mintKey(ctx context.Context, accountID string, t core.KeyType, id
 	if err != nil {
 		return core.NewKey{}, err
 	}
+	return s.storeKey(ctx, k)
+}
+
+func (s *Auth) storeKey(ctx context.Context, k core.NewKey) (core.NewKey, error) {
+	var err error
 	if k.Record.ID, err = s.keys.CreateKey(ctx, k.Record); err != nil {
 		return core.NewKey{}, err
 	}

@@ -84,6 +84,9 @@ func (s *Phone) Provision(ctx context.Context, p core.Principal, identityID, cou
 	if err != nil {
 		return core.Identity{}, err
 	}
+	if !p.MayProvision() {
+		return core.Identity{}, core.Forbidden("Buying a phone number needs a management key, or an identity key created with can_provision: true.")
+	}
 	if country, err = normalizeCountry(country); err != nil {
 		return core.Identity{}, err
 	}

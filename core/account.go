@@ -43,11 +43,13 @@ type APIKey struct {
 	AccountID  string
 	Type       KeyType
 	IdentityID string // set for identity keys
-	Name       string
-	Prefix     string
-	Hash       []byte
-	CreatedAt  time.Time
-	LastUsedAt *time.Time
+	// CanProvision lets an identity key buy a phone number for its identity.
+	CanProvision bool
+	Name         string
+	Prefix       string
+	Hash         []byte
+	CreatedAt    time.Time
+	LastUsedAt   *time.Time
 }
 
 // NewKey is a freshly minted key: the record to store and the secret to show once.

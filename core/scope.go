@@ -8,10 +8,22 @@ type Principal struct {
 	IdentityID string // the fenced identity of an identity key; empty otherwise
 	KeyID      int64  // the API key used; 0 for a session or token
 	KeyPrefix  string // safe to log
+	// CanProvision is an identity key's right to buy a phone number.
+	CanProvision bool
 }
 
 // IsManagement reports whether the principal acts for the whole account.
 func (p Principal) IsManagement() bool { return p.KeyType == KeyManagement }
+
+// What an identity key may do to its own identity: read it, rename it,
+// set its voice agent, add inboxes and delete them (never its last one),
+// and manage its identity's keys; never create or delete an identity. A
+// phone number costs money at the provider, so buying one needs a
+// management key or an identity key created with can_provision.
+
+// MayProvision reports whether the principal may buy a phone number for an
+// identity it can see.
+func (p Principal) MayProvision() bool { return p.IsManagement() || p.CanProvision }
 
 // Scope is the set of per-identity resources a request may see (spec §1).
 // The zero IdentityID means every identity of the account.

@@ -57,6 +57,9 @@ func (s *server) createKey(withIdentity bool, create keyCreator) handler {
 		ki := app.KeyInput{Name: in.text("name")}
 		if withIdentity {
 			ki.Identity = in.uuid("identity")
+			if b := in.boolean("can_provision"); b != nil {
+				ki.CanProvision = *b
+			}
 		}
 		if err := in.err(); err != nil {
 			return 0, nil, err

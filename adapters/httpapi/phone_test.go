@@ -30,7 +30,7 @@ func TestProvisioningAndPhones(t *testing.T) {
 	if e := h.do("POST", path, map[string]any{"country_code": "FR"}, tn.mgmt).want(t, 400).object(t); e["country_code"] == nil {
 		t.Fatalf("a country the provider has no numbers in: %v", e)
 	}
-	ident := h.do("POST", path, map[string]any{"country_code": "gb"}, tn.keyOne).want(t, 200).object(t)
+	ident := h.do("POST", path, map[string]any{"country_code": "gb"}, tn.mgmt).want(t, 200).object(t)
 	number := ident["phone"].(string)
 	if !strings.HasPrefix(number, "+447700900") {
 		t.Fatalf("provisioned %v", ident)
@@ -306,6 +306,46 @@ func TestPhoneScoping(t *testing.T) {
 		{"POST", "/api/messages/send/" + q, map[string]any{"to": two, "body": "back"}, [4]int{201, 201, 404, 404}, nf},
 		{"GET", "/api/identities/" + tn.one + "/voice-agent/", nil, ok4, nf},
 		{"PUT", "/api/identities/" + tn.one + "/voice-agent/", map[string]any{"response_url": "https://a.example/"}, ok4, nf},
-		{"POST", "/api/identities/" + tn.one + "/provision-phone/", nil, [4]int{409, 409, 404, 404}, nf},
+		{"POST", "/api/identities/" + tn.one + "/provision-phone/", nil, [4]int{409, 403, 404, 404}, nf},
 	})
+}
+
+// TestWhatAnIdentityKeyMayDoToItsIdentity: it reads, renames and sets the
+// voice agent of its identity; buying a number needs a management key or
+// an identity key made with can_provision, which only such keys can give.
+func TestWhatAnIdentityKeyMayDoToItsIdentity(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	own := "/api/identities/" + tn.one + "/"
+	h.do("GET", own, nil, tn.keyOne).want(t, 200)
+	if got := h.do("PATCH", own, map[string]any{"name": "renamed"}, tn.keyOne).want(t, 200).object(t); got["name"] != "renamed" {
+		t.Fatalf("rename: %v", got)
+	}
+	h.do("PUT", own+"voice-agent/", map[string]any{"response_url": "https://agent.example/"}, tn.keyOne).want(t, 200)
+	h.do("POST", "/api/identities/", map[string]any{"name": "more"}, tn.keyOne).want(t, 403)
+
+	e := h.do("POST", own+"provision-phone/", nil, tn.keyOne).want(t, 403).object(t)
+	if !strings.Contains(e["detail"].(string), "can_provision") {
+		t.Fatalf("the refusal should say how: %v", e)
+	}
+	if l := h.do("GET", "/api/phone/", nil, tn.mgmt).want(t, 200).list(t); len(l) != 0 {
+		t.Fatalf("a refused provisioning bought %v", l)
+	}
+	// A plain identity key cannot give the right; a management key can.
+	h.do("POST", "/api/auth/keys/identity/", map[string]any{"can_provision": true}, tn.keyOne).want(t, 403)
+	made := h.do("POST", "/api/auth/keys/identity/", map[string]any{"identity": tn.one, "can_provision": true}, tn.mgmt).want(t, 201).object(t)
+	if made["can_provision"] != true {
+		t.Fatalf("the key: %v", made)
+	}
+	if plain := h.do("GET", "/api/auth/keys/identity/?identity="+tn.one, nil, tn.mgmt).want(t, 200).list(t); plain[0]["can_provision"] != false {
+		t.Fatalf("a plain key: %v", plain[0])
+	}
+	canBuy := made["key"].(string)
+	// It still sees only its own identity.
+	h.do("POST", "/api/identities/"+tn.two+"/provision-phone/", nil, canBuy).want(t, 404)
+	// And may pass the right on to another key of its identity.
+	h.do("POST", "/api/auth/keys/identity/", map[string]any{"can_provision": true}, canBuy).want(t, 201)
+	if got := h.do("POST", own+"provision-phone/", nil, canBuy).want(t, 200).object(t); got["phone"] == nil {
+		t.Fatalf("provisioned: %v", got)
+	}
 }

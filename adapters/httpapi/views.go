@@ -33,12 +33,14 @@ func optString(s string) *string {
 }
 
 type keyView struct {
-	ID         int64    `json:"id"`
-	Name       string   `json:"name"`
-	Prefix     string   `json:"prefix"`
-	Identity   *string  `json:"identity,omitempty"`
-	CreatedDT  apiTime  `json:"created_dt"`
-	LastUsedDT *apiTime `json:"last_used_dt"`
+	ID       int64   `json:"id"`
+	Name     string  `json:"name"`
+	Prefix   string  `json:"prefix"`
+	Identity *string `json:"identity,omitempty"`
+	// CanProvision is shown for identity keys only.
+	CanProvision *bool    `json:"can_provision,omitempty"`
+	CreatedDT    apiTime  `json:"created_dt"`
+	LastUsedDT   *apiTime `json:"last_used_dt"`
 	// Key is the full key, present only in the creation response.
 	Key string `json:"key,omitempty"`
 }
@@ -46,8 +48,8 @@ type keyView struct {
 func viewKey(k core.APIKey) keyView {
 	v := keyView{ID: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedDT: apiTime(k.CreatedAt), LastUsedDT: optTime(k.LastUsedAt)}
 	if k.Type == core.KeyIdentity {
-		id := k.IdentityID
-		v.Identity = &id
+		id, can := k.IdentityID, k.CanProvision
+		v.Identity, v.CanProvision = &id, &can
 	}
 	return v
 }

@@ -71,23 +71,24 @@ func (db *DB) DeleteAccount(ctx context.Context, id string) error {
 }
 
 type keyRow struct {
-	ID         int64          `db:"id"`
-	AccountID  string         `db:"account_id"`
-	Type       string         `db:"key_type"`
-	IdentityID sql.NullString `db:"identity_id"`
-	Name       string         `db:"name"`
-	Prefix     string         `db:"prefix"`
-	Hash       []byte         `db:"hash"`
-	CreatedAt  int64          `db:"created_at"`
-	LastUsedAt sql.NullInt64  `db:"last_used_at"`
+	ID           int64          `db:"id"`
+	AccountID    string         `db:"account_id"`
+	Type         string         `db:"key_type"`
+	IdentityID   sql.NullString `db:"identity_id"`
+	CanProvision bool           `db:"can_provision"`
+	Name         string         `db:"name"`
+	Prefix       string         `db:"prefix"`
+	Hash         []byte         `db:"hash"`
+	CreatedAt    int64          `db:"created_at"`
+	LastUsedAt   sql.NullInt64  `db:"last_used_at"`
 }
 
 func (r keyRow) core() core.APIKey {
 	return core.APIKey{ID: r.ID, AccountID: r.AccountID, Type: core.KeyType(r.Type), IdentityID: r.IdentityID.String,
-		Name: r.Name, Prefix: r.Prefix, Hash: r.Hash, CreatedAt: fromUS(r.CreatedAt), LastUsedAt: fromNullUS(r.LastUsedAt)}
+		CanProvision: r.CanProvision, Name: r.Name, Prefix: r.Prefix, Hash: r.Hash, CreatedAt: fromUS(r.CreatedAt), LastUsedAt: fromNullUS(r.LastUsedAt)}
 }
 
-const keyColumns = "id, account_id, key_type, identity_id, name, prefix, hash, created_at, last_used_at"
+const keyColumns = "id, account_id, key_type, identity_id, can_provision, name, prefix, hash, created_at, last_used_at"
 
 func (db *DB) CreateKey(ctx context.Context, k core.APIKey) (int64, error) {
 	id, err := db.insertKey(ctx, db.w, k)
@@ -97,9 +98,9 @@ func (db *DB) CreateKey(ctx context.Context, k core.APIKey) (int64, error) {
 // insertKey stores k through ext (the database or a transaction) and returns its new id.
 func (db *DB) insertKey(ctx context.Context, ext sqlx.ExtContext, k core.APIKey) (int64, error) {
 	var id int64
-	err := ext.QueryRowxContext(ctx, db.q(`INSERT INTO api_keys (account_id, key_type, identity_id, name, prefix, hash, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-		k.AccountID, string(k.Type), nullString(k.IdentityID), k.Name, k.Prefix, k.Hash, us(k.CreatedAt)).Scan(&id)
+	err := ext.QueryRowxContext(ctx, db.q(`INSERT INTO api_keys (account_id, key_type, identity_id, can_provision, name, prefix, hash,
+		created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		k.AccountID, string(k.Type), nullString(k.IdentityID), k.CanProvision, k.Name, k.Prefix, k.Hash, us(k.CreatedAt)).Scan(&id)
 	return id, err
 }
 

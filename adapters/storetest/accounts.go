@@ -74,7 +74,8 @@ func testKeys(t *testing.T, f *fixture) {
 	ident2, _ := f.identity(a.ID)
 	mgmt := core.APIKey{AccountID: a.ID, Type: core.KeyManagement, Name: "ci", Prefix: "svc_mgmt_abcd", Hash: core.HashKey("m"), CreatedAt: f.tick()}
 	idk := core.APIKey{AccountID: a.ID, Type: core.KeyIdentity, IdentityID: ident.ID, Prefix: "svc_id_abcd", Hash: core.HashKey("i"), CreatedAt: f.tick()}
-	idk2 := core.APIKey{AccountID: a.ID, Type: core.KeyIdentity, IdentityID: ident2.ID, Prefix: "svc_id_efgh", Hash: core.HashKey("i2"), CreatedAt: f.tick()}
+	idk2 := core.APIKey{AccountID: a.ID, Type: core.KeyIdentity, IdentityID: ident2.ID, CanProvision: true, Prefix: "svc_id_efgh",
+		Hash: core.HashKey("i2"), CreatedAt: f.tick()}
 	var err error
 	for _, k := range []*core.APIKey{&mgmt, &idk, &idk2} {
 		k.ID, err = f.s.CreateKey(f.ctx, *k)
@@ -85,8 +86,12 @@ func testKeys(t *testing.T, f *fixture) {
 	}
 	got, err := f.s.KeyByHash(f.ctx, core.HashKey("i"))
 	f.must(err)
-	if got.ID != idk.ID || got.IdentityID != ident.ID || got.Type != core.KeyIdentity || !bytes.Equal(got.Hash, idk.Hash) || got.LastUsedAt != nil {
+	if got.ID != idk.ID || got.IdentityID != ident.ID || got.Type != core.KeyIdentity || !bytes.Equal(got.Hash, idk.Hash) || got.LastUsedAt != nil ||
+		got.CanProvision {
 		t.Fatalf("key read back as %+v", got)
+	}
+	if got, err := f.s.Key(f.ctx, a.ID, idk2.ID); err != nil || !got.CanProvision {
+		t.Fatalf("a key that may provision read back as %+v, %v", got, err)
 	}
 	list, _, err := f.s.Keys(f.ctx, a.ID, core.KeyIdentity, "", ports.Page{})
 	f.must(err)

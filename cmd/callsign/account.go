@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
 )
 
@@ -104,6 +105,7 @@ func addAccountFlag(cmd *cobra.Command, ref *string) {
 func (c *cli) keyCommand() *cobra.Command {
 	key := group(&cobra.Command{Use: "key", Short: "Create API keys as the operator"})
 	var ref, identity, name string
+	var canProvision bool
 	create := leaf(&cobra.Command{
 		Use:   "create --account A [flags]",
 		Short: "Create a management key, or with --identity an identity key, and print it (shown once)",
@@ -118,13 +120,13 @@ The key is printed once, as the API's key-creation response shows it.`,
 				}
 			}
 			return c.withAccount(ref, func(ctx context.Context, svc *service, acct core.Account) error {
-				k, err := svc.app.Accounts.CreateKey(ctx, acct.ID, identity, name)
+				k, err := svc.app.Accounts.CreateKey(ctx, acct.ID, app.KeyInput{Name: name, Identity: identity, CanProvision: canProvision})
 				if err != nil {
 					return err
 				}
 				out := map[string]any{"id": k.Record.ID, "name": k.Record.Name, "prefix": k.Record.Prefix, "key": k.Secret}
 				if k.Record.IdentityID != "" {
-					out["identity"] = k.Record.IdentityID
+					out["identity"], out["can_provision"] = k.Record.IdentityID, k.Record.CanProvision
 				}
 				return json.NewEncoder(c.stdout).Encode(out)
 			})
@@ -133,6 +135,7 @@ The key is printed once, as the API's key-creation response shows it.`,
 	addAccountFlag(create, &ref)
 	create.Flags().StringVar(&identity, "identity", "", "make an identity key for this identity (its uuid)")
 	create.Flags().StringVar(&name, "name", "created by callsign key create", "the key's name")
+	create.Flags().BoolVar(&canProvision, "can-provision", false, "let the identity key buy a phone number for its identity")
 	key.AddCommand(create)
 	return key
 }

@@ -47,8 +47,11 @@ func telephonyFlow(t *testing.T, r *running, inject func(mgmt, from, to, body st
 	}
 	var key struct{ Key string }
 	r.call("POST", "/api/auth/keys/identity/", mgmt, map[string]any{"identity": ident.UUID}, &key)
-	if s := r.call("POST", "/api/identities/"+ident.UUID+"/provision-phone/", key.Key, nil, nil); s != 409 {
+	if s := r.call("POST", "/api/identities/"+ident.UUID+"/provision-phone/", mgmt, nil, nil); s != 409 {
 		t.Fatalf("a second number: %d", s)
+	}
+	if s := r.call("POST", "/api/identities/"+ident.UUID+"/provision-phone/", key.Key, nil, nil); s != 403 {
+		t.Fatalf("an identity key without can_provision: %d", s)
 	}
 	var voice struct {
 		ResponseURL string `json:"response_url"`
