@@ -108,7 +108,7 @@ func (s *Phone) Provision(ctx context.Context, p core.Principal, identityID, cou
 		}
 		return core.Identity{}, err
 	}
-	ident.Phone = number.Number
+	ident.Phone, ident.UpdatedAt = number.Number, number.CreatedAt
 	return ident, nil
 }
 

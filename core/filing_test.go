@@ -28,8 +28,8 @@ func TestFileMail(t *testing.T) {
 		{"a time already given moves on by a microsecond", "new@x", "", false, t0, t0, 0, t0.Add(time.Microsecond), "NEW", true},
 		{"a clock behind the account's latest never goes back", "new@x", "", false, t0, t0.Add(time.Hour), 0, t0.Add(time.Hour + time.Microsecond), "NEW", true},
 		{"dedupe: a received message is not stored again", "root@x", "", true, t0, t0, 1, time.Time{}, "", false},
-		{"dedupe: only received copies count", "sent@x", "", true, t0, time.Time{}, 0, t0, "NEW", true},
-		{"without dedupe a repeated Message-ID is stored", "root@x", "", false, t0, time.Time{}, 0, t0, "NEW", true},
+		{"dedupe: only received copies count; the sent copy gives its thread", "sent@x", "", true, t0, time.Time{}, 0, t0, "T2", false},
+		{"without dedupe a repeated Message-ID is stored, with its copy", "root@x", "", false, t0, time.Time{}, 0, t0, "T1", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := EmailMessage{Header: Header{MessageID: tc.msgID, InReplyTo: tc.inReplyTo}, Direction: Incoming, CreatedAt: tc.now}

@@ -51,14 +51,15 @@ type MessageIndex interface {
 	Received(inboxID int64, messageID string) (m EmailMessage, found bool, err error)
 }
 
-// JoinThread decides which thread of its inbox m joins: the thread of the
-// message it answers. That is most likely its In-Reply-To, then the newest
-// of its References, so they are looked up in that order and the first one
-// the inbox holds wins. found is false when m answers nothing the inbox
-// holds: then m starts a thread of its own (StartThread). Threads never
-// cross inboxes.
+// JoinThread decides which thread of its inbox m joins: the thread of
+// another copy of m the inbox holds (the sent copy of a message an identity
+// sent to its own address), else of the message it answers. That is most
+// likely its In-Reply-To, then the newest of its References, so they are
+// looked up in that order and the first one the inbox holds wins. found is
+// false when m is kin to nothing the inbox holds: then m starts a thread of
+// its own (StartThread). Threads never cross inboxes.
 func JoinThread(m EmailMessage, index MessageIndex) (threadID string, found bool, err error) {
-	for _, ref := range answered(m) {
+	for _, ref := range kin(m) {
 		if threadID, found, err = index.ThreadOf(m.InboxID, ref); found || err != nil {
 			return threadID, found, err
 		}
@@ -66,9 +67,13 @@ func JoinThread(m EmailMessage, index MessageIndex) (threadID string, found bool
 	return "", false, nil
 }
 
-// answered lists the Message-IDs m answers, the likeliest first.
-func answered(m EmailMessage) []string {
-	refs := make([]string, 0, len(m.References)+1)
+// kin lists the Message-IDs whose thread m belongs to, the likeliest
+// first: its own, then those it answers.
+func kin(m EmailMessage) []string {
+	refs := make([]string, 0, len(m.References)+2)
+	if m.MessageID != "" {
+		refs = append(refs, m.MessageID)
+	}
 	if m.InReplyTo != "" {
 		refs = append(refs, m.InReplyTo)
 	}

@@ -53,24 +53,30 @@ func TestJoinThread(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name       string
+		messageID  string // "new@x" when empty
 		inReplyTo  string
 		refs       []string
 		wantThread string
 		wantFound  bool
 		wantProbes []string
 	}{
-		{"no references: a new thread", "", nil, "", false, []string{}},
-		{"In-Reply-To wins over References", "other@x", []string{"root@x"}, "T2", true, []string{"other@x"}},
-		{"an unknown In-Reply-To falls back to the newest reference", "gone@x", []string{"root@x", "reply@x"}, "T1", true, []string{"gone@x", "reply@x"}},
-		{"References are tried newest first", "", []string{"other@x", "unknown@x", "root@x"}, "T1", true, []string{"root@x"}},
-		{"our own sent message counts", "reply@x", nil, "T1", true, []string{"reply@x"}},
-		{"nothing known: a new thread", "a@x", []string{"b@x", "c@x"}, "", false, []string{"a@x", "c@x", "b@x"}},
-		{"empty references are skipped", "", []string{"", "root@x", ""}, "T1", true, []string{"root@x"}},
-		{"the newest message with the id", "again@x", nil, "T4", true, []string{"again@x"}},
+		{"no references: a new thread", "", "", nil, "", false, []string{"new@x"}},
+		{"In-Reply-To wins over References", "", "other@x", []string{"root@x"}, "T2", true, []string{"new@x", "other@x"}},
+		{"an unknown In-Reply-To falls back to the newest reference", "", "gone@x", []string{"root@x", "reply@x"}, "T1", true, []string{"new@x", "gone@x", "reply@x"}},
+		{"References are tried newest first", "", "", []string{"other@x", "unknown@x", "root@x"}, "T1", true, []string{"new@x", "root@x"}},
+		{"our own sent message counts", "", "reply@x", nil, "T1", true, []string{"new@x", "reply@x"}},
+		{"nothing known: a new thread", "", "a@x", []string{"b@x", "c@x"}, "", false, []string{"new@x", "a@x", "c@x", "b@x"}},
+		{"empty references are skipped", "", "", []string{"", "root@x", ""}, "T1", true, []string{"new@x", "root@x"}},
+		{"a copy of a message the inbox holds joins its thread", "reply@x", "other@x", nil, "T1", true, []string{"reply@x"}},
+		{"the newest message with the id", "", "again@x", nil, "T4", true, []string{"new@x", "again@x"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := &inboxIndex{msgs: inbox, probed: []string{}}
-			m := EmailMessage{Header: Header{MessageID: "new@x", InReplyTo: tc.inReplyTo, References: tc.refs}}
+			id := tc.messageID
+			if id == "" {
+				id = "new@x"
+			}
+			m := EmailMessage{Header: Header{MessageID: id, InReplyTo: tc.inReplyTo, References: tc.refs}}
 			got, found, err := JoinThread(m, x)
 			if err != nil || got != tc.wantThread || found != tc.wantFound {
 				t.Fatalf("JoinThread = %q %v %v, want %q %v", got, found, err, tc.wantThread, tc.wantFound)

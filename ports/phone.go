@@ -35,8 +35,10 @@ type ConversationFilter struct {
 
 // PhoneStore keeps phone numbers and voice-agent settings.
 type PhoneStore interface {
-	// CreatePhone stores a provisioned number; an identity has at most one
-	// (a clash on "identity_id"), a number belongs to one identity ("number").
+	// CreatePhone stores a provisioned number and sets its identity's
+	// updated time to the number's creation time, in one transaction; an
+	// identity has at most one (a clash on "identity_id"), a number belongs
+	// to one identity ("number").
 	CreatePhone(ctx context.Context, p core.PhoneNumber) (int64, error)
 	Phone(ctx context.Context, accountID string, id int64) (core.PhoneNumber, error)
 	// PhoneByNumber finds a number across accounts, for provider webhooks.

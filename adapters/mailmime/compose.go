@@ -34,7 +34,9 @@ func multipart(subtype string, parts ...entity) entity {
 }
 
 func textEntity(mediaType, content string) entity {
-	e := entity{content: []byte(content)}
+	// The last line ends with a line break, as RFC 5322 has every line end;
+	// the parser takes that one away again, so a body reads back as written.
+	e := entity{content: []byte(content + "\n")}
 	e.header.SetContentType(mediaType, map[string]string{"charset": "utf-8"})
 	e.header.Set("Content-Transfer-Encoding", "quoted-printable")
 	return e

@@ -43,7 +43,7 @@ func TestParseAsPythonDoes(t *testing.T) {
 			"From: a@example.com\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n\r\nplain words\r\n--b\r\nContent-Type: image/png\r\n\r\npng\r\n--b--\r\n",
 			"plain words", 1},
 		{"Content-Type: text without a subtype",
-			"From: a@example.com\r\nContent-Type: text\r\n\r\nsome text\r\n", "some text\n", 0},
+			"From: a@example.com\r\nContent-Type: text\r\n\r\nsome text\r\n", "some text", 0},
 		{"a part of type text without a subtype",
 			"From: a@example.com\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text\r\n\r\nsome text\r\n--b--\r\n",
 			"some text", 0},
@@ -70,8 +70,8 @@ func TestParseAsPythonDoes(t *testing.T) {
 // starts with white space, and a header made of one malformed Content-Type.
 func TestParseWhatOtherServersStore(t *testing.T) {
 	for raw, want := range map[string]string{
-		" From: Ada <ada@example.com>\r\nSubject: indented\r\n\r\nhello\r\n": "hello\n",
-		"Content-Type: text/plain>\r\n\r\nbody after a bad type\r\n":         "body after a bad type\n",
+		" From: Ada <ada@example.com>\r\nSubject: indented\r\n\r\nhello\r\n": "hello",
+		"Content-Type: text/plain>\r\n\r\nbody after a bad type\r\n":         "body after a bad type",
 	} {
 		pm, err := Parser{}.Parse([]byte(raw))
 		if err != nil || pm.Text != want {

@@ -69,7 +69,7 @@ func TestParseFixtures(t *testing.T) {
 			fromEmail: "grace@navy.example", fromName: "Grace Hopper",
 			to: []string{"ada@agents.localhost", "bob@example.com"}, cc: []string{"carol@example.org"},
 			subject: "Invoice 2026-11 with logo", date: "2026-11-20T17:45:12-05:00",
-			text: "Please find the invoice attached.\n",
+			text: "Please find the invoice attached.",
 			html: `<img src="cid:logo@navy.example" alt="logo">`,
 			parts: []part{
 				{name: "logo.png", ctype: "image/png", cid: "logo@navy.example", inline: true, content: png},
@@ -80,25 +80,25 @@ func TestParseFixtures(t *testing.T) {
 			file: "latin1-qp.eml", messageID: "latin1@example.de",
 			fromEmail: "francois@example.de", fromName: "François Müller",
 			to: []string{"ada@agents.localhost"}, subject: "Grüße aus Köln", date: "2026-11-19T09:30:00+01:00",
-			text: "Grüße aus Köln!\nDas Café am Straßenrand öffnet um 9 Uhr; Preis: 5 EUR? Nein: 5 £.\nÀ bientôt, François\n",
+			text: "Grüße aus Köln!\nDas Café am Straßenrand öffnet um 9 Uhr; Preis: 5 EUR? Nein: 5 £.\nÀ bientôt, François",
 		},
 		{
 			file: "shift-jis.eml", messageID: "sjis-0001@example.jp",
 			fromEmail: "yamada@example.jp", fromName: "山田太郎",
 			to: []string{"ada@agents.localhost"}, subject: "会議の時間変更", date: "2026-11-18T10:00:00+09:00",
-			text: "山田です。\n明日の会議は午後三時からに変更になりました。\nよろしくお願いいたします。\n",
+			text: "山田です。\n明日の会議は午後三時からに変更になりました。\nよろしくお願いいたします。",
 		},
 		{
 			file: "encoded-headers.eml", messageID: "encoded@example.se",
 			fromEmail: "zoe@example.se", fromName: "Zoë Åström",
 			to: []string{"andre@example.be", "ada@agents.localhost"}, subject: "Résumé für Zoë — 日本",
-			date: "2026-11-17T12:00:00Z", text: "Encoded headers only; the body is plain ASCII.\n",
+			date: "2026-11-17T12:00:00Z", text: "Encoded headers only; the body is plain ASCII.",
 		},
 		{
 			file: "broken-boundary.eml", messageID: "broken-boundary@example.net",
 			fromEmail: "broken@example.net", fromName: "Broken Mailer",
 			to: []string{"ada@agents.localhost"}, subject: "Truncated multipart", date: "2026-11-16T08:00:00Z",
-			text:     "The first part survives.\n",
+			text:     "The first part survives.",
 			parts:    []part{{name: "report.csv", ctype: "text/csv", content: "id,value\r\n1,42\r\n"}},
 			problems: []string{`Missing Boundary: Boundary "never-closed" was not closed correctly`},
 		},
@@ -106,7 +106,7 @@ func TestParseFixtures(t *testing.T) {
 			file: "unknown-charset.eml", messageID: "unknown-charset@example.net",
 			fromEmail: "odd@example.net", fromName: "Odd Sender",
 			to: []string{"ada@agents.localhost"}, subject: "Unknown charset", date: "2026-11-15T08:00:00Z",
-			text: "Plain words survive; the price is 10€ and that is “fine”.\n",
+			text: "Plain words survive; the price is 10€ and that is “fine”.",
 			problems: []string{
 				`Character Set Conversion: failed to get reader for charset "x-unknown"`,
 				`charset "x-unknown") is not valid UTF-8`,
@@ -114,34 +114,34 @@ func TestParseFixtures(t *testing.T) {
 		},
 		{
 			file: "missing-headers.eml", to: []string{"ada@agents.localhost"},
-			subject: "No sender, no id, no date", text: "Someone forgot the headers.\n",
+			subject: "No sender, no id, no date", text: "Someone forgot the headers.",
 			problems: []string{"missing From header", "missing Date header"},
 		},
 		{
 			file: "8bit-utf8.eml", messageID: "8bit@example.de",
 			fromEmail: "juergen@example.de", fromName: "Jürgen",
 			to: []string{"ada@agents.localhost"}, subject: "8bit body ✓", date: "2026-11-14T08:00:00Z",
-			text: "Grüße, 你好, привет, 🚀 — sent as raw 8-bit UTF-8.\n",
+			text: "Grüße, 你好, привет, 🚀 — sent as raw 8-bit UTF-8.",
 		},
 		{
 			file: "reply.eml", messageID: "reply-3@example.com", inReplyTo: "msg-2@agents.localhost",
 			references: []string{"msg-1@example.com", "msg-1b@example.com", "msg-2@agents.localhost"},
 			fromEmail:  "bob@example.com", fromName: "Bob",
 			to: []string{"ada@agents.localhost"}, subject: "Re: Lunch?", date: "2026-11-13T12:30:00-08:00",
-			text: "Sounds good, see you at noon.\n\n> Lunch tomorrow?\n",
+			text: "Sounds good, see you at noon.\n\n> Lunch tomorrow?",
 		},
 		{
 			file: "plain.eml", messageID: "199611120800.AA01234@old.example.org",
 			fromEmail: "sysadmin@old.example.org", fromName: "The Sysadmin",
 			to: []string{"ada@agents.localhost"}, subject: "Disk usage report",
 			date: "2026-11-12T08:00:00-05:00", // EST, an obsolete zone name
-			text: "/dev/sda1   93% used\n\n-- \ncron\n",
+			text: "/dev/sda1   93% used\n\n-- \ncron",
 		},
 		{
 			file: "bare-lf.eml", messageID: "bare-lf@example.net",
 			fromEmail: "tool@example.net", fromName: "Unix Tool",
 			to: []string{"ada@agents.localhost"}, subject: "Bare LF line endings", date: "2026-11-11T08:00:00Z",
-			text: "Line one.\nLine two.\n", html: "<p>Line one.<br>Line two.</p>",
+			text: "Line one.\nLine two.", html: "<p>Line one.<br>Line two.</p>",
 		},
 		{
 			file: "html-only.eml", messageID: "html-only@shop.example",
@@ -155,7 +155,7 @@ func TestParseFixtures(t *testing.T) {
 			fromEmail: "sloppy@example.net", fromName: "Sloppy",
 			to: []string{"ada@agents.localhost", "bob@example.com", "carol@example.org"},
 			cc: []string{"dave@example.net"}, subject: "Malformed To", date: "2026-11-09T08:00:00Z",
-			text: "The body is intact.\n", problems: []string{"To header partly unreadable"},
+			text: "The body is intact.", problems: []string{"To header partly unreadable"},
 		},
 		{
 			file: "windows-1252.eml", messageID: "cp1252@corp.example",
@@ -272,7 +272,7 @@ func TestParseSalvagesBadContentType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pm.FromEmail != "old@example.com" || pm.Subject != "Café" || pm.Text != "Hello\nthere\n" || pm.Date.IsZero() {
+	if pm.FromEmail != "old@example.com" || pm.Subject != "Café" || pm.Text != "Hello\nthere" || pm.Date.IsZero() {
 		t.Errorf("got %+v", pm)
 	}
 	if len(pm.Problems) != 1 || !strings.Contains(pm.Problems[0], "MIME structure unreadable") {
@@ -330,9 +330,9 @@ func TestParseAttachmentNames(t *testing.T) {
 // UTF-8 is read as UTF-8; other 8-bit bytes as Windows-1252.
 func TestParseUndeclaredCharset(t *testing.T) {
 	for raw, want := range map[string]string{
-		"From: a@example.com\r\n\r\nGrüße 🚀\r\n":                                                                  "Grüße 🚀\n",
-		"From: a@example.com\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\nGrüße\r\n": "Grüße\n",
-		"From: a@example.com\r\n\r\nGr\xfc\xdfe \x93x\x94\r\n":                                                    "Grüße “x”\n",
+		"From: a@example.com\r\n\r\nGrüße 🚀\r\n":                                                                  "Grüße 🚀",
+		"From: a@example.com\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\nGrüße\r\n": "Grüße",
+		"From: a@example.com\r\n\r\nGr\xfc\xdfe \x93x\x94\r\n":                                                    "Grüße “x”",
 	} {
 		pm, err := Parser{}.Parse([]byte(raw))
 		if err != nil || pm.Text != want {
@@ -664,6 +664,31 @@ func BenchmarkCompose(b *testing.B) {
 	for b.Loop() {
 		if _, err := (Composer{}).Compose(m); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestBodiesReadBackAsWritten: a body reads back as its sender wrote it,
+// composed here or sent by any SMTP client (which ends the last line with
+// CRLF): no line break is added at the end, and blank lines written stay.
+func TestBodiesReadBackAsWritten(t *testing.T) {
+	for _, body := range []string{"hello", "hello\nworld", "ends with a line break\n", "two blank lines\n\n\n", "=3D and a long line " + strings.Repeat("x", 200)} {
+		for _, html := range []string{"", "<p>" + body + "</p>"} {
+			m := outgoing()
+			m.Text, m.HTML, m.Attachments = body, html, nil
+			raw, err := Composer{}.Compose(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pm, err := Parser{}.Parse(raw)
+			if err != nil || pm.Text != body || pm.HTML != html {
+				t.Errorf("composed %q / %q read back as %q / %q, %v", body, html, pm.Text, pm.HTML, err)
+			}
+		}
+		// As an SMTP client sends it: every line, the last one too, ends with CRLF.
+		sent := "From: a@example.com\r\nSubject: s\r\n\r\n" + strings.ReplaceAll(body, "\n", "\r\n") + "\r\n"
+		if pm, err := (Parser{}).Parse([]byte(sent)); err != nil || pm.Text != body {
+			t.Errorf("sent %q read back as %q, %v", body, pm.Text, err)
 		}
 	}
 }

@@ -244,8 +244,8 @@ func build(env *enmime.Envelope, problems []string) ports.ParsedMail {
 			References: references(h.Get("References")),
 			Subject:    lenientUTF8(env.GetHeader("Subject")),
 		},
-		Text:        lf(env.Text),
-		HTML:        lf(env.HTML),
+		Text:        bodyText(env.Text),
+		HTML:        bodyText(env.HTML),
 		Attachments: attachments(env),
 	}
 	for _, e := range env.Errors {
@@ -486,6 +486,15 @@ func parseDate(v string) (time.Time, bool) {
 		}
 	}
 	return d, true
+}
+
+// bodyText is a body as its sender wrote it: lines end with "\n", and the
+// line break that ends the last line is the format's (RFC 5322 ends every
+// line with CRLF; SMTP adds one when a body lacks it), not a blank line
+// the sender added. Blank lines the sender did write stay.
+func bodyText(s string) string {
+	s = lf(s)
+	return strings.TrimSuffix(s, "\n")
 }
 
 // lf ends every line with "\n" alone: carriage returns before a line feed

@@ -57,7 +57,11 @@ func (s *Store) CreatePhone(_ context.Context, p core.PhoneNumber) (int64, error
 	if !s.ownsIdentity(p.AccountID, p.IdentityID) {
 		return 0, core.NotFound("Identity not found.")
 	}
-	return s.addPhone(p)
+	id, err := s.addPhone(p)
+	if err == nil {
+		s.identities[p.IdentityID].UpdatedAt = p.CreatedAt
+	}
+	return id, err
 }
 
 func (s *Store) Phone(_ context.Context, accountID string, id int64) (core.PhoneNumber, error) {

@@ -45,7 +45,12 @@ func (db *DB) AccountByEmail(ctx context.Context, email string) (core.Account, e
 
 // execOne runs an update or delete that must touch exactly one row.
 func (db *DB) execOne(ctx context.Context, what, query string, args ...any) error {
-	res, err := db.w.ExecContext(ctx, db.q(query), args...)
+	return db.execOneOn(ctx, db.w, what, query, args...)
+}
+
+// execOneOn is execOne through ext (the database or a transaction).
+func (db *DB) execOneOn(ctx context.Context, ext sqlx.ExecerContext, what, query string, args ...any) error {
+	res, err := ext.ExecContext(ctx, db.q(query), args...)
 	if err != nil {
 		return err
 	}

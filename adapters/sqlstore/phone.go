@@ -49,7 +49,16 @@ func (db *DB) insertPhone(ctx context.Context, q sqlx.QueryerContext, p core.Pho
 }
 
 func (db *DB) CreatePhone(ctx context.Context, p core.PhoneNumber) (int64, error) {
-	return db.insertPhone(ctx, db.w, p)
+	var id int64
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		if id, err = db.insertPhone(ctx, tx, p); err != nil {
+			return err
+		}
+		return db.execOneOn(ctx, tx, "Identity", `UPDATE identities SET updated_at = ? WHERE id = ? AND account_id = ?`,
+			us(p.CreatedAt), p.IdentityID, p.AccountID)
+	})
+	return id, err
 }
 
 func (db *DB) Phone(ctx context.Context, accountID string, id int64) (core.PhoneNumber, error) {

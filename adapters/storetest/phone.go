@@ -62,6 +62,9 @@ func testPhonesUnique(t *testing.T, f *fixture) {
 	if got != p {
 		t.Fatalf("read %+v, stored %+v", got, p)
 	}
+	if ident, err := f.s.Identity(f.ctx, a.ID, i1.ID); err != nil || !ident.UpdatedAt.Equal(p.CreatedAt) || ident.Phone != p.Number {
+		t.Fatalf("the identity after its number: %+v, %v", ident, err)
+	}
 	dup := p
 	dup.Number = "+14155559999"
 	_, err = f.s.CreatePhone(f.ctx, dup)
