@@ -127,7 +127,7 @@ func New(deps Deps) *App {
 	b := base{clock: deps.Clock, ids: deps.IDs, random: deps.Random, log: deps.Log, observer: deps.Observer}
 	store := deps.Store
 
-	numbers := &numbers{base: b, telephony: deps.Telephony, publicURL: deps.PublicURL}
+	numbers := &numbers{base: b, store: store, telephony: deps.Telephony, publicURL: deps.PublicURL}
 	domains := &Domains{base: b, store: store, accounts: store, resolver: deps.Resolver, names: deps.MailAuth,
 		signer: deps.Signer, cipher: deps.Cipher, settings: deps.Domain, platform: deps.MailDomains, platformKey: deps.PlatformKey}
 	identities := &Identities{base: b, store: store, numbers: numbers, domains: domains, mailDomains: deps.MailDomains}
@@ -142,6 +142,14 @@ func New(deps Deps) *App {
 		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, postmaster: deps.Postmaster,
 		wake: make(chan struct{}, 1)}
 	phone := &Phone{base: b, store: store, identities: identities, numbers: numbers, telephony: deps.Telephony}
+	sources := &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)}
+	// What goes with deleted mailboxes: their addresses from the cache of
+	// recipients, and their IMAP sources' workers, at once.
+	mail.sourcesChanged = sources.nudge
+	identities.deletedWith = func(ident core.Identity) {
+		mail.recipients.forgetIdentity(ident.ID)
+		sources.nudge()
+	}
 	return &App{
 		Accounts:     accounts,
 		Auth:         auth,
@@ -153,7 +161,7 @@ func New(deps Deps) *App {
 		Domains:      domains,
 		Suppressions: suppressions,
 		Mailboxes:    &Mailboxes{auth: auth, mail: mail, messages: store},
-		Sources:      &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)},
+		Sources:      sources,
 		Device:       &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},
 		Phone:        phone,
 		SMS: &SMS{base: b, store: store, numbers: store, identities: identities, telephony: deps.Telephony,

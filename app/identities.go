@@ -17,6 +17,9 @@ type Identities struct {
 	numbers     *numbers // an identity may get a phone number as it is made
 	domains     *Domains // which domains take inboxes
 	mailDomains []string
+	// deletedWith tells the services that keep something of an identity in
+	// memory (Mail's cache of recipients, Sources' workers) that it is gone.
+	deletedWith func(core.Identity)
 }
 
 // IdentityInput carries the fields of a create or update; nil means absent.
@@ -208,6 +211,54 @@ func (s *Identities) Update(ctx context.Context, p core.Principal, id string, in
 		return core.Identity{}, conflictMessage(err, ident)
 	}
 	return ident, nil
+}
+
+// Delete removes an identity and everything it owns: its inboxes and their
+// mail, its phone number (released at the provider), keys, passwords,
+// secrets, contacts and text messages. Management keys only. The number is
+// released first: when the provider fails nothing is deleted (503), and
+// the call may be repeated. Without confirm the answer (400) says what
+// would go, so a slip of the wrong uuid costs nothing.
+func (s *Identities) Delete(ctx context.Context, p core.Principal, id string, confirm bool) error {
+	if err := requireManagement(p); err != nil {
+		return err
+	}
+	ident, err := s.Get(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if !confirm {
+		return core.Invalid("confirm", "%s", deletionWarning(ident))
+	}
+	released, err := s.numbers.releaseOf(ctx, ident)
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteIdentity(ctx, ident.AccountID, ident.ID); err != nil {
+		return err
+	}
+	s.deletedWith(ident)
+	s.deleted(ident, released)
+	return nil
+}
+
+// deletionWarning says what deleting an identity takes with it.
+func deletionWarning(ident core.Identity) string {
+	number := ""
+	if ident.Phone != "" {
+		number = " releases its phone number " + ident.Phone + " at the provider (the number is gone for good),"
+	}
+	return "Deleting the identity \"" + ident.Name + "\" deletes its inboxes (" + ident.Inbox + ") and all their mail," + number +
+		" and deletes its keys, passwords, secrets, contacts and text messages. Send confirm=true to go ahead."
+}
+
+// deleted is where an identity's deletion is told: the log now, and the
+// identity.deleted and phone.released events once events exist.
+func (s *Identities) deleted(ident core.Identity, released *core.PhoneNumber) {
+	if released != nil {
+		s.log.Info("phone released", "identity", ident.ID, "phone", released.ID, "number", released.Number, "provider", released.Provider)
+	}
+	s.log.Info("identity deleted", "identity", ident.ID, "account", ident.AccountID)
 }
 
 // selected is the identity a create acts for (spec §1): the bound one for

@@ -66,6 +66,24 @@ func (c *inboxCache) get(email string, now time.Time) (core.Inbox, bool) {
 	return e.inbox, ok && now.Sub(e.at) < inboxCacheTTL
 }
 
+// forget drops an address whose inbox was deleted.
+func (c *inboxCache) forget(email string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byAt, email)
+}
+
+// forgetIdentity drops every address of a deleted identity.
+func (c *inboxCache) forgetIdentity(identityID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for email, e := range c.byAt {
+		if e.inbox.IdentityID == identityID {
+			delete(c.byAt, email)
+		}
+	}
+}
+
 func (c *inboxCache) put(email string, in core.Inbox, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

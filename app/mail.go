@@ -40,6 +40,9 @@ type Mail struct {
 	wake chan struct{}
 	// changes tells mail clients watching an inbox that its mail changed.
 	changes changeFeed
+	// sourcesChanged tells the IMAP source workers that sources went with
+	// an inbox.
+	sourcesChanged func()
 	// known skips recording correspondents recorded moments ago.
 	known knownSenders
 	// recipients caches ResolveRecipient's answers.
@@ -202,6 +205,42 @@ func (s *Mail) Message(ctx context.Context, p core.Principal, id int64) (core.Em
 		return core.EmailMessage{}, core.NotFound("Message not found.")
 	}
 	return m, nil
+}
+
+// DeleteMessage deletes a message in scope with its source and
+// attachments; one still waiting in the outbox is never sent (an attempt
+// already under way may still deliver it). Its thread is counted again,
+// and mail clients watching the inbox see it expunged.
+func (s *Mail) DeleteMessage(ctx context.Context, p core.Principal, id int64) error {
+	m, err := s.Message(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if err := s.messages.DeleteMessage(ctx, m.AccountID, m.ID); err != nil {
+		return err
+	}
+	s.changes.notify(m.InboxID)
+	s.log.Info("mail deleted", "message", m.ID, "inbox", m.InboxID, "identity", m.IdentityID, "direction", m.Direction)
+	return nil
+}
+
+// DeleteInbox deletes an inbox in scope with its mail, threads and IMAP
+// source; an identity keeps its last inbox (409). Mail to its address is
+// refused from then on (550), on other instances within a minute, when
+// their cache of addresses forgets it.
+func (s *Mail) DeleteInbox(ctx context.Context, p core.Principal, id int64) error {
+	in, err := s.Inbox(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	if err := s.inboxes.DeleteInbox(ctx, in.AccountID, in.ID); err != nil {
+		return err
+	}
+	s.recipients.forget(in.Email)
+	s.changes.notify(in.ID)
+	s.sourcesChanged()
+	s.log.Info("inbox deleted", "inbox", in.ID, "identity", in.IdentityID)
+	return nil
 }
 
 // SetRead marks a message read or unread.

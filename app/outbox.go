@@ -143,7 +143,7 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 		}
 	}
 	e, outcome := s.settle(ctx, log, e, retry, lastErr, fates)
-	if err := s.outbox.SetRecipients(ctx, e.MessageID, fates.list); err != nil {
+	if err := s.outbox.SetRecipients(ctx, e.MessageID, fates.list); err != nil && !isNotFound(err) {
 		log.Error("outbox: recording the recipients failed", "err", err)
 	}
 	s.observeAttempt(log, e, outcome, lastErr, time.Since(start))
@@ -201,7 +201,10 @@ func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry
 		e.Recipients, e.NextAttempt = retry, next
 		err = s.outbox.RetryOutbox(ctx, e, lastErr)
 	}
-	if err != nil {
+	switch {
+	case isNotFound(err):
+		log.Info("outbox: the message was deleted during its attempt")
+	case err != nil:
 		log.Error("outbox: recording the attempt failed", "err", err)
 		outcome = "error"
 	}

@@ -22,6 +22,7 @@ type Phone struct {
 // keep: for Phone.Provision, and for an identity made with a number.
 type numbers struct {
 	base
+	store     ports.PhoneStore // which number an identity has, to release it
 	telephony ports.Telephony
 	publicURL string // where the provider's webhooks reach us
 }
@@ -75,6 +76,24 @@ func (n *numbers) release(ctx context.Context, p core.PhoneNumber) {
 	if err := n.telephony.ReleaseNumber(context.WithoutCancel(ctx), p.ProviderSID); err != nil {
 		n.log.Error("releasing an unused number failed; release it at the provider", "number", p.Number, "err", err)
 	}
+}
+
+// releaseOf gives an identity's number back to the provider, before the
+// identity's rows go: when the provider fails the caller stops and keeps
+// everything, and may try again (a number the provider no longer has
+// counts as released). It returns the number released, nil for none.
+func (n *numbers) releaseOf(ctx context.Context, ident core.Identity) (*core.PhoneNumber, error) {
+	p, err := n.store.PhoneOfIdentity(ctx, ident.AccountID, ident.ID)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := n.telephony.ReleaseNumber(ctx, p.ProviderSID); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }
 
 // Provision buys a number for an identity that has none. When the provider

@@ -117,6 +117,16 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 	return stored, err
 }
 
+// Serves reports whether a number is one of this service's: the simulator
+// delivers texts here to those only.
+func (s *SMS) Serves(ctx context.Context, number string) bool {
+	_, err := s.numbers.PhoneByNumber(ctx, number)
+	if err != nil && !isNotFound(err) {
+		s.log.Error("sms: looking a number up failed", "err", err)
+	}
+	return err == nil
+}
+
 // VerifyProviderRequest checks a provider webhook's signature over the
 // public URL it called and its form parameters.
 func (s *SMS) VerifyProviderRequest(fullURL string, params url.Values, signature string) error {
@@ -192,6 +202,17 @@ func (s *SMS) Get(ctx context.Context, p core.Principal, id int64) (core.SMSMess
 		return core.SMSMessage{}, core.NotFound("Message not found.")
 	}
 	return m, nil
+}
+
+// Delete deletes a message in scope and counts its conversation again. A
+// text already handed to the provider is not called back: only our record
+// of it goes.
+func (s *SMS) Delete(ctx context.Context, p core.Principal, id int64) error {
+	m, err := s.Get(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	return s.store.DeleteSMS(ctx, m.AccountID, m.ID)
 }
 
 // SetRead marks a message read or unread.

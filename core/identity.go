@@ -124,3 +124,14 @@ func slugify(name string) string {
 	}
 	return b.String()
 }
+
+// InboxMayGo decides whether one of an identity's inboxes may be deleted,
+// given how many it has: not its last one, since an identity is reached at
+// its address (the spec's Identity.inbox); deleting the identity removes
+// that one. Stores ask it under the identity's lock.
+func InboxMayGo(inboxes int) error {
+	if inboxes <= 1 {
+		return Conflict("This is the identity's only inbox; delete the identity to remove it.")
+	}
+	return nil
+}

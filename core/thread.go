@@ -90,6 +90,13 @@ func StartThread(id string, m EmailMessage) Thread {
 	return Thread{ID: id, AccountID: m.AccountID, IdentityID: m.IdentityID, InboxID: m.InboxID}
 }
 
+// Recount is t with nothing folded in, for folding its messages in again,
+// oldest first, after one of them was deleted. Add reads the text of the
+// latest message only, so a store may leave the others' text out.
+func (t Thread) Recount() Thread {
+	return Thread{ID: t.ID, AccountID: t.AccountID, IdentityID: t.IdentityID, InboxID: t.InboxID}
+}
+
 // Limits on what a thread summary lists.
 const (
 	maxThreadParticipants    = 50

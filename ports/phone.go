@@ -69,7 +69,9 @@ type SMSStore interface {
 	UpdateSMSStatus(ctx context.Context, providerSID string, status core.SMSStatus, errText string) (bool, error)
 	// SetSMSProvider records the provider's id and status of a message just sent.
 	SetSMSProvider(ctx context.Context, id int64, providerSID string, status core.SMSStatus) error
-	// DeleteSMS removes a message that never left (its send failed).
+	// DeleteSMS removes a message and counts its conversation again from
+	// what is left (core.Conversation.Add, oldest first), in one
+	// transaction; a conversation left empty goes too.
 	DeleteSMS(ctx context.Context, accountID string, id int64) error
 
 	// Conversations lists summaries, latest activity first.

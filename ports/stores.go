@@ -85,6 +85,12 @@ type IdentityStore interface {
 	// UpdateIdentity saves the mutable fields (name, updated time).
 	UpdateIdentity(ctx context.Context, id core.Identity) error
 	IdentityNameTaken(ctx context.Context, accountID, name string) (bool, error)
+	// DeleteIdentity removes an identity and everything it owns, in one
+	// transaction: its inboxes with their mail and mail sources, its phone
+	// number with its text messages, its keys, passwords, secrets,
+	// contacts, voice agent, device grants and the suppressions its mail
+	// caused.
+	DeleteIdentity(ctx context.Context, accountID, id string) error
 }
 
 // InboxStore keeps inboxes.
@@ -97,6 +103,11 @@ type InboxStore interface {
 	FirstInbox(ctx context.Context, accountID string) (core.Inbox, error)
 	// Inboxes lists the inboxes in scope, newest first.
 	Inboxes(ctx context.Context, scope core.Scope, page Page) ([]core.Inbox, int, error)
+	// DeleteInbox removes an inbox with its messages (their sources,
+	// attachments and outbox entries), threads and mail source, in one
+	// transaction. An identity keeps at least one inbox: deleting its last
+	// one is a Conflict.
+	DeleteInbox(ctx context.Context, accountID string, id int64) error
 }
 
 // StoredPassword is a password entry as stores keep it: Password and Notes
@@ -287,6 +298,11 @@ type MailStore interface {
 	// SetRead marks a message read or unread, and moves its thread's unread
 	// count by core.UnreadDelta.
 	SetRead(ctx context.Context, accountID string, id int64, read bool) error
+	// DeleteMessage removes a message with its source, its attachments and
+	// its outbox entry (so it is never sent), and folds what is left of its
+	// thread into core.Thread.Recount, oldest first, in one transaction; a
+	// thread left empty goes too.
+	DeleteMessage(ctx context.Context, accountID string, id int64) error
 
 	Thread(ctx context.Context, accountID, id string) (core.Thread, error)
 	// Threads lists thread summaries, latest activity first.

@@ -68,3 +68,17 @@ func (s *server) updateIdentity(replace bool) handler {
 		return http.StatusOK, viewIdentity(ident), err
 	}
 }
+
+// deleteIdentity takes confirm=true; without it the answer says what would go.
+func (s *server) deleteIdentity(c *gin.Context) (int, any, error) {
+	id, err := pathUUID(c, "uuid", "Identity")
+	if err != nil {
+		return 0, nil, err
+	}
+	q := newStrictQuery(c)
+	confirm := q.boolean("confirm")
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.app.Identities.Delete(c.Request.Context(), principal(c), id, confirm != nil && *confirm)
+}

@@ -392,3 +392,19 @@ func (s *server) downloadAttachment(c *gin.Context) {
 	}
 	s.fail(c, err)
 }
+
+func (s *server) deleteInbox(c *gin.Context) (int, any, error) {
+	id, err := pathID(c, "id", "Inbox")
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.app.Mail.DeleteInbox(c.Request.Context(), principal(c), id)
+}
+
+func (s *server) deleteMessage(c *gin.Context) (int, any, error) {
+	id, err := pathID(c, "id", "Message")
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.app.Mail.DeleteMessage(c.Request.Context(), principal(c), id)
+}

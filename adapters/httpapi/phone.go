@@ -292,3 +292,11 @@ func (s *server) simulatedSMS(c *gin.Context) (int, any, error) {
 	m, err := s.app.SMS.Simulate(c.Request.Context(), principal(c), in.text("From"), in.text("To"), in.text("Body"))
 	return http.StatusCreated, viewSMS(m), err
 }
+
+func (s *server) deleteSMS(c *gin.Context) (int, any, error) {
+	id, err := pathID(c, "id", "Message")
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.app.SMS.Delete(c.Request.Context(), principal(c), id)
+}

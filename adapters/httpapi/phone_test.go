@@ -323,6 +323,7 @@ func TestWhatAnIdentityKeyMayDoToItsIdentity(t *testing.T) {
 	}
 	h.do("PUT", own+"voice-agent/", map[string]any{"response_url": "https://agent.example/"}, tn.keyOne).want(t, 200)
 	h.do("POST", "/api/identities/", map[string]any{"name": "more"}, tn.keyOne).want(t, 403)
+	h.do("DELETE", own+"?confirm=true", nil, tn.keyOne).want(t, 403)
 
 	e := h.do("POST", own+"provision-phone/", nil, tn.keyOne).want(t, 403).object(t)
 	if !strings.Contains(e["detail"].(string), "can_provision") {

@@ -125,6 +125,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/identities/:uuid/", s.handle(s.getIdentity))
 	authed.PUT("/identities/:uuid/", s.handle(s.updateIdentity(true)))
 	authed.PATCH("/identities/:uuid/", s.handle(s.updateIdentity(false)))
+	authed.DELETE("/identities/:uuid/", s.handle(s.deleteIdentity))
 
 	authed.GET("/passwords/", s.handle(s.listPasswords))
 	authed.POST("/passwords/", s.handle(s.createPassword))
@@ -161,6 +162,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.POST("/email/", s.handle(s.createInbox))
 	authed.GET("/email/check-availability/", s.handle(s.checkAvailability))
 	authed.GET("/email/:id/", s.handle(s.getInbox))
+	authed.DELETE("/email/:id/", s.handle(s.deleteInbox))
 	authed.PUT("/email/:id/source/", s.handle(s.putSource))
 	authed.GET("/email/:id/source/", s.handle(s.getSource))
 	authed.DELETE("/email/:id/source/", s.handle(s.deleteSource))
@@ -171,6 +173,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/email-messages/:id/", s.handle(s.getMessage))
 	authed.PUT("/email-messages/:id/", s.handle(updateReadFlag(true, s.app.Mail.Message, s.app.Mail.SetRead, s.viewMessage)))
 	authed.PATCH("/email-messages/:id/", s.handle(updateReadFlag(false, s.app.Mail.Message, s.app.Mail.SetRead, s.viewMessage)))
+	authed.DELETE("/email-messages/:id/", s.handle(s.deleteMessage))
 	authed.GET("/email-messages/:id/raw/", s.rawMessage)
 	authed.POST("/email-messages/:id/reply/", s.handle(s.respond("reply")))
 	authed.POST("/email-messages/:id/reply-all/", s.handle(s.respond("reply-all")))
@@ -189,6 +192,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/messages/:id/", s.handle(s.getSMS))
 	authed.PUT("/messages/:id/", s.handle(updateReadFlag(true, s.app.SMS.Get, s.app.SMS.SetRead, viewSMS)))
 	authed.PATCH("/messages/:id/", s.handle(updateReadFlag(false, s.app.SMS.Get, s.app.SMS.SetRead, viewSMS)))
+	authed.DELETE("/messages/:id/", s.handle(s.deleteSMS))
 	authed.GET("/sms-inbox/", s.handle(s.listConversations))
 	authed.GET("/sms-inbox/:id/", s.handle(s.getConversation))
 

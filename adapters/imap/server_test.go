@@ -319,7 +319,7 @@ func TestWhatIsRefusedIsRefusedClearly(t *testing.T) {
 	if err := c.Store(imap.SeqSetNum(1), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagDeleted}}, nil).Close(); err != nil {
 		t.Fatal(err)
 	}
-	wantNo(t, c.Expunge().Close(), imap.ResponseCodeCannot, "Deleting is not supported")
+	wantNo(t, c.Expunge().Close(), imap.ResponseCodeCannot, "Deleting over IMAP is not supported")
 	if n := len(w.messages(alice.inbox)); n != 1 {
 		t.Fatalf("%d messages after EXPUNGE", n)
 	}
@@ -432,5 +432,85 @@ func TestCloseBeforeServeStillStopsServe(t *testing.T) {
 	}
 	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		t.Fatal("the listener still accepts after Close")
+	}
+}
+
+// TestDeletedMailIsExpunged: a message deleted through the API leaves the
+// folder of every connected client: during IDLE at once, otherwise at the
+// next command that may renumber (never during FETCH, STORE or SEARCH,
+// where a FETCH of it just says nothing).
+func TestDeletedMailIsExpunged(t *testing.T) {
+	w := newWorld(t)
+	alice := w.agent("alice")
+	var ids []int64
+	for _, name := range []string{"plain.eml", "alternative.eml", "reply.eml"} {
+		ids = append(ids, w.deliver(alice.inbox, fixture(t, name)).ID)
+	}
+	addr := w.serve(imapadapter.ServerOptions{PlaintextAuth: true, Recheck: time.Hour})
+	expunged := make(chan uint32, 8)
+	c, err := imapclient.DialInsecure(addr, &imapclient.Options{UnilateralDataHandler: &imapclient.UnilateralDataHandler{
+		Expunge: func(seq uint32) { expunged <- seq },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Login(alice.inbox.Email, alice.key).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	wantExpunge := func(seq uint32, why string) {
+		t.Helper()
+		select {
+		case got := <-expunged:
+			if got != seq {
+				t.Fatalf("%s: EXPUNGE %d, want %d", why, got, seq)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: no EXPUNGE", why)
+		}
+	}
+	// During IDLE, at once (the recheck is an hour away).
+	idle, err := c.Idle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.app.Mail.DeleteMessage(w.ctx, alice.p, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	wantExpunge(2, "deleted during IDLE")
+	if err := idle.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := idle.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	// Outside IDLE: a FETCH of the deleted message says nothing and renumbers
+	// nothing; the next NOOP expunges it.
+	if err := w.app.Mail.DeleteMessage(w.ctx, alice.p, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := c.Fetch(imap.SeqSetNum(1, 2), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{{Peek: true}}}).Collect()
+	if err != nil || len(msgs) != 1 || msgs[0].UID != imap.UID(ids[2]) {
+		t.Fatalf("FETCH 1:2 after a delete: %v %+v", err, msgs)
+	}
+	select {
+	case seq := <-expunged:
+		t.Fatalf("EXPUNGE %d during FETCH", seq)
+	default:
+	}
+	if err := c.Noop().Wait(); err != nil {
+		t.Fatal(err)
+	}
+	wantExpunge(1, "deleted before NOOP")
+	sel, err := c.Select("INBOX", nil).Wait()
+	if err != nil || sel.NumMessages != 1 {
+		t.Fatalf("SELECT after the deletes: %v %+v", err, sel)
+	}
+	uids, err := c.UIDSearch(&imap.SearchCriteria{}, nil).Wait()
+	if err != nil || len(uids.AllUIDs()) != 1 || uids.AllUIDs()[0] != imap.UID(ids[2]) {
+		t.Fatalf("UID SEARCH ALL: %v %+v", err, uids)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,13 +31,15 @@ type session struct {
 
 // selection is the selected mailbox as this client knows it: entries in
 // sequence-number order (sequence number = index + 1), with the read state
-// the client was last told. Messages are never removed, so entries only grow.
+// the client was last told. A message deleted through the API stays here
+// until the client may be told (EXPUNGE is not allowed during FETCH, STORE
+// and SEARCH, whose sequence numbers it would shift).
 type selection struct {
 	box      *app.Mailbox
 	readOnly bool
 	entries  []ports.MailboxEntry
-	// deleted holds \Deleted flags for this session only: nothing is ever
-	// deleted, and EXPUNGE of a flagged message says so.
+	// deleted holds \Deleted flags for this session only: IMAP deletes
+	// nothing, and EXPUNGE of a flagged message says so.
 	deleted map[int64]bool
 }
 
@@ -54,7 +57,7 @@ var (
 	errNoCopy = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeCannot,
 		Text: "COPY and MOVE are not supported: every message stays in the folder it arrived in."}
 	errNoExpunge = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeCannot,
-		Text: "Deleting is not supported: the service keeps every message, so messages marked \\Deleted stay."}
+		Text: "Deleting over IMAP is not supported: delete messages through the API; messages marked \\Deleted stay."}
 	errReadOnly = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeCannot,
 		Text: "The mailbox is open read-only (EXAMINE)."}
 	errTooManyLogins = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeUnavailable,
@@ -257,9 +260,10 @@ func (se *session) Append(string, imap.LiteralReader, *imap.AppendOptions) (*ima
 	return nil, errNoAppend
 }
 
-// Poll tells the client what changed since it last heard: new messages
-// (EXISTS) and read states changed elsewhere (FETCH FLAGS).
-func (se *session) Poll(w *imapserver.UpdateWriter, _ bool) (err error) {
+// Poll tells the client what changed since it last heard: messages deleted
+// through the API (EXPUNGE, when allowExpunge), read states changed
+// elsewhere (FETCH FLAGS) and new messages (EXISTS).
+func (se *session) Poll(w *imapserver.UpdateWriter, allowExpunge bool) (err error) {
 	defer se.recoverCommand("poll", &err)
 	ctx, cancel := se.context()
 	defer cancel()
@@ -276,6 +280,19 @@ func (se *session) Poll(w *imapserver.UpdateWriter, _ bool) (err error) {
 	read := make(map[int64]bool, len(fresh))
 	for _, e := range fresh {
 		read[e.ID] = e.IsRead
+	}
+	if allowExpunge {
+		// Highest first: each EXPUNGE renumbers only the messages after it.
+		for i := len(sel.entries) - 1; i >= 0; i-- {
+			id := sel.entries[i].ID
+			if _, listed := read[id]; !listed {
+				if err := w.WriteExpunge(uint32(i + 1)); err != nil {
+					return err
+				}
+				delete(sel.deleted, id)
+				sel.entries = slices.Delete(sel.entries, i, i+1)
+			}
+		}
 	}
 	for i := range sel.entries {
 		e := &sel.entries[i]
@@ -453,7 +470,7 @@ func (se *session) Fetch(w *imapserver.FetchWriter, numSet imap.NumSet, options 
 		if needRaw {
 			raw, err := sel.box.Raw(ctx, e.ID)
 			if core.KindOf(err) == core.KindNotFound {
-				return nil // gone with its account
+				return nil // deleted; EXPUNGE follows (RFC 2180 §4.1.3 lets a FETCH of it say nothing)
 			} else if err != nil {
 				return se.fail("reading a message", err)
 			}
@@ -582,7 +599,10 @@ func (se *session) Store(w *imapserver.FetchWriter, numSet imap.NumSet, flags *i
 			seen, deleted = seen && !has(imap.FlagSeen), deleted && !has(imap.FlagDeleted)
 		}
 		if seen != e.IsRead {
-			if err := sel.box.SetSeen(ctx, e.ID, seen); err != nil {
+			err := sel.box.SetSeen(ctx, e.ID, seen)
+			if core.KindOf(err) == core.KindNotFound {
+				return nil // deleted through the API; EXPUNGE follows
+			} else if err != nil {
 				return se.fail("marking a message", err)
 			}
 			e.IsRead = seen

@@ -89,44 +89,34 @@ func (s *Store) DeleteAccount(_ context.Context, id string) error {
 		return core.NotFound("Account not found.")
 	}
 	delete(s.accounts, id)
-	for _, table := range s.accountTables() {
-		table(id)
-	}
+	s.deleteOwned(func(accountID, _ string) bool { return accountID == id })
+	s.deleteAccountDomains(id)
 	return nil
 }
 
-// accountTables are the deleters of every table that belongs to an account;
-// each store file adds its own.
-func (s *Store) accountTables() []func(accountID string) {
-	return []func(string){
-		func(a string) { deleteWhere(s.keys, func(r *keyRow) bool { return r.AccountID == a }) },
-		func(a string) { deleteWhere(s.identities, func(r *identityRow) bool { return r.AccountID == a }) },
-		func(a string) { deleteWhere(s.inboxes, func(r *inboxRow) bool { return r.AccountID == a }) },
-		func(a string) { deleteWhere(s.passwords, func(r *passwordRow) bool { return r.Entry.AccountID == a }) },
-		func(a string) { deleteWhere(s.secrets, func(r *secretRow) bool { return r.Secret.AccountID == a }) },
-		func(a string) { deleteWhere(s.contacts, func(r *contactRow) bool { return r.AccountID == a }) },
-		func(a string) {
-			t := s.mailTables()
-			deleteWhere(t.messages, func(r *messageRow) bool { return r.AccountID == a })
-			deleteWhere(t.threads, func(r *core.Thread) bool { return r.AccountID == a })
-			deleteWhere(t.attachments, func(r *ports.AttachmentContent) bool { return r.AccountID == a })
-			deleteWhere(t.outbox, func(r *outboxRow) bool { return r.AccountID == a })
-		},
-		s.deleteAccountDomains,
-		func(a string) {
-			t := s.phoneTables()
-			deleteWhere(t.phones, func(r *core.PhoneNumber) bool { return r.AccountID == a })
-			deleteWhere(t.sms, func(r *core.SMSMessage) bool { return r.AccountID == a })
-			deleteWhere(t.conversations, func(r *core.Conversation) bool { return r.AccountID == a })
-			deleteWhere(t.voice, func(r *core.VoiceAgent) bool { return r.AccountID == a })
-		},
-		func(a string) {
-			deleteWhere(s.sourceRows(), func(r *sourceRow) bool { return r.Source.AccountID == a })
-		},
-		func(a string) {
-			deleteWhere(s.authTables().grants, func(g *core.DeviceGrant) bool { return g.AccountID == a })
-		},
-	}
+// deleteOwned deletes, from every table that belongs to an identity or an
+// account, the rows whose owner (account, identity) gone reports; it is
+// what the SQL store's ON DELETE CASCADE does.
+func (s *Store) deleteOwned(gone func(accountID, identityID string) bool) {
+	deleteWhere(s.keys, func(r *keyRow) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(s.identities, func(r *identityRow) bool { return gone(r.AccountID, r.ID) })
+	deleteWhere(s.inboxes, func(r *inboxRow) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(s.passwords, func(r *passwordRow) bool { return gone(r.Entry.AccountID, r.Entry.IdentityID) })
+	deleteWhere(s.secrets, func(r *secretRow) bool { return gone(r.Secret.AccountID, r.Secret.IdentityID) })
+	deleteWhere(s.contacts, func(r *contactRow) bool { return gone(r.AccountID, r.IdentityID) })
+	m := s.mailTables()
+	deleteWhere(m.messages, func(r *messageRow) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(m.threads, func(r *core.Thread) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(m.attachments, func(r *ports.AttachmentContent) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(m.outbox, func(r *outboxRow) bool { return m.messages[r.MessageID] == nil })
+	p := s.phoneTables()
+	deleteWhere(p.phones, func(r *core.PhoneNumber) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(p.sms, func(r *core.SMSMessage) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(p.conversations, func(r *core.Conversation) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(p.voice, func(r *core.VoiceAgent) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(s.sourceRows(), func(r *sourceRow) bool { return gone(r.Source.AccountID, r.Source.IdentityID) })
+	deleteWhere(s.authTables().grants, func(g *core.DeviceGrant) bool { return g.AccountID != "" && gone(g.AccountID, g.IdentityID) })
+	deleteWhere(s.trustTables().suppressions, func(r *core.Suppression) bool { return gone(r.AccountID, r.IdentityID) })
 }
 
 func deleteWhere[K comparable, V any](m map[K]V, match func(V) bool) {

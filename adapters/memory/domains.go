@@ -33,7 +33,6 @@ func (s *Store) trustTables() *trustTables {
 func (s *Store) deleteAccountDomains(accountID string) {
 	t := s.trustTables()
 	deleteWhere(t.domains, func(r *trustDomain) bool { return r.AccountID == accountID })
-	deleteWhere(t.suppressions, func(r *core.Suppression) bool { return r.AccountID == accountID })
 }
 
 // domain is the stored row as callers see it: a copy, with its keys (the

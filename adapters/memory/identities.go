@@ -55,7 +55,7 @@ func (s *Store) Identity(_ context.Context, accountID, id string) (core.Identity
 		return core.Identity{}, core.NotFound("Identity not found.")
 	}
 	ident := r.Identity
-	ident.Phone = s.phoneOf(ident.ID)
+	ident.Phone, ident.Inbox = s.phoneOf(ident.ID), s.inboxOf(ident.ID)
 	return ident, nil
 }
 
@@ -70,7 +70,7 @@ func (s *Store) Identities(_ context.Context, scope core.Scope, page ports.Page)
 	out := make([]core.Identity, len(rows))
 	for i, r := range rows {
 		out[i] = r.Identity
-		out[i].Phone = s.phoneOf(r.ID)
+		out[i].Phone, out[i].Inbox = s.phoneOf(r.ID), s.inboxOf(r.ID)
 	}
 	return out, total, nil
 }
@@ -173,4 +173,59 @@ func (s *Store) Inboxes(_ context.Context, scope core.Scope, page ports.Page) ([
 		out[i] = r.Inbox
 	}
 	return out, total, nil
+}
+
+func (s *Store) DeleteIdentity(_ context.Context, accountID, id string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if !s.ownsIdentity(accountID, id) {
+		return core.NotFound("Identity not found.")
+	}
+	s.deleteOwned(func(_, identityID string) bool { return identityID == id })
+	return nil
+}
+
+func (s *Store) DeleteInbox(_ context.Context, accountID string, id int64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	in, ok := s.inboxes[id]
+	if !ok || in.AccountID != accountID {
+		return core.NotFound("Inbox not found.")
+	}
+	inboxes := 0
+	for _, r := range s.inboxes {
+		if r.IdentityID == in.IdentityID {
+			inboxes++
+		}
+	}
+	if err := core.InboxMayGo(inboxes); err != nil {
+		return err
+	}
+	delete(s.inboxes, id)
+	m := s.mailTables()
+	deleteWhere(m.messages, func(r *messageRow) bool { return r.InboxID == id })
+	deleteWhere(m.threads, func(r *core.Thread) bool { return r.InboxID == id })
+	deleteWhere(m.attachments, func(r *ports.AttachmentContent) bool { return r.MessageID != 0 && m.messages[r.MessageID] == nil })
+	deleteWhere(m.outbox, func(r *outboxRow) bool { return m.messages[r.MessageID] == nil })
+	deleteWhere(s.sourceRows(), func(r *sourceRow) bool { return r.Source.InboxID == id })
+	return nil
+}
+
+// inboxOf is the address of an identity's first inbox, as the SQL store
+// joins it.
+func (s *Store) inboxOf(identityID string) string {
+	var first *inboxRow
+	for _, r := range s.inboxes {
+		if r.IdentityID == identityID && (first == nil || r.ID < first.ID) {
+			first = r
+		}
+	}
+	if first == nil {
+		return ""
+	}
+	return first.Email
 }

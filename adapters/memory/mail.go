@@ -219,6 +219,38 @@ func (s *Store) SetRead(_ context.Context, accountID string, id int64, read bool
 	return nil
 }
 
+func (s *Store) DeleteMessage(_ context.Context, accountID string, id int64) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	t := s.mailTables()
+	r, ok := t.messages[id]
+	if !ok || r.AccountID != accountID {
+		return core.NotFound("Message not found.")
+	}
+	delete(t.messages, id)
+	delete(t.outbox, id)
+	for aid, a := range t.attachments {
+		if a.MessageID == id {
+			delete(t.attachments, aid)
+		}
+	}
+	thread := t.threads[r.ThreadID].Recount()
+	rest := values(t.messages, func(o *messageRow) bool { return o.ThreadID == thread.ID }, func(a, b *messageRow) bool {
+		return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.ID < b.ID
+	})
+	for _, o := range rest {
+		thread.Add(o.EmailMessage)
+	}
+	if thread.MessageCount == 0 {
+		delete(t.threads, thread.ID)
+	} else {
+		t.threads[thread.ID] = &thread
+	}
+	return nil
+}
+
 func (s *Store) Thread(_ context.Context, accountID, id string) (core.Thread, error) {
 	if err := s.lock(); err != nil {
 		return core.Thread{}, err

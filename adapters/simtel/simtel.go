@@ -1,8 +1,10 @@
 // Package simtel is a phone network in memory, the default ports.Telephony:
 // Callsign runs on a laptop and in tests with no provider account and no
 // network. Its numbers come from ranges reserved for fiction, so none of
-// them can reach a real phone, and messages between them are delivered
-// locally.
+// them can reach a real phone. A text to a number of this service is
+// delivered here, to its identity; a text to any other number (a stranger
+// in the fictional ranges, or a real phone) is recorded as sent and goes
+// no further.
 package simtel
 
 import (
@@ -11,6 +13,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -66,6 +69,9 @@ type Sim struct {
 	// sender's request. Set it before the first SendSMS; nil drops such
 	// messages after recording them.
 	Inbound func(ctx context.Context, from, to, body, sid string)
+	// Serves reports whether a number is one of this service's, whose
+	// texts Inbound delivers. nil counts every simulated number as ours.
+	Serves func(ctx context.Context, number string) bool
 
 	mu       sync.Mutex
 	idle     sync.Cond // broadcast when inFlight drops to zero
@@ -73,14 +79,16 @@ type Sim struct {
 	// taken holds the numbers handed out; they are not reused while the
 	// process lives, as a carrier rests a released number.
 	taken map[string]bool
-	sent  []Message // the latest keepSent, oldest first
+	// held is the numbers bought and not released, by sid.
+	held map[string]string
+	sent []Message // the latest keepSent, oldest first
 }
 
 var _ ports.Telephony = (*Sim)(nil)
 
 // New returns an empty simulator.
 func New() *Sim {
-	s := &Sim{taken: map[string]bool{}}
+	s := &Sim{taken: map[string]bool{}, held: map[string]string{}}
 	s.idle.L = &s.mu
 	return s
 }
@@ -104,9 +112,11 @@ func (s *Sim) BuyNumber(_ context.Context, req ports.BuyNumber) (ports.BoughtNum
 		n := r.number((start + i) % r.size)
 		if !s.taken[n] {
 			s.taken[n] = true
+			sid := newSID("PN")
+			s.held[sid] = n
 			return ports.BoughtNumber{
 				Number:       n,
-				SID:          newSID("PN"),
+				SID:          sid,
 				Capabilities: core.Capabilities{SMS: true, Voice: true},
 			}, nil
 		}
@@ -114,19 +124,38 @@ func (s *Sim) BuyNumber(_ context.Context, req ports.BuyNumber) (ports.BoughtNum
 	return ports.BoughtNumber{}, core.Invalid(core.NonFieldErrors, "the simulator has no numbers left in %s", req.CountryCode)
 }
 
-// ReleaseNumber implements ports.Telephony; the number stays taken.
+// ReleaseNumber implements ports.Telephony: the number is no longer held,
+// and stays taken while the process lives. A sid the simulator does not
+// hold (bought before a restart, or released already) counts as released,
+// as Twilio's adapter counts a number Twilio no longer has.
 func (s *Sim) ReleaseNumber(_ context.Context, sid string) error {
-	return checkSID(sid)
+	if err := checkSID(sid); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.held, sid)
+	return nil
 }
 
-// SendSMS implements ports.Telephony. A message to a simulated number is
-// delivered to Inbound; any other is recorded as sent and goes no further.
-func (s *Sim) SendSMS(_ context.Context, req ports.SendSMS) (ports.SentSMS, error) {
+// Held is the numbers bought and not released since the simulator started,
+// by sid.
+func (s *Sim) Held() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.held)
+}
+
+// SendSMS implements ports.Telephony. A message to a number of this
+// service is delivered to Inbound and reported delivered; any other is
+// recorded as sent and goes no further (no phone answers in the fictional
+// ranges, and the simulator reaches no real one).
+func (s *Sim) SendSMS(ctx context.Context, req ports.SendSMS) (ports.SentSMS, error) {
 	if !core.IsE164(req.To) {
 		return ports.SentSMS{}, core.Invalid(core.NonFieldErrors, "The 'To' number %s is not a valid phone number.", req.To)
 	}
 	m := Message{SID: newSID("SM"), From: req.From, To: req.To, Body: req.Body, Status: core.SMSSent}
-	local := IsSimulated(req.To)
+	local := IsSimulated(req.To) && (s.Serves == nil || s.Serves(ctx, req.To))
 	if local {
 		m.Status = core.SMSDelivered
 	}

@@ -3,6 +3,7 @@ package simtel
 import (
 	"context"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -171,6 +172,51 @@ func TestExternalSend(t *testing.T) {
 	if rec := s.Sent(); len(rec) != 1 || rec[0] != (Message{sent.SID, from, "+442079460000", "to the outside", core.SMSSent}) {
 		t.Errorf("Sent() = %+v", rec)
 	}
+}
+
+// TestStrangerInTheFictionalRange: a simulated number that is not the
+// service's (Serves says so) is a stranger: the text is sent and goes no
+// further, so nothing downstream hears of a number nobody owns.
+func TestStrangerInTheFictionalRange(t *testing.T) {
+	s := New()
+	a := buy(t, s, "US")
+	s.Serves = func(_ context.Context, number string) bool { return number == a.Number }
+	s.Inbound = func(_ context.Context, _, to, _, _ string) {
+		if to != a.Number {
+			t.Errorf("a text to the stranger %s reached Inbound", to)
+		}
+	}
+	stranger, err := s.SendSMS(context.Background(), ports.SendSMS{From: a.Number, To: "+14155550100", Body: "anyone?"})
+	if err != nil || stranger.Status != core.SMSSent {
+		t.Fatalf("to a stranger: %+v, %v", stranger, err)
+	}
+	own, err := s.SendSMS(context.Background(), ports.SendSMS{From: "+14155550100", To: a.Number, Body: "to ours"})
+	if err != nil || own.Status != core.SMSDelivered {
+		t.Fatalf("to a number of ours: %+v, %v", own, err)
+	}
+	s.Wait()
+}
+
+// TestRelease: a released number is held no more; releasing a sid the
+// simulator does not hold (from before a restart) succeeds.
+func TestRelease(t *testing.T) {
+	s := New()
+	a, b := buy(t, s, "US"), buy(t, s, "GB")
+	if held := s.Held(); held[a.SID] != a.Number || held[b.SID] != b.Number {
+		t.Fatalf("held %v", held)
+	}
+	if err := s.ReleaseNumber(context.Background(), a.SID); err != nil {
+		t.Fatal(err)
+	}
+	if held := s.Held(); len(held) != 1 || held[b.SID] != b.Number {
+		t.Fatalf("after a release, held %v", held)
+	}
+	for _, sid := range []string{a.SID, "PN" + strings.Repeat("0", 32)} {
+		if err := s.ReleaseNumber(context.Background(), sid); err != nil {
+			t.Errorf("releasing %s again: %v", sid, err)
+		}
+	}
+	invalid(t, s.ReleaseNumber(context.Background(), ""), "a phone number sid is required")
 }
 
 func TestLocalWithoutInbound(t *testing.T) {

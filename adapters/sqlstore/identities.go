@@ -142,3 +142,50 @@ func (db *DB) Inboxes(ctx context.Context, scope core.Scope, page ports.Page) ([
 		`ORDER BY id DESC`, []any{scope.AccountID, scope.IdentityID, nullString(scope.IdentityID)}, page)
 	return toCore(rows), total, err
 }
+
+// lockAccount takes the account's row first, as SaveMail does, so that a
+// delete and a delivery queue on it rather than deadlock on what the
+// delete cascades to.
+func (db *DB) lockAccount(ctx context.Context, tx *sqlx.Tx, accountID, what string) error {
+	var clock int64
+	err := tx.GetContext(ctx, &clock, db.q(`SELECT mail_clock FROM accounts WHERE id = ?`+db.forUpdate()), accountID)
+	return notFound(err, what)
+}
+
+// DeleteIdentity implements ports.IdentityStore: what the identity owns
+// goes with it by foreign key (ON DELETE CASCADE).
+func (db *DB) DeleteIdentity(ctx context.Context, accountID, id string) error {
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		if err := db.lockAccount(ctx, tx, accountID, "Identity"); err != nil {
+			return err
+		}
+		return db.execOneOn(ctx, tx, "Identity", `DELETE FROM identities WHERE id = ? AND account_id = ?`, id, accountID)
+	})
+}
+
+// DeleteInbox implements ports.InboxStore. The identity's row is locked
+// while its inboxes are counted, so two deletes cannot both take what
+// would be its last inbox.
+func (db *DB) DeleteInbox(ctx context.Context, accountID string, id int64) error {
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		if err := db.lockAccount(ctx, tx, accountID, "Inbox"); err != nil {
+			return err
+		}
+		var identityID string
+		if err := tx.GetContext(ctx, &identityID, db.q(`SELECT identity_id FROM inboxes WHERE id = ? AND account_id = ?`),
+			id, accountID); err != nil {
+			return notFound(err, "Inbox")
+		}
+		if _, err := tx.ExecContext(ctx, db.q(`SELECT id FROM identities WHERE id = ?`+db.forUpdate()), identityID); err != nil {
+			return err
+		}
+		var inboxes int
+		if err := tx.GetContext(ctx, &inboxes, db.q(`SELECT COUNT(*) FROM inboxes WHERE identity_id = ?`), identityID); err != nil {
+			return err
+		}
+		if err := core.InboxMayGo(inboxes); err != nil {
+			return err
+		}
+		return db.execOneOn(ctx, tx, "Inbox", `DELETE FROM inboxes WHERE id = ?`, id)
+	})
+}

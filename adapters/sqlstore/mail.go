@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -495,4 +496,100 @@ func (db *DB) ApplyReport(ctx context.Context, messageID int64, report []core.DS
 		return err
 	})
 	return m, bounced, err
+}
+
+// updateThread writes a thread's summary; threadSummary gives its arguments.
+const updateThread = `UPDATE email_threads SET subject = ?, preview = ?, message_count = ?, unread_count = ?,
+	attachment_names = ?, participants = ?, last_message_at = ? WHERE id = ?`
+
+func threadSummary(t core.Thread) []any {
+	return []any{t.Subject, t.Preview, t.MessageCount, t.UnreadCount, jsonList(t.AttachmentNames).text(),
+		jsonList(t.Participants).text(), us(t.LastMessageAt), t.ID}
+}
+
+// DeleteMessage implements ports.MailStore. The message's source,
+// attachments and outbox entry go with it by foreign key.
+func (db *DB) DeleteMessage(ctx context.Context, accountID string, id int64) error {
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		if err := db.lockAccount(ctx, tx, accountID, "Message"); err != nil {
+			return err
+		}
+		var threadID string
+		if err := tx.GetContext(ctx, &threadID, db.q(`SELECT thread_id FROM email_messages WHERE id = ? AND account_id = ?`),
+			id, accountID); err != nil {
+			return notFound(err, "Message")
+		}
+		var r threadRow
+		if err := tx.GetContext(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ?`+db.forUpdate()), threadID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM email_messages WHERE id = ?`), id); err != nil {
+			return err
+		}
+		t, err := db.recountThread(ctx, tx, r.core().Recount())
+		if err != nil {
+			return err
+		}
+		if t.MessageCount == 0 {
+			_, err = tx.ExecContext(ctx, db.q(`DELETE FROM email_threads WHERE id = ?`), t.ID)
+		} else {
+			_, err = tx.ExecContext(ctx, db.q(updateThread), threadSummary(t)...)
+		}
+		return err
+	})
+}
+
+// recountThread folds a thread's messages into t, oldest first, reading
+// them one row at a time (a message with its attachments' names over as
+// many rows), and the text of the latest only: memory stays bounded
+// whatever the thread holds.
+func (db *DB) recountThread(ctx context.Context, tx *sqlx.Tx, t core.Thread) (core.Thread, error) {
+	var latest int64
+	err := tx.GetContext(ctx, &latest, db.q(`SELECT id FROM email_messages WHERE thread_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`), t.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, nil
+	}
+	if err != nil {
+		return t, err
+	}
+	rows, err := tx.QueryxContext(ctx, db.q(`SELECT m.id, m.direction, m.is_read, m.created_at, m.subject, m.from_email, m.to_addrs,
+		m.cc_addrs, CASE WHEN m.id = ? THEN m.text_body ELSE '' END AS text_body, a.filename
+		FROM email_messages m LEFT JOIN attachments a ON a.message_id = m.id
+		WHERE m.thread_id = ? ORDER BY m.created_at, m.id, a.position`), latest, t.ID)
+	if err != nil {
+		return t, err
+	}
+	defer rows.Close()
+	var m *core.EmailMessage
+	for rows.Next() {
+		var r struct {
+			ID        int64          `db:"id"`
+			Direction string         `db:"direction"`
+			IsRead    bool           `db:"is_read"`
+			CreatedAt int64          `db:"created_at"`
+			Subject   string         `db:"subject"`
+			FromEmail string         `db:"from_email"`
+			To        string         `db:"to_addrs"`
+			Cc        string         `db:"cc_addrs"`
+			Text      string         `db:"text_body"`
+			Filename  sql.NullString `db:"filename"`
+		}
+		if err := rows.StructScan(&r); err != nil {
+			return t, err
+		}
+		if m == nil || m.ID != r.ID {
+			if m != nil {
+				t.Add(*m)
+			}
+			m = &core.EmailMessage{ID: r.ID, Header: core.Header{Subject: r.Subject, FromEmail: r.FromEmail, To: parseList(r.To),
+				Cc: parseList(r.Cc)}, Text: r.Text, Direction: core.Direction(r.Direction), IsRead: r.IsRead, CreatedAt: fromUS(r.CreatedAt)}
+		}
+		if r.Filename.Valid {
+			m.Attachments = append(m.Attachments, core.Attachment{Filename: r.Filename.String})
+		}
+	}
+	if m != nil {
+		t.Add(*m)
+	}
+	return t, rows.Err()
 }

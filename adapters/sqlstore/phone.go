@@ -284,7 +284,9 @@ func (db *DB) SetSMSProvider(ctx context.Context, id int64, sid string, status c
 	return db.execOne(ctx, "Message", `UPDATE sms_messages SET provider_sid = ?, status = ? WHERE id = ?`, sid, string(status), id)
 }
 
-// DeleteSMS removes a message and recounts its conversation from what is left.
+// DeleteSMS removes a message and counts its conversation again from what
+// is left, under the conversation's lock (as SaveSMS takes it), reading the
+// rest one row at a time.
 func (db *DB) DeleteSMS(ctx context.Context, accountID string, id int64) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {
 		var r smsRow
@@ -292,19 +294,39 @@ func (db *DB) DeleteSMS(ctx context.Context, accountID string, id int64) error {
 			return notFound(err, "Message")
 		}
 		m := r.core()
+		var locked conversationRow
+		if err := tx.GetContext(ctx, &locked, db.q(`SELECT `+conversationColumns+` FROM sms_conversations
+			WHERE phone_id = ? AND counterpart = ?`+db.forUpdate()), m.PhoneID, m.Counterpart()); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM sms_messages WHERE id = ?`), id); err != nil {
 			return err
 		}
-		var rest []smsRow
-		if err := tx.SelectContext(ctx, &rest, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE phone_id = ? AND counterpart = ?
-			ORDER BY created_at, id`), m.PhoneID, m.Counterpart()); err != nil {
+		c := core.StartConversation(m)
+		rows, err := tx.QueryxContext(ctx, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE phone_id = ? AND counterpart = ?
+			ORDER BY created_at, id`), m.PhoneID, m.Counterpart())
+		if err != nil {
 			return err
 		}
-		if len(rest) == 0 {
+		for rows.Next() {
+			var o smsRow
+			if err := rows.StructScan(&o); err != nil {
+				rows.Close()
+				return err
+			}
+			c.Add(o.core())
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if c.MessageCount == 0 {
 			_, err := tx.ExecContext(ctx, db.q(`DELETE FROM sms_conversations WHERE phone_id = ? AND counterpart = ?`), m.PhoneID, m.Counterpart())
 			return err
 		}
-		return db.writeConversation(ctx, tx, core.SummarizeConversation(toCore(rest)))
+		return db.writeConversation(ctx, tx, c)
 	})
 }
 

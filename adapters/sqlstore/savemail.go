@@ -72,10 +72,7 @@ func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []ports.NewMai
 		}
 	}
 	for _, t := range mt.threads {
-		if _, err := tx.ExecContext(ctx, db.q(`UPDATE email_threads SET subject = ?, preview = ?, message_count = ?,
-			unread_count = ?, attachment_names = ?, participants = ?, last_message_at = ? WHERE id = ?`),
-			t.Subject, t.Preview, t.MessageCount, t.UnreadCount, jsonList(t.AttachmentNames).text(),
-			jsonList(t.Participants).text(), us(t.LastMessageAt), t.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, db.q(updateThread), threadSummary(*t)...); err != nil {
 			return nil, err
 		}
 	}

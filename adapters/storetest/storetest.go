@@ -83,6 +83,10 @@ var cases = []testCase{
 	{"device grants/pending or denied grants are not redeemed", testDeviceGrantsRedeemOnlyApproved},
 	{"device grants/expired grants are forgotten, and go with their account", testDeviceGrantsExpire},
 	{"lists/every growing list pages in the store, counted when asked", testListsPage},
+	{"mail/deleting a message recounts its thread, and the last one takes it", testMailDeleteRecountsThread},
+	{"sms/deleting a message recounts its conversation, and the last one takes it", testSMSDeleteRecountsConversation},
+	{"identities/delete takes everything the identity owns, and nothing else", testIdentitiesDeleteCascades},
+	{"inboxes/delete takes the inbox's mail; an identity keeps its last inbox", testInboxesDelete},
 }
 
 // t0 is the suite's epoch, with microseconds to catch lost precision.

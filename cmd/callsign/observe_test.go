@@ -72,7 +72,7 @@ func TestWhereAMessageWent(t *testing.T) {
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`msg="mail accepted" result=accepted envelope_from=alice@example.org bytes=\d+ duration_ms=[\d.]+ message_id=trace-1@example.org verdict=none spf=none dkim=none dmarc=none messages=\[` + fmt.Sprint(in.ID) + `\] inboxes=\[\d+\]`),
 		regexp.MustCompile(`msg="mail delivery attempt" message=` + fmt.Sprint(sent.ID) + ` attempt=1 outcome=sent recipients=1 duration_ms=[\d.]+`),
-		regexp.MustCompile(`msg="sms outgoing" message=\d+ outcome=delivered identity=` + ident.UUID + ` from=\` + ident.Phone + ` to=\+14155550100 provider_sid=\S+ duration_ms=`),
+		regexp.MustCompile(`msg="sms outgoing" message=\d+ outcome=sent identity=` + ident.UUID + ` from=\` + ident.Phone + ` to=\+14155550100 provider_sid=\S+ duration_ms=`),
 		regexp.MustCompile(`msg="sms incoming" message=\d+ outcome=received identity=` + ident.UUID + ` from=\+14155550100 to=\` + ident.Phone + ` provider_sid=\S+`),
 	} {
 		if len(want.FindAllString(logs, -1)) != 1 {
@@ -99,7 +99,7 @@ func TestWhereAMessageWent(t *testing.T) {
 		`callsign_outbound_attempts_total{outcome="sent"} 1`,
 		`callsign_outbound_attempt_duration_seconds_count 1`,
 		`callsign_outbox_queued_messages 0`,
-		`callsign_sms_messages_total{direction="outgoing",outcome="delivered"} 1`,
+		`callsign_sms_messages_total{direction="outgoing",outcome="sent"} 1`,
 		`callsign_sms_messages_total{direction="incoming",outcome="received"} 1`,
 		`callsign_http_requests_total{method="POST",route="/api/identities/",status="201"} 1`,
 		`callsign_http_request_duration_seconds_count{method="POST",route="/api/identities/"} 1`,

@@ -125,7 +125,8 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 	a := app.New(deps)
 	sim, _ := deps.Telephony.(*simtel.Sim)
 	if sim != nil {
-		// Between two simulated numbers, a message is delivered here.
+		// A text to a number of this service is delivered here.
+		sim.Serves = a.SMS.Serves
 		sim.Inbound = func(ctx context.Context, from, to, body, sid string) {
 			if _, err := a.SMS.Receive(ctx, app.InboundSMS{From: from, To: to, Body: body, SID: sid}); err != nil {
 				log.Error("sms: simulated delivery failed", "err", err)

@@ -57,7 +57,8 @@ type Server struct {
 // NewServer makes an empty fake; serve it with httptest.NewServer.
 func NewServer() *Server { return &Server{numbers: map[string]url.Values{}} }
 
-// Numbers is what each bought number was set up with, by its sid.
+// Numbers is what each bought number, not released since, was set up
+// with, by its sid.
 func (f *Server) Numbers() map[string]url.Values {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -109,6 +110,14 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.numbers[sid] = r.PostForm
 		reply(200, map[string]any{"sid": sid, "phone_number": r.PostForm.Get("PhoneNumber"),
 			"capabilities": map[string]bool{"sms": true, "voice": true, "mms": false}})
+	case r.Method == "DELETE" && strings.HasPrefix(r.URL.Path, base+"/IncomingPhoneNumbers/"):
+		sid := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, base+"/IncomingPhoneNumbers/"), ".json")
+		if _, ok := f.numbers[sid]; !ok {
+			reply(404, map[string]any{"code": 20404, "message": "The requested resource was not found", "status": 404})
+			return
+		}
+		delete(f.numbers, sid)
+		w.WriteHeader(http.StatusNoContent)
 	case r.Method == "POST" && strings.HasPrefix(r.URL.Path, base+"/IncomingPhoneNumbers/"):
 		sid := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, base+"/IncomingPhoneNumbers/"), ".json")
 		for k, v := range r.PostForm {
