@@ -246,36 +246,21 @@ func TestIdleAnnouncesNewMail(t *testing.T) {
 	w.deliver(alice.inbox, fixture(t, "plain.eml"))
 	exists := make(chan uint32, 8)
 	addr := w.serve(imapadapter.ServerOptions{PlaintextAuth: true, Recheck: 100 * time.Millisecond})
-	c, err := imapclient.DialInsecure(addr, &imapclient.Options{UnilateralDataHandler: &imapclient.UnilateralDataHandler{
+	c := selectInbox(t, addr, alice, &imapclient.UnilateralDataHandler{
 		Mailbox: func(d *imapclient.UnilateralDataMailbox) {
 			if d.NumMessages != nil {
 				exists <- *d.NumMessages
 			}
 		},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Login(alice.inbox.Email, alice.key).Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	idle, err := c.Idle()
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := func(n uint32, why string) {
 		t.Helper()
-		select {
-		case got := <-exists:
-			if got != n {
-				t.Fatalf("%s: EXISTS %d, want %d", why, got, n)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: no EXISTS during IDLE", why)
+		if got := receive(t, exists, why+": EXISTS during IDLE"); got != n {
+			t.Fatalf("%s: EXISTS %d, want %d", why, got, n)
 		}
 	}
 	w.deliver(alice.inbox, fixture(t, "alternative.eml"))
@@ -448,28 +433,11 @@ func TestDeletedMailIsExpunged(t *testing.T) {
 	}
 	addr := w.serve(imapadapter.ServerOptions{PlaintextAuth: true, Recheck: time.Hour})
 	expunged := make(chan uint32, 8)
-	c, err := imapclient.DialInsecure(addr, &imapclient.Options{UnilateralDataHandler: &imapclient.UnilateralDataHandler{
-		Expunge: func(seq uint32) { expunged <- seq },
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Login(alice.inbox.Email, alice.key).Wait(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
-		t.Fatal(err)
-	}
+	c := selectInbox(t, addr, alice, &imapclient.UnilateralDataHandler{Expunge: func(seq uint32) { expunged <- seq }})
 	wantExpunge := func(seq uint32, why string) {
 		t.Helper()
-		select {
-		case got := <-expunged:
-			if got != seq {
-				t.Fatalf("%s: EXPUNGE %d, want %d", why, got, seq)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: no EXPUNGE", why)
+		if got := receive(t, expunged, why+": EXPUNGE"); got != seq {
+			t.Fatalf("%s: EXPUNGE %d, want %d", why, got, seq)
 		}
 	}
 	// During IDLE, at once (the recheck is an hour away).
@@ -513,4 +481,34 @@ func TestDeletedMailIsExpunged(t *testing.T) {
 	if err != nil || len(uids.AllUIDs()) != 1 || uids.AllUIDs()[0] != imap.UID(ids[2]) {
 		t.Fatalf("UID SEARCH ALL: %v %+v", err, uids)
 	}
+}
+
+// selectInbox logs in as a and selects INBOX on a connection whose
+// unsolicited responses go to handler.
+func selectInbox(t *testing.T, addr string, a agent, handler *imapclient.UnilateralDataHandler) *imapclient.Client {
+	t.Helper()
+	c, err := imapclient.DialInsecure(addr, &imapclient.Options{UnilateralDataHandler: handler})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.Login(a.inbox.Email, a.key).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// receive waits for what an unsolicited response sent to ch.
+func receive[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	var v T
+	select {
+	case v = <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no %s", what)
+	}
+	return v
 }

@@ -3,18 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/emersion/go-smtp"
 
 	"github.com/callsign/callsign/adapters/sqlstore"
-	"github.com/callsign/callsign/adapters/twilio"
-	"github.com/callsign/callsign/adapters/twilio/twiliotest"
-	"github.com/callsign/callsign/app"
 )
 
 type apiIdentity struct {
@@ -174,14 +168,7 @@ func TestDeletes(t *testing.T) {
 // identity goes; while Twilio is down nothing is deleted.
 func TestDeleteReleasesAtTwilio(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
-		fake := twiliotest.NewServer()
-		srv := httptest.NewServer(fake)
-		defer srv.Close()
-		r := start(t, d, map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": twiliotest.AccountSID, "TWILIO_AUTH_TOKEN": twiliotest.AuthToken},
-			func(deps *app.Deps) {
-				deps.Telephony = twilio.New(twilio.Config{AccountSID: twiliotest.AccountSID, AuthToken: twiliotest.AuthToken, APIBaseURL: srv.URL,
-					HTTPClient: &http.Client{Timeout: 2 * time.Second}})
-			})
+		r, fake := startWithTwilio(t, d)
 		mgmt := r.bootstrap("twilio-deletes@example.com")
 		var ident apiIdentity
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Leaving", "provision_phone": true}, &ident)

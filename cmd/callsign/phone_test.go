@@ -97,14 +97,7 @@ func TestTelephonyWithTheSimulator(t *testing.T) {
 
 func TestTelephonyWithTwilio(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
-		fake := twiliotest.NewServer()
-		srv := httptest.NewServer(fake)
-		defer srv.Close()
-		r := start(t, d, map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": twiliotest.AccountSID, "TWILIO_AUTH_TOKEN": twiliotest.AuthToken},
-			func(deps *app.Deps) {
-				deps.Telephony = twilio.New(twilio.Config{AccountSID: twiliotest.AccountSID, AuthToken: twiliotest.AuthToken, APIBaseURL: srv.URL,
-					HTTPClient: &http.Client{Timeout: 2 * time.Second}})
-			})
+		r, fake := startWithTwilio(t, d)
 		webhook := func(path string, form url.Values, signature string) int {
 			req, _ := http.NewRequest("POST", r.baseURL+path, strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -174,4 +167,18 @@ func TestTelephonyWithTwilio(t *testing.T) {
 			t.Fatalf("a refused message was kept: %+v", list)
 		}
 	})
+}
+
+// startWithTwilio runs the service with Twilio as its provider, answered
+// by a fake of Twilio's REST API.
+func startWithTwilio(t *testing.T, d sqlstore.Dialect) (*running, *twiliotest.Server) {
+	fake := twiliotest.NewServer()
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	r := start(t, d, map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": twiliotest.AccountSID, "TWILIO_AUTH_TOKEN": twiliotest.AuthToken},
+		func(deps *app.Deps) {
+			deps.Telephony = twilio.New(twilio.Config{AccountSID: twiliotest.AccountSID, AuthToken: twiliotest.AuthToken, APIBaseURL: srv.URL,
+				HTTPClient: &http.Client{Timeout: 2 * time.Second}})
+		})
+	return r, fake
 }
