@@ -146,6 +146,16 @@ func (s *Mail) Inboxes(ctx context.Context, p core.Principal, requested string, 
 	return s.inboxes.Inboxes(ctx, p.Scope(requested), page)
 }
 
+// Watch signals, without blocking, whenever mail of the inboxes is stored
+// or marked read by this process, as Mailbox.Watch does for one folder.
+// A signal carries nothing but "look again": the caller then reads what
+// changed through a scoped call. Other instances' changes are not
+// signalled, so a watcher also looks again now and then. Call stop when
+// done.
+func (s *Mail) Watch(inboxIDs ...int64) (changed <-chan struct{}, stop func()) {
+	return s.changes.watch(inboxIDs...)
+}
+
 // Inbox shows one inbox in scope.
 func (s *Mail) Inbox(ctx context.Context, p core.Principal, id int64) (core.Inbox, error) {
 	in, err := s.inboxes.Inbox(ctx, id)

@@ -172,23 +172,29 @@ type changeFeed struct {
 	watchers map[int64]map[chan struct{}]bool
 }
 
-func (f *changeFeed) watch(inboxID int64) (<-chan struct{}, func()) {
+// watch registers one watcher of the inboxes: a change to any of them
+// signals it.
+func (f *changeFeed) watch(inboxIDs ...int64) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.watchers == nil {
 		f.watchers = map[int64]map[chan struct{}]bool{}
 	}
-	if f.watchers[inboxID] == nil {
-		f.watchers[inboxID] = map[chan struct{}]bool{}
+	for _, id := range inboxIDs {
+		if f.watchers[id] == nil {
+			f.watchers[id] = map[chan struct{}]bool{}
+		}
+		f.watchers[id][ch] = true
 	}
-	f.watchers[inboxID][ch] = true
 	return ch, func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		delete(f.watchers[inboxID], ch)
-		if len(f.watchers[inboxID]) == 0 {
-			delete(f.watchers, inboxID)
+		for _, id := range inboxIDs {
+			delete(f.watchers[id], ch)
+			if len(f.watchers[id]) == 0 {
+				delete(f.watchers, id)
+			}
 		}
 	}
 }

@@ -61,6 +61,8 @@ type Config struct {
 	DebugAddr string
 	// MetricsAddr, when set, serves Prometheus metrics there.
 	MetricsAddr string
+	// MCP serves the Model Context Protocol at /mcp (CALLSIGN_MCP=on|off).
+	MCP bool
 
 	// MXHost is where custom domains' MX records must point.
 	MXHost string
@@ -265,6 +267,13 @@ func Load(getenv Getenv) (Config, error) {
 		if msg := checkListenAddr(c.MetricsAddr); msg != "" {
 			return fail("CALLSIGN_METRICS_ADDR", "%s", msg)
 		}
+	}
+	switch v := strings.ToLower(get("CALLSIGN_MCP", "on")); v {
+	case "on":
+		c.MCP = true
+	case "off":
+	default:
+		return fail("CALLSIGN_MCP", "%q is not on or off", v)
 	}
 	if c.DebugAddr = get("CALLSIGN_DEBUG_ADDR", ""); c.DebugAddr != "" {
 		if msg := checkListenAddr(c.DebugAddr); msg != "" {

@@ -91,6 +91,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_DKIM_SELECTOR", "bad selector", map[string]string{"CALLSIGN_DKIM_KEY_FILE": "dkim.pem"}},
 		{"CALLSIGN_INBOUND_AUTH", "sometimes", nil},
 		{"CALLSIGN_METRICS_ADDR", "9090", nil},
+		{"CALLSIGN_MCP", "yes", nil},
 		{"CALLSIGN_SHUTDOWN_GRACE", "-1s", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}
@@ -148,6 +149,12 @@ func TestMailAuthenticationSettings(t *testing.T) {
 	if err != nil || c.MXHost != "mx.callsign.example" || c.SPFInclude != "_spf.relay.example" || c.DNSResolver != "127.0.0.1:53" ||
 		c.DKIMKeyFile != "/etc/callsign/dkim.pem" || c.DKIMSelector != "mail2026" || c.InboundAuth != "all" {
 		t.Fatalf("values: %+v, %v", c, err)
+	}
+	if c, err := Load(env(nil)); err != nil || !c.MCP {
+		t.Errorf("CALLSIGN_MCP is on by default: %v, %v", c.MCP, err)
+	}
+	if c, err := Load(env(map[string]string{"CALLSIGN_MCP": "OFF"})); err != nil || c.MCP {
+		t.Errorf("CALLSIGN_MCP=OFF: %v, %v", c.MCP, err)
 	}
 	if c, err := Load(env(map[string]string{"CALLSIGN_DNS_RESOLVER": "[::1]:5353"})); err != nil || c.DNSResolver != "[::1]:5353" {
 		t.Errorf("IPv6 resolver: %q, %v", c.DNSResolver, err)

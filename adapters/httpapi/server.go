@@ -39,6 +39,10 @@ type Options struct {
 	Version string
 	// Requests hears every request, for metrics; nil for none.
 	Requests RequestObserver
+	// MCP, when set, builds the Model Context Protocol endpoint served at
+	// /mcp behind the API's authentication and per-key rate limit; it is
+	// given the API's own handler to call in-process. nil: /mcp is 404.
+	MCP func(api http.Handler) http.Handler
 }
 
 // RequestObserver hears every request, once answered. route is the
@@ -94,6 +98,12 @@ func New(a *app.App, opts Options) http.Handler {
 	e.Use(s.accessLog, gin.CustomRecoveryWithWriter(nil, s.recovered), s.checkMethod)
 	e.NoRoute(s.noRoute)
 	s.routes(e)
+	if opts.MCP != nil {
+		mcp := gin.WrapH(opts.MCP(e))
+		for _, method := range []string{"GET", "POST", "DELETE"} {
+			e.Handle(method, "/mcp", s.authenticate, s.throttleKey, mcp)
+		}
+	}
 	s.table = newRouteTable(e.Routes())
 	return e
 }

@@ -21,6 +21,7 @@ import (
 	imapadapter "github.com/callsign/callsign/adapters/imap"
 	"github.com/callsign/callsign/adapters/mailauth"
 	"github.com/callsign/callsign/adapters/mailmime"
+	"github.com/callsign/callsign/adapters/mcpserver"
 	"github.com/callsign/callsign/adapters/metrics"
 	"github.com/callsign/callsign/adapters/relay"
 	"github.com/callsign/callsign/adapters/resolver"
@@ -314,15 +315,27 @@ func (s *service) serve(ctx context.Context) error {
 		return err
 	}
 	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: s.cfg.SMTPHostname, MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log})
-	handler := httpapi.New(s.app, httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
+	var mcpEndpoint *mcpserver.HTTP
+	apiOptions := httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
 		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
-		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey, Version: version, Requests: s.requestObserver()})
+		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey, Version: version, Requests: s.requestObserver()}
+	if s.cfg.MCP {
+		apiOptions.MCP = func(api http.Handler) http.Handler {
+			mcpEndpoint = mcpserver.NewHTTP(api, s.app, mcpserver.HTTPOptions{Options: mcpserver.Options{Version: version}, BaseURL: s.cfg.BaseURL})
+			return mcpEndpoint
+		}
+	}
+	handler := httpapi.New(s.app, apiOptions)
 	api := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
+	}
+	if mcpEndpoint != nil {
+		// MCP sessions hold streams open: end them, or shutdown waits.
+		api.RegisterOnShutdown(mcpEndpoint.Close)
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	// stopping ends with the grace period; each server's shutdown gets it.

@@ -1,0 +1,392 @@
+package mcpserver
+
+import (
+	"context"
+	"mime"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/callsign/callsign/client"
+)
+
+// emailSummary is a message in a list: enough to choose which to read.
+type emailSummary struct {
+	ID              int64    `json:"id"`
+	ThreadID        string   `json:"thread_id"`
+	FromEmail       string   `json:"from_email"`
+	FromDisplayName *string  `json:"from_display_name"`
+	ToEmail         string   `json:"to_email"`
+	Subject         string   `json:"subject"`
+	Preview         string   `json:"preview" jsonschema:"the start of the text body, on one line"`
+	Direction       string   `json:"direction" jsonschema:"incoming (received) or outgoing (sent)"`
+	IsRead          bool     `json:"is_read"`
+	Attachments     []string `json:"attachments" jsonschema:"the attachments' file names"`
+	CreatedDT       string   `json:"created_dt"`
+}
+
+// previewRunes is how much of a body a summary shows, as the API's thread
+// previews do.
+const previewRunes = 200
+
+func summarize(m client.Message) emailSummary {
+	names := make([]string, len(m.Attachments))
+	for i, a := range m.Attachments {
+		names[i] = a.Filename
+	}
+	return emailSummary{ID: m.ID, ThreadID: m.ThreadID, FromEmail: m.FromEmail, FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail,
+		Subject: m.Subject, Preview: preview(m.Content), Direction: m.Direction, IsRead: m.IsRead, Attachments: names, CreatedDT: m.CreatedDT}
+}
+
+// preview is the first previewRunes characters of text on one line.
+func preview(text string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(text) <= previewRunes {
+		return text
+	}
+	return string([]rune(text)[:previewRunes]) + "…"
+}
+
+// email is a message to read: its text and what is known about it.
+type email struct {
+	ID              int64                  `json:"id"`
+	ThreadID        string                 `json:"thread_id"`
+	MessageID       string                 `json:"message_id" jsonschema:"the Message-ID header, without angle brackets"`
+	InReplyTo       *string                `json:"in_reply_to"`
+	FromEmail       string                 `json:"from_email"`
+	FromDisplayName *string                `json:"from_display_name"`
+	ToEmail         string                 `json:"to_email"`
+	Cc              []string               `json:"cc"`
+	Subject         string                 `json:"subject"`
+	Text            string                 `json:"text" jsonschema:"the body as plain text (HTML-only mail is converted to readable text)"`
+	HasHTML         bool                   `json:"has_html" jsonschema:"whether the message also has an HTML body"`
+	Direction       string                 `json:"direction" jsonschema:"incoming (received) or outgoing (sent)"`
+	IsRead          bool                   `json:"is_read"`
+	Attachments     []client.Attachment    `json:"attachments" jsonschema:"files: get_attachment reads one"`
+	DeliveryStatus  *string                `json:"delivery_status" jsonschema:"sent mail: queued, sent, failed or bounced; null for received mail"`
+	DeliveryError   *string                `json:"delivery_error"`
+	Authentication  *client.Authentication `json:"authentication" jsonschema:"received mail: SPF, DKIM and DMARC results; verdict pass means the sender is who it claims"`
+	CreatedDT       string                 `json:"created_dt"`
+}
+
+func readable(m client.Message) email {
+	return email{ID: m.ID, ThreadID: m.ThreadID, MessageID: m.MessageID, InReplyTo: m.InReplyTo, FromEmail: m.FromEmail,
+		FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail, Cc: m.Cc, Subject: m.Subject, Text: m.Content, HasHTML: m.HTML != "",
+		Direction: m.Direction, IsRead: m.IsRead, Attachments: m.Attachments, DeliveryStatus: m.DeliveryStatus,
+		DeliveryError: m.DeliveryError, Authentication: m.Authentication, CreatedDT: m.CreatedDT}
+}
+
+type listEmailsIn struct {
+	Scope
+	IsRead        *bool  `json:"is_read,omitempty" jsonschema:"true for read messages only, false for unread only"`
+	FromEmail     string `json:"from_email,omitempty" jsonschema:"only messages from this address (ignoring case)"`
+	Direction     string `json:"direction,omitempty" jsonschema:"incoming (received) or outgoing (sent)"`
+	ThreadID      string `json:"thread_id,omitempty" jsonschema:"only messages of this thread"`
+	Inbox         int64  `json:"inbox,omitempty" jsonschema:"only messages of this inbox (an id)"`
+	Authenticated *bool  `json:"authenticated,omitempty" jsonschema:"true for received mail whose sender passed SPF/DKIM/DMARC"`
+	CreatedAfter  string `json:"created_after,omitempty" jsonschema:"only messages stored after this time (a created_dt seen before)"`
+	Limit         int    `json:"limit,omitempty" jsonschema:"how many messages (default 50, at most 200)"`
+	Offset        int    `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
+}
+
+type listEmailsOut struct {
+	Count  int            `json:"count" jsonschema:"how many messages match in all"`
+	Emails []emailSummary `json:"emails" jsonschema:"oldest first"`
+}
+
+type messageIn struct {
+	Scope
+	MessageID int64 `json:"message_id" jsonschema:"the message's id, as list_emails shows it"`
+}
+
+type sendEmailIn struct {
+	Scope
+	To      []string `json:"to" jsonschema:"recipient addresses"`
+	Cc      []string `json:"cc,omitempty"`
+	Bcc     []string `json:"bcc,omitempty"`
+	Subject string   `json:"subject,omitempty"`
+	Body    string   `json:"body" jsonschema:"the message as plain text"`
+	HTML    string   `json:"html,omitempty" jsonschema:"an optional HTML version of the body"`
+}
+
+type replyEmailIn struct {
+	Scope
+	MessageID int64    `json:"message_id" jsonschema:"the message to answer"`
+	Body      string   `json:"body" jsonschema:"the reply as plain text; the subject and threading headers are set for you"`
+	HTML      string   `json:"html,omitempty" jsonschema:"an optional HTML version of the body"`
+	ReplyAll  bool     `json:"reply_all,omitempty" jsonschema:"also answer everyone else the message was sent to"`
+	Cc        []string `json:"cc,omitempty"`
+	Bcc       []string `json:"bcc,omitempty"`
+}
+
+type forwardEmailIn struct {
+	Scope
+	MessageID int64    `json:"message_id" jsonschema:"the message to forward, with its attachments"`
+	To        []string `json:"to" jsonschema:"recipient addresses"`
+	Body      string   `json:"body,omitempty" jsonschema:"a note above the forwarded message"`
+	Cc        []string `json:"cc,omitempty"`
+	Bcc       []string `json:"bcc,omitempty"`
+}
+
+type markReadIn struct {
+	Scope
+	MessageID int64 `json:"message_id"`
+	IsRead    *bool `json:"is_read,omitempty" jsonschema:"false marks it unread again (default true)"`
+}
+
+type listThreadsIn struct {
+	Scope
+	HasUnread *bool `json:"has_unread,omitempty" jsonschema:"true for threads with unread mail only"`
+	Inbox     int64 `json:"inbox,omitempty" jsonschema:"only threads of this inbox (an id)"`
+}
+
+type listThreadsOut struct {
+	Threads []client.Thread `json:"threads" jsonschema:"latest activity first"`
+}
+
+type threadIn struct {
+	Scope
+	ThreadID string `json:"thread_id" jsonschema:"the thread's id, as list_threads or a message shows it"`
+}
+
+type threadOut struct {
+	ThreadID string  `json:"thread_id"`
+	Subject  string  `json:"subject"`
+	Messages []email `json:"messages" jsonschema:"oldest first"`
+}
+
+type waitEmailIn struct {
+	Scope
+	From            string `json:"from,omitempty" jsonschema:"wait for mail from this address, or from any address at this domain (example.com)"`
+	SubjectContains string `json:"subject_contains,omitempty" jsonschema:"wait for a subject containing this text (ignoring case)"`
+	TimeoutSeconds  int    `json:"timeout_seconds,omitempty" jsonschema:"how long to wait, 1 to 60 seconds (default 30)"`
+}
+
+type waitEmailOut struct {
+	Message *email `json:"message" jsonschema:"the message that arrived, or null when none did in time"`
+}
+
+type attachmentIn struct {
+	Scope
+	MessageID int64  `json:"message_id" jsonschema:"the message the file belongs to"`
+	UUID      string `json:"uuid" jsonschema:"the attachment's uuid (or its file name), as read_email lists it"`
+}
+
+type attachmentOut struct {
+	client.Attachment
+	Text      *string `json:"text" jsonschema:"the content of a text file; null for other types (download them from url with the API key)"`
+	Truncated bool    `json:"truncated" jsonschema:"whether text holds only the start of the file"`
+}
+
+// maxAttachmentText bounds the text of an attachment a tool returns.
+const maxAttachmentText = 256 << 10
+
+func (s *session) addMailTools() {
+	addTool(s, tool{name: "list_emails", title: "List emails", readOnly: true,
+		description: "List email messages (oldest first, 50 at a time) with a short preview of each; filter by read state, sender, direction or thread. Use read_email for a message's full text."},
+		func(ctx context.Context, c *client.Client, in listEmailsIn) (listEmailsOut, error) {
+			p, err := c.Messages(ctx, client.MessageFilter{Inbox: in.Inbox, ThreadID: in.ThreadID, FromEmail: in.FromEmail, Direction: in.Direction,
+				IsRead: in.IsRead, Authenticated: in.Authenticated, CreatedAfter: in.CreatedAfter, Limit: in.Limit, Offset: in.Offset})
+			out := listEmailsOut{Count: p.Count, Emails: make([]emailSummary, len(p.Results))}
+			for i, m := range p.Results {
+				out.Emails[i] = summarize(m)
+			}
+			return out, err
+		})
+	addTool(s, tool{name: "read_email", title: "Read an email", readOnly: true,
+		description: "Read one email message: its text body (HTML converted to text), sender, recipients, authentication results and attachments."},
+		func(ctx context.Context, c *client.Client, in messageIn) (email, error) {
+			m, err := c.Message(ctx, in.MessageID)
+			return readable(m), err
+		})
+	addTool(s, tool{name: "send_email", title: "Send an email",
+		description: "Send a new email message from this identity's inbox. To answer a message, use reply_email instead, which keeps the thread."},
+		func(ctx context.Context, c *client.Client, in sendEmailIn) (email, error) {
+			m, err := c.Compose(ctx, client.Draft{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: &in.Subject, Content: &in.Body, HTML: optional(in.HTML)})
+			return readable(m), err
+		})
+	addTool(s, tool{name: "reply_email", title: "Reply to an email",
+		description: "Reply to a message (its sender, or everyone with reply_all); the subject and threading headers are set for you."},
+		func(ctx context.Context, c *client.Client, in replyEmailIn) (email, error) {
+			kind := "reply"
+			if in.ReplyAll {
+				kind = "reply-all"
+			}
+			m, err := c.Respond(ctx, in.MessageID, kind, client.Draft{Cc: in.Cc, Bcc: in.Bcc, Content: &in.Body, HTML: optional(in.HTML)})
+			return readable(m), err
+		})
+	addTool(s, tool{name: "forward_email", title: "Forward an email",
+		description: "Forward a message, with its attachments, to other addresses, with an optional note."},
+		func(ctx context.Context, c *client.Client, in forwardEmailIn) (email, error) {
+			m, err := c.Respond(ctx, in.MessageID, "forward", client.Draft{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Content: &in.Body})
+			return readable(m), err
+		})
+	addTool(s, tool{name: "mark_email_read", title: "Mark an email read",
+		description: "Mark a message read (or unread again with is_read: false)."},
+		func(ctx context.Context, c *client.Client, in markReadIn) (emailSummary, error) {
+			read := in.IsRead == nil || *in.IsRead
+			m, err := c.SetRead(ctx, in.MessageID, read)
+			return summarize(m), err
+		})
+	addTool(s, tool{name: "list_threads", title: "List email threads", readOnly: true,
+		description: "List email conversations (threads), latest activity first, with subject, participants, unread count and a preview of the latest message."},
+		func(ctx context.Context, c *client.Client, in listThreadsIn) (listThreadsOut, error) {
+			l, err := c.Threads(ctx, client.ThreadFilter{HasUnread: in.HasUnread, Inbox: in.Inbox})
+			return listThreadsOut{Threads: l}, err
+		})
+	addTool(s, tool{name: "read_thread", title: "Read an email thread", readOnly: true,
+		description: "Read a whole email conversation: every message of the thread, oldest first, as text."},
+		func(ctx context.Context, c *client.Client, in threadIn) (threadOut, error) {
+			t, err := c.Thread(ctx, in.ThreadID)
+			out := threadOut{ThreadID: t.ThreadID, Subject: t.Subject, Messages: make([]email, len(t.Messages))}
+			for i, m := range t.Messages {
+				out.Messages[i] = readable(m)
+			}
+			return out, err
+		})
+	addTool(s, tool{name: "wait_for_email", title: "Wait for an email", readOnly: true,
+		description: "Wait up to timeout_seconds (at most 60) for the next email to arrive, optionally from a sender or with a subject containing some text, and return it; message is null when none came in time. Use it for verification codes and answers you expect."},
+		s.waitForEmail)
+	addTool(s, tool{name: "get_attachment", title: "Get an attachment", readOnly: true,
+		description: "Read an attachment of a message: the content of a text file (up to 256 KiB), or the metadata and download URL of any other file."},
+		func(ctx context.Context, c *client.Client, in attachmentIn) (attachmentOut, error) {
+			m, err := c.Message(ctx, in.MessageID)
+			if err != nil {
+				return attachmentOut{}, err
+			}
+			a, err := m.Attachment(in.UUID)
+			if err != nil || !isText(a.ContentType) {
+				return attachmentOut{Attachment: a}, err
+			}
+			content, truncated, err := c.Download(ctx, a, maxAttachmentText)
+			if err != nil || !utf8.Valid(content) && !truncated {
+				return attachmentOut{Attachment: a}, err
+			}
+			text := strings.ToValidUTF8(string(content), "")
+			return attachmentOut{Attachment: a, Text: &text, Truncated: truncated}, nil
+		})
+}
+
+// isText reports whether a content type is text a model can read.
+func isText(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(mt, "text/"), strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"):
+		return true
+	}
+	switch mt {
+	case "application/json", "application/xml", "application/csv", "application/yaml", "application/x-yaml", "application/javascript", "message/rfc822":
+		return true
+	}
+	return false
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// waitTimeout reads timeout_seconds: 30 by default, at most 60.
+func waitTimeout(seconds int) time.Duration {
+	switch {
+	case seconds <= 0:
+		return 30 * time.Second
+	case seconds > 60:
+		return 60 * time.Second
+	}
+	return time.Duration(seconds) * time.Second
+}
+
+// waitForEmail looks for received mail after the newest message there was
+// when it began, each time the signals say mail may have come.
+func (s *session) waitForEmail(ctx context.Context, c *client.Client, in waitEmailIn) (waitEmailOut, error) {
+	ctx, cancel := context.WithTimeout(ctx, waitTimeout(in.TimeoutSeconds))
+	defer cancel()
+	changed, stop, err := s.signals.Mail(ctx, c)
+	if err != nil {
+		return waitEmailOut{}, err
+	}
+	defer stop()
+	cursor, err := newestMessage(ctx, c)
+	for err == nil {
+		var found *client.Message
+		if found, cursor, err = s.arrived(ctx, c, cursor, in); err != nil || found != nil {
+			if err == nil {
+				var m client.Message
+				m, err = c.Message(ctx, found.ID) // the list may come without bodies
+				e := readable(m)
+				return waitEmailOut{Message: &e}, err
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return waitEmailOut{}, nil
+		case <-changed:
+		}
+	}
+	if ctx.Err() != nil {
+		return waitEmailOut{}, nil // the time ran out during a look
+	}
+	return waitEmailOut{}, err
+}
+
+// newestMessage is the creation time of the newest message in reach, ""
+// when there is none: later mail is what a wait is for.
+func newestMessage(ctx context.Context, c *client.Client) (string, error) {
+	p, err := c.Messages(ctx, client.MessageFilter{Limit: 1})
+	if err != nil || p.Count == 0 {
+		return "", err
+	}
+	if p, err = c.Messages(ctx, client.MessageFilter{Limit: 1, Offset: p.Count - 1}); err != nil || len(p.Results) == 0 {
+		return "", err
+	}
+	return p.Results[0].CreatedDT, nil
+}
+
+// arrived is the first received message after cursor that matches, and
+// the cursor past what it looked at.
+func (s *session) arrived(ctx context.Context, c *client.Client, cursor string, in waitEmailIn) (*client.Message, string, error) {
+	from := strings.ToLower(strings.TrimSpace(in.From))
+	f := client.MessageFilter{Direction: "incoming", Limit: 200}
+	if strings.Contains(from, "@") {
+		f.FromEmail = from
+	}
+	for {
+		f.CreatedAfter = cursor
+		p, err := c.Messages(ctx, f)
+		if err != nil {
+			return nil, cursor, err
+		}
+		for _, m := range p.Results {
+			cursor = m.CreatedDT
+			if matchesSender(m.FromEmail, from) && containsFold(m.Subject, in.SubjectContains) {
+				return &m, cursor, nil
+			}
+		}
+		if p.Next == nil {
+			return nil, cursor, nil
+		}
+	}
+}
+
+// matchesSender: an address matches itself, a domain every address there
+// and at its subdomains.
+func matchesSender(addr, from string) bool {
+	addr = strings.ToLower(addr)
+	if from == "" || strings.Contains(from, "@") {
+		return from == "" || addr == from
+	}
+	from = strings.TrimPrefix(from, "@")
+	_, domain, _ := strings.Cut(addr, "@")
+	return domain == from || strings.HasSuffix(domain, "."+from)
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}

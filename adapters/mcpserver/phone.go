@@ -1,0 +1,179 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/callsign/callsign/client"
+)
+
+type sendSMSIn struct {
+	Scope
+	To   []string `json:"to" jsonschema:"phone numbers in E.164 form, such as +14155550100"`
+	Body string   `json:"body" jsonschema:"the text, up to 1,600 characters"`
+}
+
+type sendSMSOut struct {
+	Messages []client.SMS `json:"messages" jsonschema:"one per number, with its delivery status"`
+}
+
+type listConversationsIn struct {
+	Scope
+	HasUnread *bool `json:"has_unread,omitempty" jsonschema:"true for conversations with unread texts only"`
+}
+
+type listConversationsOut struct {
+	Conversations []client.Conversation `json:"conversations" jsonschema:"latest first"`
+}
+
+type conversationIn struct {
+	Scope
+	ConversationID string `json:"conversation_id" jsonschema:"the conversation's id, as list_sms_conversations shows it"`
+}
+
+type waitSMSIn struct {
+	Scope
+	From           string `json:"from,omitempty" jsonschema:"wait for a text from this number (E.164)"`
+	BodyContains   string `json:"body_contains,omitempty" jsonschema:"wait for a text containing this (ignoring case)"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"how long to wait, 1 to 60 seconds (default 30)"`
+}
+
+type waitSMSOut struct {
+	Message *client.SMS `json:"message" jsonschema:"the text that arrived, or null when none did in time"`
+}
+
+type voiceAgentIn struct {
+	Scope
+}
+
+type setVoiceAgentIn struct {
+	Scope
+	ResponseURL *string `json:"response_url,omitempty" jsonschema:"the absolute http(s) URL that answers calls to this identity's number"`
+	Method      *string `json:"method,omitempty" jsonschema:"POST (default) or GET"`
+	Enabled     *bool   `json:"enabled,omitempty" jsonschema:"false stops sending calls there"`
+}
+
+func (s *session) addPhoneTools() {
+	addTool(s, tool{name: "send_sms", title: "Send a text message",
+		description: "Send a text message (SMS) from this identity's phone number to one or more numbers."},
+		func(ctx context.Context, c *client.Client, in sendSMSIn) (sendSMSOut, error) {
+			out := sendSMSOut{Messages: []client.SMS{}}
+			for _, to := range in.To {
+				m, err := c.SendSMS(ctx, to, in.Body)
+				if err != nil {
+					return out, partly(err, out.Messages)
+				}
+				out.Messages = append(out.Messages, m)
+			}
+			return out, nil
+		})
+	addTool(s, tool{name: "list_sms_conversations", title: "List text conversations", readOnly: true,
+		description: "List text-message conversations (one per other party), latest first, with unread counts and a preview."},
+		func(ctx context.Context, c *client.Client, in listConversationsIn) (listConversationsOut, error) {
+			l, err := c.Conversations(ctx, in.HasUnread)
+			return listConversationsOut{Conversations: l}, err
+		})
+	addTool(s, tool{name: "read_sms_conversation", title: "Read a text conversation", readOnly: true,
+		description: "Read every text message of one conversation, oldest first."},
+		func(ctx context.Context, c *client.Client, in conversationIn) (client.ConversationDetail, error) {
+			return c.Conversation(ctx, in.ConversationID)
+		})
+	addTool(s, tool{name: "wait_for_sms", title: "Wait for a text message", readOnly: true,
+		description: "Wait up to timeout_seconds (at most 60) for the next text message to arrive, optionally from a number or containing some text, and return it; message is null when none came in time. Use it for verification codes sent by SMS."},
+		s.waitForSMS)
+	addTool(s, tool{name: "get_voice_agent", title: "Get the voice agent", readOnly: true,
+		description: "Show where calls to this identity's phone number are sent (the voice agent's URL), and whether that is on."},
+		func(ctx context.Context, c *client.Client, _ voiceAgentIn) (client.VoiceAgent, error) {
+			id, err := c.ActingIdentity(ctx)
+			if err != nil {
+				return client.VoiceAgent{}, err
+			}
+			return c.VoiceAgent(ctx, id)
+		})
+	addTool(s, tool{name: "set_voice_agent", title: "Set the voice agent",
+		description: "Send calls to this identity's phone number to a URL that answers them (a voice agent), or turn that off; fields left out stay as they are."},
+		func(ctx context.Context, c *client.Client, in setVoiceAgentIn) (client.VoiceAgent, error) {
+			id, err := c.ActingIdentity(ctx)
+			if err != nil {
+				return client.VoiceAgent{}, err
+			}
+			return c.SetVoiceAgent(ctx, id, client.VoiceAgentInput{ResponseURL: in.ResponseURL, Method: in.Method, Enabled: in.Enabled})
+		})
+}
+
+// partly adds to a refusal what was already sent before it.
+func partly(err error, sent []client.SMS) error {
+	if len(sent) == 0 {
+		return err
+	}
+	to := make([]string, len(sent))
+	for i, m := range sent {
+		to[i] = m.ToNumber
+	}
+	return fmt.Errorf("%w\n(sent to %s before this error)", err, strings.Join(to, ", "))
+}
+
+// waitForSMS watches the conversations: one whose message count grew has
+// new texts at its end (messages are oldest first).
+func (s *session) waitForSMS(ctx context.Context, c *client.Client, in waitSMSIn) (waitSMSOut, error) {
+	ctx, cancel := context.WithTimeout(ctx, waitTimeout(in.TimeoutSeconds))
+	defer cancel()
+	changed, stop, err := s.signals.SMS(ctx, c)
+	if err != nil {
+		return waitSMSOut{}, err
+	}
+	defer stop()
+	seen, err := conversationSizes(ctx, c)
+	for err == nil {
+		var found *client.SMS
+		if found, err = textArrived(ctx, c, seen, in); err != nil || found != nil {
+			return waitSMSOut{Message: found}, err
+		}
+		select {
+		case <-ctx.Done():
+			return waitSMSOut{}, nil
+		case <-changed:
+		}
+	}
+	if ctx.Err() != nil {
+		return waitSMSOut{}, nil
+	}
+	return waitSMSOut{}, err
+}
+
+func conversationSizes(ctx context.Context, c *client.Client) (map[string]int, error) {
+	l, err := c.Conversations(ctx, nil)
+	sizes := make(map[string]int, len(l))
+	for _, cv := range l {
+		sizes[cv.ConversationID] = cv.MessageCount
+	}
+	return sizes, err
+}
+
+// textArrived is the first received text that matches among those added
+// to a conversation since seen, which it brings up to date.
+func textArrived(ctx context.Context, c *client.Client, seen map[string]int, in waitSMSIn) (*client.SMS, error) {
+	l, err := c.Conversations(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, cv := range l {
+		before := seen[cv.ConversationID]
+		if cv.MessageCount <= before || in.From != "" && cv.Counterpart != in.From {
+			seen[cv.ConversationID] = cv.MessageCount
+			continue
+		}
+		d, err := c.Conversation(ctx, cv.ConversationID)
+		if err != nil {
+			return nil, err
+		}
+		seen[cv.ConversationID] = len(d.Messages)
+		for _, m := range d.Messages[min(before, len(d.Messages)):] {
+			if m.Direction == "incoming" && containsFold(m.Body, in.BodyContains) {
+				return &m, nil
+			}
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,94 @@
+package client
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+)
+
+// SendSMS texts body to the number to (E.164) from the identity's number.
+func (c *Client) SendSMS(ctx context.Context, to, body string) (SMS, error) {
+	var m SMS
+	return m, c.call(ctx, "POST", "/api/messages/send/", c.scoped(nil), map[string]string{"to": to, "body": body}, &m)
+}
+
+// SMSFilter narrows the text message list.
+type SMSFilter struct {
+	Direction string
+	IsRead    *bool
+}
+
+// SMSMessages lists text messages, newest first.
+func (c *Client) SMSMessages(ctx context.Context, f SMSFilter) ([]SMS, error) {
+	q := url.Values{}
+	if f.Direction != "" {
+		q.Set("direction", f.Direction)
+	}
+	if f.IsRead != nil {
+		q.Set("is_read", strconv.FormatBool(*f.IsRead))
+	}
+	var l []SMS
+	return l, c.call(ctx, "GET", "/api/messages/", c.scoped(q), nil, &l)
+}
+
+// Conversations lists conversation summaries, latest first.
+func (c *Client) Conversations(ctx context.Context, hasUnread *bool) ([]Conversation, error) {
+	q := url.Values{}
+	if hasUnread != nil {
+		q.Set("has_unread", strconv.FormatBool(*hasUnread))
+	}
+	var l []Conversation
+	return l, c.call(ctx, "GET", "/api/sms-inbox/", c.scoped(q), nil, &l)
+}
+
+// Conversation is one conversation with its messages.
+func (c *Client) Conversation(ctx context.Context, id string) (ConversationDetail, error) {
+	var d ConversationDetail
+	if err := c.call(ctx, "GET", "/api/sms-inbox/"+url.PathEscape(id)+"/", nil, nil, &d); err != nil {
+		return ConversationDetail{}, err
+	}
+	return d, c.own(d.Identity, "Conversation")
+}
+
+// own checks, when the client acts for one identity, that an object is
+// that identity's.
+func (c *Client) own(identity, what string) error {
+	if c.identity != "" && identity != c.identity {
+		return notFound(what)
+	}
+	return nil
+}
+
+// VoiceAgent is where an identity's calls go.
+func (c *Client) VoiceAgent(ctx context.Context, identity string) (VoiceAgent, error) {
+	var v VoiceAgent
+	return v, c.call(ctx, "GET", voiceAgentPath(identity), nil, nil, &v)
+}
+
+// VoiceAgentInput changes a voice agent; nil fields stay as they are.
+type VoiceAgentInput struct {
+	ResponseURL *string `json:"response_url,omitempty"`
+	Method      *string `json:"method,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+}
+
+// SetVoiceAgent changes what it is given (PATCH).
+func (c *Client) SetVoiceAgent(ctx context.Context, identity string, in VoiceAgentInput) (VoiceAgent, error) {
+	var v VoiceAgent
+	return v, c.call(ctx, "PATCH", voiceAgentPath(identity), nil, in, &v)
+}
+
+func voiceAgentPath(identity string) string {
+	return "/api/identities/" + url.PathEscape(identity) + "/voice-agent/"
+}
+
+// ProvisionPhone buys a number for the identity in a country (ISO code,
+// "" for the API's default).
+func (c *Client) ProvisionPhone(ctx context.Context, identity, country string) (Identity, error) {
+	body := map[string]string{}
+	if country != "" {
+		body["country_code"] = country
+	}
+	var i Identity
+	return i, c.call(ctx, "POST", "/api/identities/"+url.PathEscape(identity)+"/provision-phone/", nil, body, &i)
+}

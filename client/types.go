@@ -1,0 +1,198 @@
+package client
+
+// The API's objects, field for field as docs/api.md describes them. Times
+// are the API's RFC 3339 strings, passed on as they came.
+
+// Whoami is GET /api/health/whoami/: who the key is.
+type Whoami struct {
+	Account   string  `json:"account"`
+	KeyType   string  `json:"key_type"`
+	Identity  *string `json:"identity"`
+	KeyPrefix string  `json:"key_prefix"`
+}
+
+// Identity is an agent persona with its inbox and phone number.
+type Identity struct {
+	UUID      string  `json:"uuid"`
+	Name      string  `json:"name"`
+	Inbox     string  `json:"inbox"`
+	Phone     *string `json:"phone"`
+	CreatedDT string  `json:"created_dt"`
+	UpdatedDT string  `json:"updated_dt"`
+}
+
+// Inbox is one email address of an identity.
+type Inbox struct {
+	ID        int64  `json:"id"`
+	UUID      string `json:"uuid"`
+	Email     string `json:"email"`
+	Identity  string `json:"identity"`
+	CreatedDT string `json:"created_dt"`
+}
+
+// Message is an email message.
+type Message struct {
+	ID              int64           `json:"id"`
+	URL             string          `json:"url"`
+	Inbox           int64           `json:"inbox"`
+	ThreadID        string          `json:"thread_id"`
+	MessageID       string          `json:"message_id"`
+	InReplyTo       *string         `json:"in_reply_to"`
+	FromEmail       string          `json:"from_email"`
+	FromDisplayName *string         `json:"from_display_name"`
+	ToEmail         string          `json:"to_email"`
+	Cc              []string        `json:"cc"`
+	Bcc             []string        `json:"bcc"`
+	Subject         string          `json:"subject"`
+	Content         string          `json:"content"`
+	HTML            string          `json:"html"`
+	Direction       string          `json:"direction"`
+	IsRead          bool            `json:"is_read"`
+	Attachments     []Attachment    `json:"attachments"`
+	DeliveryStatus  *string         `json:"delivery_status"`
+	DeliveryError   *string         `json:"delivery_error"`
+	Recipients      []Recipient     `json:"recipients"`
+	Authentication  *Authentication `json:"authentication"`
+	CreatedDT       string          `json:"created_dt"`
+}
+
+// Attachment is a file of a message; URL downloads it with the key.
+type Attachment struct {
+	UUID        string `json:"uuid"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size"`
+	URL         string `json:"url"`
+}
+
+// Recipient is the fate of one address of a sent message.
+type Recipient struct {
+	Email  string  `json:"email"`
+	Status string  `json:"status"`
+	Error  *string `json:"error"`
+}
+
+// Authentication is a received message's SPF, DKIM and DMARC results.
+type Authentication struct {
+	SPF         string  `json:"spf"`
+	DKIM        string  `json:"dkim"`
+	DMARC       string  `json:"dmarc"`
+	Verdict     string  `json:"verdict"`
+	DMARCPolicy *string `json:"dmarc_policy"`
+}
+
+// MessagePage is a page of the email message list.
+type MessagePage struct {
+	Count    int       `json:"count"`
+	Next     *string   `json:"next"`
+	Previous *string   `json:"previous"`
+	Results  []Message `json:"results"`
+}
+
+// Thread is a conversation's summary.
+type Thread struct {
+	ThreadID        string   `json:"thread_id"`
+	Inbox           int64    `json:"inbox"`
+	Subject         string   `json:"subject"`
+	Preview         string   `json:"preview"`
+	MessageCount    int      `json:"message_count"`
+	UnreadCount     int      `json:"unread_count"`
+	AttachmentNames []string `json:"attachment_names"`
+	Participants    []string `json:"participants"`
+	LastMessageDT   string   `json:"last_message_dt"`
+}
+
+// ThreadDetail is a thread with its messages, oldest first.
+type ThreadDetail struct {
+	ThreadID string    `json:"thread_id"`
+	Inbox    int64     `json:"inbox"`
+	Subject  string    `json:"subject"`
+	Messages []Message `json:"messages"`
+}
+
+// SMS is a text message.
+type SMS struct {
+	ID             int64      `json:"id"`
+	Identity       string     `json:"identity"`
+	PhoneNumber    string     `json:"phone_number"`
+	FromNumber     string     `json:"from_number"`
+	ToNumber       string     `json:"to_number"`
+	Body           string     `json:"body"`
+	Direction      string     `json:"direction"`
+	IsRead         bool       `json:"is_read"`
+	Status         string     `json:"status"`
+	Error          *string    `json:"error"`
+	ConversationID string     `json:"conversation_id"`
+	ProviderSID    *string    `json:"provider_sid"`
+	Attachments    []SMSMedia `json:"attachments"`
+	CreatedDT      string     `json:"created_dt"`
+}
+
+// SMSMedia is an MMS's file, kept at the provider.
+type SMSMedia struct {
+	URL         string `json:"url"`
+	ContentType string `json:"content_type"`
+}
+
+// Conversation is the summary of the texts between one of our numbers and
+// one other party.
+type Conversation struct {
+	ConversationID string `json:"conversation_id"`
+	Identity       string `json:"identity"`
+	PhoneNumber    string `json:"phone_number"`
+	Counterpart    string `json:"counterpart"`
+	MessageCount   int    `json:"message_count"`
+	UnreadCount    int    `json:"unread_count"`
+	Preview        string `json:"preview"`
+	LastMessageDT  string `json:"last_message_dt"`
+}
+
+// ConversationDetail is a conversation with its messages, oldest first.
+type ConversationDetail struct {
+	Conversation
+	Messages []SMS `json:"messages"`
+}
+
+// VoiceAgent is where an identity's number sends its calls.
+type VoiceAgent struct {
+	Identity    string  `json:"identity"`
+	ResponseURL *string `json:"response_url"`
+	Method      string  `json:"method"`
+	Enabled     bool    `json:"enabled"`
+	UpdatedDT   *string `json:"updated_dt"`
+}
+
+// Contact is someone an identity knows.
+type Contact struct {
+	UUID        string `json:"uuid"`
+	Identity    string `json:"identity"`
+	Email       string `json:"email"`
+	DisplayName string `json:"display_name"`
+	Nickname    string `json:"nickname"`
+	PhoneNumber string `json:"phone_number"`
+	Source      string `json:"source"`
+	CreatedDT   string `json:"created_dt"`
+	UpdatedDT   string `json:"updated_dt"`
+}
+
+// Password is a stored login.
+type Password struct {
+	UUID      string `json:"uuid"`
+	Identity  string `json:"identity"`
+	Domain    string `json:"domain"`
+	Username  string `json:"username"`
+	Password  string `json:"password"`
+	Notes     string `json:"notes"`
+	CreatedDT string `json:"created_dt"`
+	UpdatedDT string `json:"updated_dt"`
+}
+
+// Secret is a named value.
+type Secret struct {
+	UUID      string `json:"uuid"`
+	Identity  string `json:"identity"`
+	Key       string `json:"key"`
+	Value     string `json:"value"`
+	CreatedDT string `json:"created_dt"`
+	UpdatedDT string `json:"updated_dt"`
+}
