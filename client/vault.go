@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // Passwords lists stored logins; domain, when set, keeps those of that
@@ -26,6 +27,26 @@ func (c *Client) Password(ctx context.Context, uuid string) (Password, error) {
 		return Password{}, err
 	}
 	return p, c.own(p.Identity, "Password")
+}
+
+// PasswordForDomain is the one login stored for a site (its host or a
+// subdomain); several are a validation error on domain listing them.
+func (c *Client) PasswordForDomain(ctx context.Context, domain string) (Password, error) {
+	l, err := c.Passwords(ctx, domain)
+	switch {
+	case err != nil:
+		return Password{}, err
+	case len(l) == 0:
+		return Password{}, notFound("Password")
+	case len(l) > 1:
+		found := make([]string, len(l))
+		for i, p := range l {
+			found[i] = p.Domain + " (" + p.Username + "): " + p.UUID
+		}
+		return Password{}, &Error{Status: http.StatusBadRequest, Fields: map[string][]string{
+			"domain": {"Several logins match; name one by uuid: " + strings.Join(found, "; ") + "."}}}
+	}
+	return l[0], nil
 }
 
 // PasswordInput is a login to store.

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/callsign/callsign/client"
 )
@@ -270,24 +269,11 @@ func (s *session) addDirectoryTools() {
 // findPassword is the login a get_password call names: by uuid, or the one
 // login for a site.
 func findPassword(ctx context.Context, c *client.Client, in getPasswordIn) (client.Password, error) {
-	if in.UUID != "" {
-		return c.Password(ctx, in.UUID)
-	}
-	if in.Domain == "" {
-		return client.Password{}, invalid("uuid", "Name the login by uuid or domain.")
-	}
-	l, err := c.Passwords(ctx, in.Domain)
 	switch {
-	case err != nil:
-		return client.Password{}, err
-	case len(l) == 0:
-		return client.Password{}, &client.Error{Status: http.StatusNotFound, Detail: "Password not found."}
-	case len(l) > 1:
-		var found []string
-		for _, p := range l {
-			found = append(found, p.Domain+" ("+p.Username+"): "+p.UUID)
-		}
-		return client.Password{}, invalid("domain", "Several logins match; name one by uuid: "+strings.Join(found, "; ")+".")
+	case in.UUID != "":
+		return c.Password(ctx, in.UUID)
+	case in.Domain != "":
+		return c.PasswordForDomain(ctx, in.Domain)
 	}
-	return l[0], nil
+	return client.Password{}, invalid("uuid", "Name the login by uuid or domain.")
 }

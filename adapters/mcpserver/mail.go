@@ -302,8 +302,7 @@ func waitTimeout(seconds int) time.Duration {
 	return time.Duration(seconds) * time.Second
 }
 
-// waitForEmail looks for received mail after the newest message there was
-// when it began, each time the signals say mail may have come.
+// waitForEmail waits for the next received message that matches.
 func (s *session) waitForEmail(ctx context.Context, c *client.Client, in waitEmailIn) (waitEmailOut, error) {
 	ctx, cancel := context.WithTimeout(ctx, waitTimeout(in.TimeoutSeconds))
 	defer cancel()
@@ -312,81 +311,10 @@ func (s *session) waitForEmail(ctx context.Context, c *client.Client, in waitEma
 		return waitEmailOut{}, err
 	}
 	defer stop()
-	cursor, err := newestMessage(ctx, c)
-	for err == nil {
-		var found *client.Message
-		if found, cursor, err = s.arrived(ctx, c, cursor, in); err != nil || found != nil {
-			if err == nil {
-				var m client.Message
-				m, err = c.Message(ctx, found.ID) // the list may come without bodies
-				e := readable(m)
-				return waitEmailOut{Message: &e}, err
-			}
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return waitEmailOut{}, nil
-		case <-changed:
-		}
+	m, err := c.WaitForMessage(ctx, client.MailWait{From: in.From, SubjectContains: in.SubjectContains}, changed)
+	if m == nil || err != nil {
+		return waitEmailOut{}, err
 	}
-	if ctx.Err() != nil {
-		return waitEmailOut{}, nil // the time ran out during a look
-	}
-	return waitEmailOut{}, err
-}
-
-// newestMessage is the creation time of the newest message in reach, ""
-// when there is none: later mail is what a wait is for.
-func newestMessage(ctx context.Context, c *client.Client) (string, error) {
-	p, err := c.Messages(ctx, client.MessageFilter{Limit: 1})
-	if err != nil || p.Count == 0 {
-		return "", err
-	}
-	if p, err = c.Messages(ctx, client.MessageFilter{Limit: 1, Offset: p.Count - 1}); err != nil || len(p.Results) == 0 {
-		return "", err
-	}
-	return p.Results[0].CreatedDT, nil
-}
-
-// arrived is the first received message after cursor that matches, and
-// the cursor past what it looked at.
-func (s *session) arrived(ctx context.Context, c *client.Client, cursor string, in waitEmailIn) (*client.Message, string, error) {
-	from := strings.ToLower(strings.TrimSpace(in.From))
-	f := client.MessageFilter{Direction: "incoming", Limit: 200}
-	if strings.Contains(from, "@") {
-		f.FromEmail = from
-	}
-	for {
-		f.CreatedAfter = cursor
-		p, err := c.Messages(ctx, f)
-		if err != nil {
-			return nil, cursor, err
-		}
-		for _, m := range p.Results {
-			cursor = m.CreatedDT
-			if matchesSender(m.FromEmail, from) && containsFold(m.Subject, in.SubjectContains) {
-				return &m, cursor, nil
-			}
-		}
-		if p.Next == nil {
-			return nil, cursor, nil
-		}
-	}
-}
-
-// matchesSender: an address matches itself, a domain every address there
-// and at its subdomains.
-func matchesSender(addr, from string) bool {
-	addr = strings.ToLower(addr)
-	if from == "" || strings.Contains(from, "@") {
-		return from == "" || addr == from
-	}
-	from = strings.TrimPrefix(from, "@")
-	_, domain, _ := strings.Cut(addr, "@")
-	return domain == from || strings.HasSuffix(domain, "."+from)
-}
-
-func containsFold(s, sub string) bool {
-	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+	e := readable(*m)
+	return waitEmailOut{Message: &e}, nil
 }

@@ -114,8 +114,7 @@ func partly(err error, sent []client.SMS) error {
 	return fmt.Errorf("%w\n(sent to %s before this error)", err, strings.Join(to, ", "))
 }
 
-// waitForSMS watches the conversations: one whose message count grew has
-// new texts at its end (messages are oldest first).
+// waitForSMS waits for the next received text that matches.
 func (s *session) waitForSMS(ctx context.Context, c *client.Client, in waitSMSIn) (waitSMSOut, error) {
 	ctx, cancel := context.WithTimeout(ctx, waitTimeout(in.TimeoutSeconds))
 	defer cancel()
@@ -124,56 +123,6 @@ func (s *session) waitForSMS(ctx context.Context, c *client.Client, in waitSMSIn
 		return waitSMSOut{}, err
 	}
 	defer stop()
-	seen, err := conversationSizes(ctx, c)
-	for err == nil {
-		var found *client.SMS
-		if found, err = textArrived(ctx, c, seen, in); err != nil || found != nil {
-			return waitSMSOut{Message: found}, err
-		}
-		select {
-		case <-ctx.Done():
-			return waitSMSOut{}, nil
-		case <-changed:
-		}
-	}
-	if ctx.Err() != nil {
-		return waitSMSOut{}, nil
-	}
-	return waitSMSOut{}, err
-}
-
-func conversationSizes(ctx context.Context, c *client.Client) (map[string]int, error) {
-	l, err := c.Conversations(ctx, nil)
-	sizes := make(map[string]int, len(l))
-	for _, cv := range l {
-		sizes[cv.ConversationID] = cv.MessageCount
-	}
-	return sizes, err
-}
-
-// textArrived is the first received text that matches among those added
-// to a conversation since seen, which it brings up to date.
-func textArrived(ctx context.Context, c *client.Client, seen map[string]int, in waitSMSIn) (*client.SMS, error) {
-	l, err := c.Conversations(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	for _, cv := range l {
-		before := seen[cv.ConversationID]
-		if cv.MessageCount <= before || in.From != "" && cv.Counterpart != in.From {
-			seen[cv.ConversationID] = cv.MessageCount
-			continue
-		}
-		d, err := c.Conversation(ctx, cv.ConversationID)
-		if err != nil {
-			return nil, err
-		}
-		seen[cv.ConversationID] = len(d.Messages)
-		for _, m := range d.Messages[min(before, len(d.Messages)):] {
-			if m.Direction == "incoming" && containsFold(m.Body, in.BodyContains) {
-				return &m, nil
-			}
-		}
-	}
-	return nil, nil
+	m, err := c.WaitForSMS(ctx, client.SMSWait{From: in.From, BodyContains: in.BodyContains}, changed)
+	return waitSMSOut{Message: m}, err
 }

@@ -191,33 +191,21 @@ func (s *session) unwatch(scope string) {
 // messages when mail arrives, until ctx ends.
 func (s *session) watch(ctx context.Context, scope string, changed <-chan struct{}) {
 	c := s.client(scope)
-	cursor, err := newestMessage(ctx, c)
-	known := err == nil
+	cursor, _ := c.NewMessages(ctx, client.Cursor{}, nil)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
 		}
-		if !known {
-			// Without a starting point every message would look new.
-			cursor, err = newestMessage(ctx, c)
-			known = err == nil
-			continue
-		}
-		for {
-			p, err := c.Messages(ctx, client.MessageFilter{CreatedAfter: cursor, Limit: 200})
-			if err != nil {
-				break // look again at the next signal
-			}
-			for _, m := range p.Results {
-				cursor = m.CreatedDT
-				s.updated(ctx, scope, threadPrefix+m.ThreadID)
-				s.updated(ctx, scope, s.inboxURI(scope))
-			}
-			if p.Next == nil {
-				break
-			}
+		touched := map[string]bool{}
+		// A failed look keeps the cursor: the next signal looks again.
+		cursor, _ = c.NewMessages(ctx, cursor, func(m client.Message) {
+			touched[threadPrefix+m.ThreadID] = true
+			touched[s.inboxURI(scope)] = true
+		})
+		for uri := range touched {
+			s.updated(ctx, scope, uri)
 		}
 	}
 }

@@ -39,7 +39,7 @@ func runCLI(args ...string) (stdout, stderr string, code int) {
 func TestHelpAndVersionExitZeroOnStdout(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		out, errOut, code := runCLI(args...)
-		if code != 0 || errOut != "" || !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "account") || !strings.Contains(out, "completion") {
+		if code != 0 || errOut != "" || !strings.Contains(out, "Running the service:") || !strings.Contains(out, "Acting as an identity") || !strings.Contains(out, "account") || !strings.Contains(out, "completion") {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
@@ -60,6 +60,8 @@ func TestHelpAndVersionExitZeroOnStdout(t *testing.T) {
 		{[]string{"vault", "rotate-key", "--help"}, []string{"--keep-old"}, []string{"--email", "--server"}},
 		{[]string{"serve", "--help"}, []string{"Run the service"}, []string{"--email", "--server", "--account"}},
 		{[]string{"account", "--help"}, []string{"set-password", "set-subscription", "delete"}, []string{"--email"}},
+		{[]string{"mail", "ls", "--help"}, []string{"--unread", "--from", "--limit", "--identity", "--server", "--json"}, []string{"--email", "--account"}},
+		{[]string{"secret", "set", "--help"}, []string{"--identity", "--json"}, []string{"--unread"}},
 	} {
 		out, errOut, code := runCLI(tc.args...)
 		if code != 0 || errOut != "" {

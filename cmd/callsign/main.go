@@ -36,6 +36,8 @@ type cli struct {
 	// started is set once the command line parsed and a command began to
 	// run: an error before that is a usage error.
 	started bool
+	// agent holds the agent commands' global flags.
+	agent agentFlags
 }
 
 // usageError is a mistake on the command line: exit status 2.
@@ -94,14 +96,27 @@ comes from CALLSIGN_* environment variables; see README.md.`,
 	root.SetIn(c.stdin)
 	root.SetOut(c.stdout)
 	root.SetErr(c.stderr)
-	root.AddCommand(
+	root.AddGroup(&cobra.Group{ID: "service", Title: "Running the service:"},
+		&cobra.Group{ID: "agent", Title: "Acting as an identity (after callsign login):"})
+	for _, cmd := range []*cobra.Command{
 		leaf(&cobra.Command{Use: "serve", Short: "Run the service (the default)", RunE: c.serve}),
 		leaf(&cobra.Command{Use: "migrate", Short: "Apply database migrations and exit", RunE: c.migrate}),
-		c.accountCommand(),
-		c.keyCommand(),
-		c.vaultCommand(),
-		c.loginCommand(),
-		c.doctorCommand(),
+		c.accountCommand(), c.keyCommand(), c.vaultCommand(), c.doctorCommand(),
+	} {
+		cmd.GroupID = "service"
+		root.AddCommand(cmd)
+	}
+	// The agent commands share --identity, --server and --json.
+	login := c.loginCommand()
+	login.GroupID = "agent"
+	root.AddCommand(login)
+	for _, cmd := range []*cobra.Command{c.whoamiCommand(), c.mailCommand(), c.smsCommand(), c.contactsCommand(),
+		c.passwordCommand(), c.secretCommand(), c.phoneCommand(), c.mcpCommand()} {
+		cmd.GroupID = "agent"
+		c.addAgentFlags(cmd)
+		root.AddCommand(cmd)
+	}
+	root.AddCommand(
 		leaf(&cobra.Command{Use: "version", Short: "Print the version", RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), "callsign", version)
 			return err

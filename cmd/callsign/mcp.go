@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/callsign/callsign/adapters/mcpserver"
+)
+
+// mcpPoll is how often `callsign mcp` looks for news while a tool waits
+// or a resource is subscribed: a remote server has no push yet.
+const mcpPoll = 2 * time.Second
+
+// mcpCommand serves MCP over standard input and output for a desktop
+// agent, calling the server its credentials name over the REST API.
+func (c *cli) mcpCommand() *cobra.Command {
+	return leaf(&cobra.Command{Use: "mcp", Short: "Serve the Model Context Protocol over standard input and output (for desktop agents)",
+		Long: `Serve the Model Context Protocol over standard input and output: an MCP
+client (a desktop agent) starts this command and reaches the identity's mail,
+texts, contacts and vault through its tools. It calls the Callsign server of
+the login 'callsign login' stored (or CALLSIGN_SERVER with CALLSIGN_API_KEY).
+With --identity, a management key is bound to that one identity.`,
+		RunE: func(*cobra.Command, []string) error {
+			api, err := c.agentClient()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			who, err := api.Whoami(ctx)
+			if err != nil {
+				return err
+			}
+			if id := api.ActsFor(); id != "" {
+				// Bound to one identity, the server acts as an identity key would.
+				who.KeyType, who.Identity = "identity", &id
+			}
+			server := mcpserver.New(api, who, mcpserver.Poll{Interval: mcpPoll}, mcpserver.Options{Version: version})
+			err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(c.stdin), Writer: nopWriteCloser{c.stdout}})
+			if ctx.Err() != nil {
+				return nil // stopped by a signal
+			}
+			return err
+		}})
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
