@@ -103,7 +103,7 @@ func TestWhereAMessageWent(t *testing.T) {
 		`callsign_sms_messages_total{direction="incoming",outcome="received"} 1`,
 		`callsign_http_requests_total{method="POST",route="/api/identities/",status="201"} 1`,
 		`callsign_http_request_duration_seconds_count{method="POST",route="/api/identities/"} 1`,
-		`callsign_smtp_sessions_total 2`, // sendSMTP tries STARTTLS first, then again without
+		`callsign_smtp_sessions_total 1`, // one message, one session
 		`callsign_smtp_open_sessions 0`,
 		`callsign_mail_commit_batch_messages_count`,
 		`go_sql_open_connections{db_name="write"}`,

@@ -1,0 +1,158 @@
+// Drives Callsign's MCP server with the official TypeScript SDK, as the Go
+// test TestMCPWithTheTypeScriptSDK sets it up. It reads its setup from the
+// environment variable SETUP (JSON), prints "WAIT_EMAIL <subject>" and
+// "WAIT_SMS <text>" when a wait begins (the test then delivers what it waits
+// for), and exits non-zero with the first failed check on stderr.
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const setup = JSON.parse(process.env.SETUP);
+const mine = setup.mine; // what the key's identity has
+const theirs = setup.theirs; // another identity's objects, out of reach
+
+const transport =
+  setup.transport === "http"
+    ? new StreamableHTTPClientTransport(new URL(setup.url), {
+        requestInit: { headers: { Authorization: `Bearer ${setup.key}` } },
+      })
+    : new StdioClientTransport({ command: setup.command, args: setup.args, env: setup.env, stderr: "inherit" });
+
+const client = new Client({ name: "callsign-interop", version: "1.0.0" });
+await client.connect(transport);
+
+const expectedTools = [
+  "whoami", "list_emails", "read_email", "send_email", "reply_email", "forward_email", "mark_email_read",
+  "list_threads", "read_thread", "wait_for_email", "get_attachment", "send_sms", "list_sms_conversations",
+  "read_sms_conversation", "wait_for_sms", "list_contacts", "find_contact", "add_contact", "list_passwords",
+  "get_password", "generate_password", "save_password", "list_secrets", "get_secret", "set_secret",
+  "get_voice_agent", "set_voice_agent",
+];
+const { tools } = await client.listTools();
+assert.deepEqual(tools.map((t) => t.name).sort(), [...expectedTools].sort());
+for (const t of tools) {
+  assert.ok(t.description && t.description.length > 20, `${t.name} has a description`);
+  assert.ok(t.outputSchema, `${t.name} has an output schema`);
+  assert.ok(!("identity" in (t.inputSchema.properties ?? {})), `${t.name}: an identity key sees no identity argument`);
+}
+
+const called = new Set();
+// call calls a tool that must succeed; the SDK checks the result against
+// the tool's output schema.
+async function call(name, args = {}) {
+  called.add(name);
+  const res = await client.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
+  assert.ok(!res.isError, `${name}(${JSON.stringify(args)}) failed: ${JSON.stringify(res.content)}`);
+  return res.structuredContent;
+}
+// refused calls a tool that must be a tool error, and returns its text.
+async function refused(name, args) {
+  const res = await client.callTool({ name, arguments: args });
+  assert.ok(res.isError, `${name}(${JSON.stringify(args)}) should be refused: ${JSON.stringify(res.structuredContent)}`);
+  return res.content[0].text;
+}
+
+const who = await call("whoami");
+assert.equal(who.key_type, "identity");
+assert.equal(who.identity.inbox, mine.inbox);
+
+// Mail: one message with a text attachment arrived over SMTP before.
+const list = await call("list_emails");
+const first = list.emails.find((e) => e.subject === mine.subject);
+assert.ok(first, `list_emails shows ${mine.subject}`);
+assert.ok(!list.emails.some((e) => e.subject === theirs.subject), "list_emails shows no other identity's mail");
+const msg = await call("read_email", { message_id: first.id });
+assert.match(msg.text, new RegExp(mine.body));
+assert.equal(msg.attachments.length, 1);
+const att = await call("get_attachment", { message_id: first.id, uuid: msg.attachments[0].uuid });
+assert.equal(att.text, mine.attachmentText);
+assert.equal((await call("mark_email_read", { message_id: first.id })).is_read, true);
+const threads = await call("list_threads");
+assert.ok(threads.threads.some((t) => t.thread_id === msg.thread_id));
+assert.equal((await call("read_thread", { thread_id: msg.thread_id })).messages[0].id, first.id);
+const sent = await call("send_email", { to: [theirs.inbox], subject: "From TypeScript", body: "Hello over MCP." });
+assert.equal(sent.direction, "outgoing");
+const reply = await call("reply_email", { message_id: first.id, body: "Thanks!" });
+assert.equal(reply.thread_id, msg.thread_id);
+assert.match(reply.subject, /^Re: /);
+const fwd = await call("forward_email", { message_id: first.id, to: [theirs.inbox], body: "FYI" });
+assert.match(fwd.subject, /^Fwd: /);
+
+const subject = `wake up ${setup.transport} ${Date.now()}`;
+console.log(`WAIT_EMAIL ${subject}`);
+const waited = await call("wait_for_email", { subject_contains: subject, timeout_seconds: 60 });
+assert.ok(waited.message, "wait_for_email returns the message that arrived");
+assert.equal(waited.message.subject, subject);
+console.log("GOT_EMAIL");
+
+// Texts: the identity has a simulated number; so has the other one.
+const texted = await call("send_sms", { to: [theirs.phone], body: "Hello by SMS" });
+assert.equal(texted.messages.length, 1);
+const convs = await call("list_sms_conversations");
+const conv = convs.conversations.find((c) => c.counterpart === theirs.phone);
+assert.ok(conv, "the conversation with the other number is listed");
+assert.ok((await call("read_sms_conversation", { conversation_id: conv.conversation_id })).messages.length >= 1);
+const code = `${Date.now() % 1000000}`;
+console.log(`WAIT_SMS Your code is ${code}`);
+const text = await call("wait_for_sms", { body_contains: code, timeout_seconds: 60 });
+assert.ok(text.message && text.message.body.includes(code), "wait_for_sms returns the text that arrived");
+console.log("GOT_SMS");
+
+// Contacts.
+const added = await call("add_contact", { email: `grace-${setup.transport}@example.org`, display_name: "Grace" });
+assert.equal(added.source, "manual");
+assert.ok((await call("list_contacts")).contacts.some((c) => c.uuid === added.uuid));
+assert.equal((await call("find_contact", { query: `grace-${setup.transport}` })).contacts[0].uuid, added.uuid);
+
+// The vault: values only with reveal.
+const domain = `${setup.transport}.example.com`;
+await call("save_password", { domain, username: "ada", password: "correct horse battery" });
+const pwList = await call("list_passwords");
+assert.ok(pwList.passwords.some((p) => p.domain === domain));
+assert.ok(!JSON.stringify(pwList).includes("correct horse"), "list_passwords shows no password");
+assert.equal((await call("get_password", { domain })).password, null);
+assert.equal((await call("get_password", { domain, reveal: true })).password, "correct horse battery");
+assert.equal((await call("generate_password", { length: 32 })).password.length, 32);
+const key = `token-${setup.transport}`;
+assert.equal((await call("set_secret", { key, value: "s3cr3t-value" })).created, true);
+assert.equal((await call("set_secret", { key, value: "s3cr3t-value-2" })).created, false);
+assert.ok((await call("list_secrets")).secrets.some((s) => s.key === key));
+assert.equal((await call("get_secret", { key })).value, null);
+assert.equal((await call("get_secret", { key, reveal: true })).value, "s3cr3t-value-2");
+
+// Voice.
+assert.equal((await call("get_voice_agent")).identity, who.identity.uuid);
+const voice = await call("set_voice_agent", { response_url: "https://agent.example.com/voice", enabled: true });
+assert.equal(voice.response_url, "https://agent.example.com/voice");
+
+assert.deepEqual([...called].sort(), [...expectedTools].sort(), "every tool was called");
+
+// Nothing of the other identity is reachable through any tool.
+for (const [name, args] of [
+  ["read_email", { message_id: theirs.messageId }],
+  ["reply_email", { message_id: theirs.messageId, body: "x" }],
+  ["forward_email", { message_id: theirs.messageId, to: [mine.inbox] }],
+  ["mark_email_read", { message_id: theirs.messageId }],
+  ["get_attachment", { message_id: theirs.messageId, uuid: theirs.attachment }],
+  ["read_thread", { thread_id: theirs.threadId }],
+  ["read_sms_conversation", { conversation_id: theirs.conversationId }],
+  ["get_password", { uuid: theirs.passwordUUID, reveal: true }],
+  ["get_secret", { uuid: theirs.secretUUID, reveal: true }],
+]) {
+  assert.match(await refused(name, args), /not found/i, `${name} reaches no other identity`);
+}
+for (const [name, field] of [
+  ["list_emails", "emails"], ["list_threads", "threads"], ["list_sms_conversations", "conversations"],
+  ["list_contacts", "contacts"], ["list_passwords", "passwords"], ["list_secrets", "secrets"],
+]) {
+  const out = JSON.stringify((await call(name))[field]);
+  assert.ok(!out.includes(theirs.identity), `${name} lists nothing of the other identity`);
+}
+assert.match(await refused("get_secret", { key: theirs.secretKey, reveal: true }), /not found/i, "another identity's secret name is not found");
+await assert.rejects(client.readResource({ uri: `callsign://threads/${theirs.threadId}` }), "another identity's thread is no resource");
+const inbox = await client.readResource({ uri: "callsign://inbox" });
+assert.ok(JSON.parse(inbox.contents[0].text).threads.some((t) => t.thread_id === msg.thread_id));
+
+await client.close();
+console.log("OK");
