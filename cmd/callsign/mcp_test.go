@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,21 +67,228 @@ func toolText(res *mcp.CallToolResult) string {
 	return ""
 }
 
-func TestMCPSmoke(t *testing.T) {
+// mcpOverStdio runs `callsign mcp` (this test binary as the command) for
+// key and connects the SDK's client to it; stderr collects what it says.
+func (r *running) mcpOverStdio(key string, opts *mcp.ClientOptions, stderr io.Writer, args ...string) *mcp.ClientSession {
+	r.t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"mcp"}, args...)...)
+	cmd.Env = append(os.Environ(), "CALLSIGN_TEST_RUN_MAIN=1", "CALLSIGN_SERVER="+r.baseURL, "CALLSIGN_API_KEY="+key)
+	cmd.Stderr = stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// transports runs f over the streamable HTTP endpoint and over stdio.
+func transports(t *testing.T, r *running, key string, opts *mcp.ClientOptions, f func(t *testing.T, cs *mcp.ClientSession)) {
+	t.Run("http", func(t *testing.T) { f(t, r.mcpOverHTTP(key, opts)) })
+	t.Run("stdio", func(t *testing.T) { f(t, r.mcpOverStdio(key, opts, io.Discard)) })
+}
+
+// TestMCPManagementKeyNamesTheIdentity: with a management key every tool
+// takes identity (whoami alone may leave it out), a call without it is a
+// tool error naming it, and a named identity reaches only its own objects.
+func TestMCPManagementKeyNamesTheIdentity(t *testing.T) {
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ops@example.com")
-	inbox, key := r.agentWithKey(mgmt, "Ada")
-	cs := r.mcpOverHTTP(key, nil)
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
+	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
+	sendSMTP(t, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{bob.inbox}, plainMail(bob.inbox, "b1@example.org", "For Bob"))
+	var bobMail apiPage
+	r.call("GET", "/api/email-messages/", bob.key, nil, &bobMail)
+	var bobSecret struct{ UUID string }
+	r.call("POST", "/api/secrets/", bob.key, map[string]any{"key": "token", "value": "bob-value"}, &bobSecret)
+
+	transports(t, r, mgmt, nil, func(t *testing.T, cs *mcp.ClientSession) {
+		tools, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools.Tools {
+			props := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+			if _, ok := props["identity"]; !ok {
+				t.Errorf("%s: a management key's tool takes no identity", tool.Name)
+			}
+		}
+		if res := callTool(t, cs, "list_emails", nil, nil); !res.IsError || toolText(res) != "identity: This field is required with a management key." {
+			t.Errorf("list_emails without identity: %v %q", res.IsError, toolText(res))
+		}
+		var who struct {
+			KeyType  string `json:"key_type"`
+			Identity *struct{ UUID string }
+		}
+		if callTool(t, cs, "whoami", nil, &who); who.KeyType != "management" || who.Identity != nil {
+			t.Errorf("whoami without identity: %+v", who)
+		}
+		var list struct{ Count int }
+		if callTool(t, cs, "list_emails", map[string]any{"identity": bob.uuid}, &list); list.Count != 1 {
+			t.Errorf("Bob's list: %d", list.Count)
+		}
+		// Named as Ada, Bob's objects are not found.
+		for name, args := range map[string]map[string]any{
+			"read_email":  {"identity": ada.uuid, "message_id": bobMail.Results[0].ID},
+			"read_thread": {"identity": ada.uuid, "thread_id": bobMail.Results[0].ThreadID},
+			"get_secret":  {"identity": ada.uuid, "uuid": bobSecret.UUID, "reveal": true},
+			"reply_email": {"identity": ada.uuid, "message_id": bobMail.Results[0].ID, "body": "hi"},
+		} {
+			if res := callTool(t, cs, name, args, nil); !res.IsError || !strings.Contains(toolText(res), "not found") {
+				t.Errorf("%s as Ada: %v %q", name, res.IsError, toolText(res))
+			}
+		}
+		var secret struct{ Value *string }
+		if callTool(t, cs, "get_secret", map[string]any{"identity": bob.uuid, "key": "token", "reveal": true}, &secret); secret.Value == nil || *secret.Value != "bob-value" {
+			t.Errorf("Bob's secret as Bob: %v", secret.Value)
+		}
+	})
+	// `callsign mcp --identity` binds a management key to one identity.
+	cs := r.mcpOverStdio(mgmt, nil, io.Discard, "--identity", bob.uuid)
+	var list struct{ Count int }
+	if res := callTool(t, cs, "list_emails", nil, &list); res.IsError || list.Count != 1 {
+		t.Errorf("bound to Bob: %v %q %d", res.IsError, toolText(res), list.Count)
 	}
-	t.Logf("%d tools", len(tools.Tools))
-	var who map[string]any
-	res := callTool(t, cs, "whoami", nil, &who)
-	t.Logf("%v %s", res.IsError, toolText(res))
-	sendSMTP(t, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{inbox}, plainMail(inbox, "m1@example.org", "Hello"))
-	var list map[string]any
-	res = callTool(t, cs, "list_emails", nil, &list)
-	t.Logf("%v %s", res.IsError, toolText(res))
+}
+
+// TestMCPErrorsAreTheAPIs: a refusal is a tool error whose text is the
+// REST API's, one "field: message" line per field or the detail.
+func TestMCPErrorsAreTheAPIs(t *testing.T) {
+	r := start(t, sqlstore.SQLite, nil)
+	mgmt := r.bootstrap("ops@example.com")
+	ada := r.newAgent(mgmt, "Ada")
+	var rest map[string][]string
+	r.call("POST", "/api/email-messages/compose/", ada.key, map[string]any{"to_email": "not an address", "content": "x"}, &rest)
+	want := "to_email: " + rest["to_email"][0]
+	var notFound struct{ Detail string }
+	r.call("GET", "/api/email-messages/999999/", ada.key, nil, &notFound)
+	transports(t, r, ada.key, nil, func(t *testing.T, cs *mcp.ClientSession) {
+		if res := callTool(t, cs, "send_email", map[string]any{"to": []string{"not an address"}, "body": "x"}, nil); !res.IsError || toolText(res) != want {
+			t.Errorf("send_email: %v %q, want %q", res.IsError, toolText(res), want)
+		}
+		if res := callTool(t, cs, "read_email", map[string]any{"message_id": 999999}, nil); !res.IsError || toolText(res) != notFound.Detail {
+			t.Errorf("read_email: %v %q, want %q", res.IsError, toolText(res), notFound.Detail)
+		}
+		var waited struct {
+			Message *json.RawMessage `json:"message"`
+		}
+		if res := callTool(t, cs, "wait_for_email", map[string]any{"timeout_seconds": 1}, &waited); res.IsError || waited.Message != nil {
+			t.Errorf("wait_for_email with nothing arriving: %v %q", res.IsError, toolText(res))
+		}
+	})
+}
+
+// TestMCPNotifiesSubscribers: a subscribed inbox and thread hear of new
+// mail (notifications/resources/updated), on both transports; vault values
+// used meanwhile appear in no log.
+func TestMCPNotifiesSubscribers(t *testing.T) {
+	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_LOG_LEVEL": "debug"})
+	mgmt := r.bootstrap("ops@example.com")
+	ada := r.newAgent(mgmt, "Ada")
+	smtpAddr := r.svc.smtpLn.Addr().String()
+	sendSMTP(t, smtpAddr, "alice@example.org", []string{ada.inbox}, plainMail(ada.inbox, "first@example.org", "Plans"))
+	var page apiPage
+	r.call("GET", "/api/email-messages/", ada.key, nil, &page)
+	thread := "callsign://threads/" + page.Results[0].ThreadID
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			updated := make(chan string, 16)
+			opts := &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+				updated <- req.Params.URI
+			}}
+			var stdioLog bytes.Buffer
+			var cs *mcp.ClientSession
+			if transport == "http" {
+				cs = r.mcpOverHTTP(ada.key, opts)
+			} else {
+				cs = r.mcpOverStdio(ada.key, opts, &stdioLog)
+			}
+			ctx := context.Background()
+			for _, uri := range []string{"callsign://inbox", thread} {
+				if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Over stdio the SDK speaks the 2026 protocol, whose
+			// subscriptions are a background stream that reports no refusal.
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "callsign://threads/nosuchthread"}); err == nil && transport == "http" {
+				t.Error("subscribed to a thread that does not exist")
+			}
+			secret := "vault-value-" + transport
+			callTool(t, cs, "set_secret", map[string]any{"key": "k-" + transport, "value": secret}, nil)
+			callTool(t, cs, "get_secret", map[string]any{"key": "k-" + transport, "reveal": true}, nil)
+			// A reply joins the thread: both resources change.
+			reply := plainMail(ada.inbox, "reply-"+transport+"@example.org", "Re: Plans")
+			reply = strings.Replace(reply, "Subject:", "In-Reply-To: <first@example.org>\r\nSubject:", 1)
+			sendSMTP(t, smtpAddr, "alice@example.org", []string{ada.inbox}, reply)
+			heard := map[string]bool{}
+			for timeout := time.After(30 * time.Second); !heard["callsign://inbox"] || !heard[thread]; {
+				select {
+				case uri := <-updated:
+					heard[uri] = true
+				case <-timeout:
+					t.Fatalf("heard %v", heard)
+				}
+			}
+			cs.Close() // the command has exited: its standard error is whole
+			if strings.Contains(r.logs(), secret) || strings.Contains(stdioLog.String(), secret) {
+				t.Error("a vault value reached a log")
+			}
+		})
+	}
+}
+
+// TestMCPEndpoint: /mcp sits behind the API's authentication and shares
+// each key's rate limit; a session answers only the key that opened it;
+// with CALLSIGN_MCP=off the path is 404.
+func TestMCPEndpoint(t *testing.T) {
+	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_RATE_LIMIT": "1:20"})
+	mgmt := r.bootstrap("ops@example.com")
+	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
+	initialize := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+		"params": map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}}}
+	post := func(key, session string, body any) *http.Response {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", r.baseURL+"/mcp", bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		res, err := r.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	if res := post("", "", initialize); res.StatusCode != 401 {
+		t.Errorf("without a key: %d", res.StatusCode)
+	}
+	res := post(ada.key, "", initialize)
+	session := res.Header.Get("Mcp-Session-Id")
+	if res.StatusCode != 200 || session == "" {
+		t.Fatalf("initialize: %d, session %q", res.StatusCode, session)
+	}
+	list := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+	if res := post(bob.key, session, list); res.StatusCode != 403 {
+		t.Errorf("Ada's session with Bob's key: %d", res.StatusCode)
+	}
+	// Ada's bucket (burst 20) is spent by REST calls; /mcp then waits too.
+	for range 21 {
+		r.call("GET", "/api/health/whoami/", ada.key, nil, nil)
+	}
+	if res := post(ada.key, session, list); res.StatusCode != 429 || res.Header.Get("Retry-After") == "" {
+		t.Errorf("over the limit: %d", res.StatusCode)
+	}
+
+	off := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_MCP": "off"})
+	offKey := off.bootstrap("ops@example.com")
+	if s, _ := off.callRaw("POST", "/mcp", offKey, initialize); s != 404 {
+		t.Errorf("CALLSIGN_MCP=off: %d", s)
+	}
 }
