@@ -83,8 +83,18 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 		}
 	}
 	t.Cleanup(h.sim.Wait)
-	h.h = New(h.app, Options{Log: log, BaseURL: "http://api.test", MaxUploadBytes: 1 << 20})
+	h.h = New(h.app, Options{Log: log, BaseURL: "http://api.test", MaxUploadBytes: 1 << 20, MCP: mcpStub})
 	return h
+}
+
+// mcpStub stands in for the MCP endpoint (adapters/mcpserver, tested end
+// to end in cmd/callsign): it answers every request with a JSON-RPC result
+// that echoes the bearer key it was given.
+func mcpStub(api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{"key": r.Header.Get("Authorization")}})
+	})
 }
 
 // runOutbox delivers queued mail in the background until the test ends.
