@@ -19,21 +19,34 @@ type MailWait struct {
 // wake is signalled; when ctx ends first it returns nil and no error.
 func (c *Client) WaitForMessage(ctx context.Context, w MailWait, wake <-chan struct{}) (*Message, error) {
 	cursor, err := c.newestMessage(ctx)
-	for err == nil {
-		var found *Message
-		if found, cursor, err = c.arrived(ctx, cursor, w); err == nil && found != nil {
-			m, err := c.Message(ctx, found.ID) // a list may come without bodies
-			return &m, ended(ctx, err)
+	if err != nil {
+		return nil, ended(ctx, err)
+	}
+	return waitUntil(ctx, wake, func() (*Message, error) {
+		found, next, err := c.arrived(ctx, cursor, w)
+		cursor = next
+		if err != nil || found == nil {
+			return nil, err
 		}
-		if err == nil {
-			select {
-			case <-ctx.Done():
-				return nil, nil
-			case <-wake:
-			}
+		m, err := c.Message(ctx, found.ID) // a list may come without bodies
+		return &m, err
+	})
+}
+
+// waitUntil looks, and looks again each time wake is signalled, until look
+// finds something or fails, or ctx ends (nil, nil).
+func waitUntil[T any](ctx context.Context, wake <-chan struct{}, look func() (*T, error)) (*T, error) {
+	for {
+		found, err := look()
+		if err != nil || found != nil {
+			return found, ended(ctx, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil
+		case <-wake:
 		}
 	}
-	return nil, ended(ctx, err)
 }
 
 // ended is err, unless it comes from ctx ending: a wait then found nothing.
@@ -142,20 +155,10 @@ type SMSWait struct {
 // conversations: one whose message count grew has new texts at its end.
 func (c *Client) WaitForSMS(ctx context.Context, w SMSWait, wake <-chan struct{}) (*SMS, error) {
 	seen, err := c.conversationSizes(ctx)
-	for err == nil {
-		var found *SMS
-		if found, err = c.textArrived(ctx, seen, w); err == nil && found != nil {
-			return found, nil
-		}
-		if err == nil {
-			select {
-			case <-ctx.Done():
-				return nil, nil
-			case <-wake:
-			}
-		}
+	if err != nil {
+		return nil, ended(ctx, err)
 	}
-	return nil, ended(ctx, err)
+	return waitUntil(ctx, wake, func() (*SMS, error) { return c.textArrived(ctx, seen, w) })
 }
 
 func (c *Client) conversationSizes(ctx context.Context) (map[string]int, error) {

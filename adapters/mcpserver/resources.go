@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -28,13 +29,13 @@ type inboxOut struct {
 }
 
 func (s *session) addResources() {
-	inbox := "The inbox: its %d most recently active email threads, with subject, participants, unread count and a preview. Subscribe to hear when new mail arrives."
+	inbox := fmt.Sprintf("The inbox: its %d most recently active email threads, with subject, participants, unread count and a preview. Subscribe to hear when new mail arrives.", inboxListLimit)
 	if s.management() {
 		s.server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: inboxPrefix + "{identity}", Name: "inbox", Title: "Inbox of an identity",
-			Description: strings.Replace(inbox, "%d", "50", 1), MIMEType: "application/json"}, s.readResource)
+			Description: inbox, MIMEType: "application/json"}, s.readResource)
 	} else {
 		s.server.AddResource(&mcp.Resource{URI: inboxURI, Name: "inbox", Title: "Inbox",
-			Description: strings.Replace(inbox, "%d", "50", 1), MIMEType: "application/json"}, s.readResource)
+			Description: inbox, MIMEType: "application/json"}, s.readResource)
 	}
 	s.server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: threadPrefix + "{thread_id}", Name: "thread", Title: "Email thread",
 		Description: "An email thread: every message, oldest first, as text. Subscribe to hear when a message joins it.", MIMEType: "application/json"}, s.readResource)

@@ -41,7 +41,9 @@ func TestAgentCLI(t *testing.T) {
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
 	home := t.TempDir()
-	as := func(key string) map[string]string { return map[string]string{"CALLSIGN_SERVER": r.baseURL, "CALLSIGN_API_KEY": key} }
+	as := func(key string) map[string]string {
+		return map[string]string{"CALLSIGN_SERVER": r.baseURL, "CALLSIGN_API_KEY": key}
+	}
 	ok := func(key, stdin string, args ...string) string {
 		t.Helper()
 		out, errOut, code := agentCLI(t, home, as(key), stdin, args...)

@@ -22,6 +22,11 @@ const transport =
 const client = new Client({ name: "callsign-interop", version: "1.0.0" });
 await client.connect(transport);
 
+// No logging capability: nothing the server does can become a log
+// notification, so no vault value can.
+assert.equal(client.getServerCapabilities().logging, undefined);
+assert.ok(client.getServerCapabilities().resources.subscribe);
+
 const expectedTools = [
   "whoami", "list_emails", "read_email", "send_email", "reply_email", "forward_email", "mark_email_read",
   "list_threads", "read_thread", "wait_for_email", "get_attachment", "send_sms", "list_sms_conversations",
