@@ -292,3 +292,21 @@ func TestMCPEndpoint(t *testing.T) {
 		t.Errorf("CALLSIGN_MCP=off: %d", s)
 	}
 }
+
+// TestShutdownEndsMCPSessions: a session's open event stream does not hold
+// a stopping service past its grace period (the harness fails the test if
+// shutdown gives up).
+func TestShutdownEndsMCPSessions(t *testing.T) {
+	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_SHUTDOWN_GRACE": "5s"})
+	ada := r.newAgent(r.bootstrap("ops@example.com"), "Ada")
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	// Not closed by the test: the service's shutdown must end it.
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: r.baseURL + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{ada.key}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "callsign://inbox"}); err != nil {
+		t.Fatal(err)
+	}
+}
