@@ -104,7 +104,7 @@ func (c *Client) Message(ctx context.Context, id int64) (Message, error) {
 
 // SetRead marks a message read or unread.
 func (c *Client) SetRead(ctx context.Context, id int64, read bool) (Message, error) {
-	if _, err := c.Message(ctx, id); err != nil {
+	if err := c.ownMessage(ctx, id); err != nil {
 		return Message{}, err
 	}
 	var m Message
@@ -112,6 +112,16 @@ func (c *Client) SetRead(ctx context.Context, id int64, read bool) (Message, err
 }
 
 func messagePath(id int64) string { return "/api/email-messages/" + strconv.FormatInt(id, 10) + "/" }
+
+// ownMessage checks, when the client acts for one identity, that a message
+// is that identity's before it is changed or answered.
+func (c *Client) ownMessage(ctx context.Context, id int64) error {
+	if c.identity == "" {
+		return nil
+	}
+	_, err := c.Message(ctx, id)
+	return err
+}
 
 // ownInbox checks, when the client acts for one identity, that an inbox is
 // that identity's: an object of another one is not found, as the API
@@ -150,7 +160,7 @@ func (c *Client) Compose(ctx context.Context, d Draft) (Message, error) {
 // Respond sends a reply ("reply"), a reply to all ("reply-all") or a
 // forward ("forward") of message id.
 func (c *Client) Respond(ctx context.Context, id int64, kind string, d Draft) (Message, error) {
-	if _, err := c.Message(ctx, id); err != nil {
+	if err := c.ownMessage(ctx, id); err != nil {
 		return Message{}, err
 	}
 	var m Message

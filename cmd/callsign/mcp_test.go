@@ -242,7 +242,7 @@ func TestMCPNotifiesSubscribers(t *testing.T) {
 // each key's rate limit; a session answers only the key that opened it;
 // with CALLSIGN_MCP=off the path is 404.
 func TestMCPEndpoint(t *testing.T) {
-	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_RATE_LIMIT": "1:20"})
+	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_RATE_LIMIT": "1:40"})
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
 	initialize := map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -266,24 +266,36 @@ func TestMCPEndpoint(t *testing.T) {
 		res.Body.Close()
 		return res
 	}
+	initializeAs := func(key string) string {
+		res := post(key, "", initialize)
+		if res.StatusCode != 200 || res.Header.Get("Mcp-Session-Id") == "" {
+			t.Fatalf("initialize: %d", res.StatusCode)
+		}
+		return res.Header.Get("Mcp-Session-Id")
+	}
 	if res := post("", "", initialize); res.StatusCode != 401 {
 		t.Errorf("without a key: %d", res.StatusCode)
 	}
-	res := post(ada.key, "", initialize)
-	session := res.Header.Get("Mcp-Session-Id")
-	if res.StatusCode != 200 || session == "" {
-		t.Fatalf("initialize: %d, session %q", res.StatusCode, session)
-	}
+	session := initializeAs(ada.key)
 	list := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 	if res := post(bob.key, session, list); res.StatusCode != 403 {
 		t.Errorf("Ada's session with Bob's key: %d", res.StatusCode)
 	}
-	// Ada's bucket (burst 20) is spent by REST calls; /mcp then waits too.
-	for range 21 {
+	// Ada's bucket (burst 40) is spent by REST calls; /mcp then waits too.
+	for range 41 {
 		r.call("GET", "/api/health/whoami/", ada.key, nil, nil)
 	}
 	if res := post(ada.key, session, list); res.StatusCode != 429 || res.Header.Get("Retry-After") == "" {
 		t.Errorf("over the limit: %d", res.StatusCode)
+	}
+
+	// A key keeps 16 sessions: the 17th closes the oldest.
+	oldest := initializeAs(bob.key)
+	for range 16 {
+		initializeAs(bob.key)
+	}
+	if res := post(bob.key, oldest, list); res.StatusCode != 404 {
+		t.Errorf("the oldest of 17 sessions: %d", res.StatusCode)
 	}
 
 	off := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_MCP": "off"})
