@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
 	"github.com/callsign/callsign/adapters/twilio"
 	"github.com/callsign/callsign/adapters/twilio/twiliotest"
@@ -222,4 +226,33 @@ func BenchmarkSMS(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkMCPReadEmail compares reading one message through the REST API
+// with reading it through the MCP endpoint's read_email tool (a JSON-RPC
+// request to /mcp, whose tool calls the same route in-process): the peer
+// measured in the same run is the REST call.
+func BenchmarkMCPReadEmail(b *testing.B) {
+	r := start(b, sqlstore.SQLite, nil)
+	ada := r.newAgent(r.bootstrap("bench@example.com"), "Ada")
+	sendSMTP(b, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{ada.inbox}, plainMail(ada.inbox, "bench@example.org", "Bench"))
+	var page apiPage
+	r.call("GET", "/api/email-messages/", ada.key, nil, &page)
+	id := page.Results[0].ID
+	b.Run("rest", func(b *testing.B) {
+		for b.Loop() {
+			if s, body := r.callRaw("GET", fmt.Sprintf("/api/email-messages/%d/", id), ada.key, nil); s != 200 {
+				b.Fatalf("%d %s", s, body)
+			}
+		}
+	})
+	b.Run("mcp", func(b *testing.B) {
+		cs := r.mcpOverHTTP(ada.key, nil)
+		for b.Loop() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_email", Arguments: map[string]any{"message_id": id}})
+			if err != nil || res.IsError {
+				b.Fatalf("%v %v", err, res)
+			}
+		}
+	})
 }
