@@ -66,13 +66,10 @@ func DefaultSourcePort(t SourceTLS) int {
 }
 
 // IsLoopbackHost reports whether host names this machine without a lookup:
-// "localhost" or a loopback IP address.
+// a "localhost" name or a loopback address in any notation (HostIP).
 func IsLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	ip, ok := HostIP(host)
+	return ok && ClassifyDestination(ip) == DestinationLoopback
 }
 
 // ValidateMailSource checks the settings a caller gives a source, naming
