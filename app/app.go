@@ -155,7 +155,7 @@ func New(deps Deps) *App {
 		Auth:         auth,
 		Identities:   identities,
 		Health:       &Health{base: b, store: store},
-		Vault:        &Vault{base: b, store: store, identities: identities, cipher: deps.Cipher},
+		Vault:        &Vault{base: b, store: store, identities: identities, cipher: deps.Cipher, auth: auth},
 		Contacts:     &Contacts{base: b, store: store, identities: identities},
 		Mail:         mail,
 		Domains:      domains,

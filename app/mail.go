@@ -178,9 +178,10 @@ func (s *Mail) inboxByID(ctx context.Context, id int64) (core.Inbox, error) {
 	return s.inboxes.Inbox(ctx, id)
 }
 
-// Threads lists thread summaries in scope, latest activity first.
-func (s *Mail) Threads(ctx context.Context, p core.Principal, requested string, inboxID int64, hasUnread *bool) ([]core.Thread, error) {
-	return s.messages.Threads(ctx, ports.ThreadFilter{Scope: p.Scope(requested), InboxID: inboxID, HasUnread: hasUnread})
+// Threads lists thread summaries in scope, latest activity first: a page
+// of them, and their number when the page asks for it.
+func (s *Mail) Threads(ctx context.Context, p core.Principal, requested string, inboxID int64, hasUnread *bool, page ports.Page) ([]core.Thread, int, error) {
+	return s.messages.Threads(ctx, ports.ThreadFilter{Scope: p.Scope(requested), InboxID: inboxID, HasUnread: hasUnread, Page: page})
 }
 
 // Thread shows a thread and its messages, oldest first.

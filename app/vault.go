@@ -14,6 +14,7 @@ type Vault struct {
 	store      ports.VaultStore
 	identities *Identities // entries are made for an identity
 	cipher     ports.Cipher
+	auth       *Auth // a reveal checks the account's password again (reveal.go)
 }
 
 // PasswordInput carries the fields of a password write; nil means absent.

@@ -268,6 +268,8 @@ type ThreadFilter struct {
 	Scope     core.Scope
 	InboxID   int64
 	HasUnread *bool
+	// Page bounds the list; a zero Limit reads every match.
+	Page Page
 }
 
 // MailboxEntry is a message as a mailbox view lists it.
@@ -306,7 +308,7 @@ type MailStore interface {
 
 	Thread(ctx context.Context, accountID, id string) (core.Thread, error)
 	// Threads lists thread summaries, latest activity first.
-	Threads(ctx context.Context, f ThreadFilter) ([]core.Thread, error)
+	Threads(ctx context.Context, f ThreadFilter) ([]core.Thread, int, error)
 
 	// SaveUpload stores an attachment uploaded to be sent.
 	SaveUpload(ctx context.Context, a AttachmentContent) error

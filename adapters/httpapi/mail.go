@@ -183,7 +183,7 @@ func (s *server) listThreads(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity, inbox, hasUnread)
+	list, _, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity, inbox, hasUnread, ports.Page{})
 	return http.StatusOK, viewAll(list, viewThread), err
 }
 

@@ -43,6 +43,9 @@ type Options struct {
 	// /mcp behind the API's authentication and per-key rate limit; it is
 	// given the API's own handler to call in-process. nil: /mcp is 404.
 	MCP func(api http.Handler) http.Handler
+	// Console, when set, builds the web console served at ConsolePath;
+	// it is given what the API lends it (console.go). nil: no console.
+	Console func(host ConsoleHost) http.Handler
 }
 
 // RequestObserver hears every request, once answered. route is the
@@ -103,6 +106,9 @@ func New(a *app.App, opts Options) http.Handler {
 		for _, method := range []string{"GET", "POST", "DELETE"} {
 			e.Handle(method, "/mcp", s.authenticate, s.throttleKey, mcp)
 		}
+	}
+	if opts.Console != nil {
+		s.mountConsole(e, opts.Console(ConsoleHost{s}))
 	}
 	s.table = newRouteTable(e.Routes())
 	return e

@@ -263,9 +263,9 @@ func (s *Store) Thread(_ context.Context, accountID, id string) (core.Thread, er
 	return *th, nil
 }
 
-func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread, error) {
+func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread, int, error) {
 	if err := s.lock(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer s.mu.Unlock()
 	rows := values(s.mailTables().threads, func(th *core.Thread) bool {
@@ -277,11 +277,12 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 		}
 		return a.ID < b.ID
 	})
+	rows, total := pageOf(rows, f.Page)
 	out := make([]core.Thread, len(rows))
 	for i, r := range rows {
 		out[i] = *r
 	}
-	return out, nil
+	return out, total, nil
 }
 
 func (s *Store) SaveUpload(_ context.Context, a ports.AttachmentContent) error {

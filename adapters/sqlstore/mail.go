@@ -363,9 +363,9 @@ func (db *DB) Thread(ctx context.Context, accountID, id string) (core.Thread, er
 	return r.core(), notFound(err, "Thread")
 }
 
-func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread, error) {
+func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread, int, error) {
 	if f.Scope.Empty {
-		return nil, nil
+		return nil, 0, nil
 	}
 	var w where
 	w.scope(f.Scope)
@@ -374,8 +374,8 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 	}
 	w.hasUnread(f.HasUnread)
 	var rows []threadRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+threadColumns+` FROM email_threads`+w.sql()+` ORDER BY last_message_at DESC, id`), w.args...)
-	return toCore(rows), err
+	total, err := db.selectPage(ctx, &rows, threadColumns, `FROM email_threads`+w.sql(), `ORDER BY last_message_at DESC, id`, w.args, f.Page)
+	return toCore(rows), total, err
 }
 
 // insertAttachment stores an attachment; one whose bytes stay in its

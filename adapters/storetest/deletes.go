@@ -67,7 +67,7 @@ func testMailDeleteRecountsThread(t *testing.T, f *fixture) {
 	f.must(f.s.DeleteMessage(f.ctx, a.ID, third.ID))
 	_, err = f.s.Thread(f.ctx, a.ID, third.ThreadID)
 	wantKind(t, err, core.KindNotFound)
-	if threads, _ := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}}); len(threads) != 0 {
+	if threads, _, _ := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}}); len(threads) != 0 {
 		t.Fatalf("threads left: %+v", threads)
 	}
 	if entries, _ := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming); len(entries) != 0 {

@@ -269,7 +269,7 @@ func testMailReadState(t *testing.T, f *fixture) {
 	if th.UnreadCount != 1 {
 		t.Fatalf("unread %d", th.UnreadCount)
 	}
-	list, _ := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, HasUnread: &yes})
+	list, _, _ := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, HasUnread: &yes})
 	if len(list) != 1 {
 		t.Fatalf("threads with unread: %+v", list)
 	}
@@ -288,18 +288,24 @@ func testMailThreadList(t *testing.T, f *fixture) {
 	t1 := f.save(incoming(in, "1@x", "one", f.tick(), ""))[0]
 	t2 := f.save(incoming(in2, "2@x", "two", f.tick(), ""))[0]
 	f.save(incoming(in, "3@x", "Re: one", f.tick(), "1@x"))
-	list, err := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}})
+	list, _, err := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}})
 	f.must(err)
 	if len(list) != 2 || list[0].ID != t1.ThreadID || list[1].ID != t2.ThreadID {
 		t.Fatalf("order %+v", list)
 	}
-	list, _ = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: ident.ID}})
+	list, _, _ = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: ident.ID}})
 	if len(list) != 1 {
 		t.Fatalf("by identity %+v", list)
 	}
-	list, _ = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, InboxID: in2.ID})
+	list, _, _ = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, InboxID: in2.ID})
 	if len(list) != 1 || list[0].ID != t2.ThreadID {
 		t.Fatalf("by inbox %+v", list)
+	}
+	// A page: the second of two, with the number of every match.
+	list, total, err := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, Page: ports.Page{Limit: 1, Offset: 1, Count: true}})
+	f.must(err)
+	if total != 2 || len(list) != 1 || list[0].ID != t2.ThreadID {
+		t.Fatalf("second page: %d %+v", total, list)
 	}
 }
 

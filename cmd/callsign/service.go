@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/callsign/callsign/adapters/console"
 	"github.com/callsign/callsign/adapters/httpapi"
 	imapadapter "github.com/callsign/callsign/adapters/imap"
 	"github.com/callsign/callsign/adapters/mailauth"
@@ -43,8 +44,8 @@ type service struct {
 	log *slog.Logger
 	db  *sqlstore.DB
 	app *app.App
-	// formKey signs the verification page's forms.
-	formKey []byte
+	// formKey signs the verification page's forms; consoleKey the console's.
+	formKey, consoleKey []byte
 	// sim is the telephony simulator when it is in use: its deliveries
 	// finish before the database closes.
 	sim *simtel.Sim
@@ -134,7 +135,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 			}
 		}
 	}
-	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, sim: sim, generatedKeys: generated, metrics: m}, nil
+	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, consoleKey: signIn.consoleKey, sim: sim, generatedKeys: generated, metrics: m}, nil
 }
 
 // useMailTrust adds the DNS resolver (CALLSIGN_DNS_RESOLVER or the
@@ -324,6 +325,10 @@ func (s *service) serve(ctx context.Context) error {
 			mcpEndpoint = mcpserver.NewHTTP(api, s.app, mcpserver.HTTPOptions{Options: mcpserver.Options{Version: version}, BaseURL: s.cfg.BaseURL})
 			return mcpEndpoint
 		}
+	}
+	apiOptions.Console = func(host httpapi.ConsoleHost) http.Handler {
+		return console.New(s.app, console.Options{Log: s.log, BaseURL: s.cfg.BaseURL, FormKey: s.consoleKey, Host: host,
+			MaxUploadBytes: s.cfg.SMTPMaxBytes})
 	}
 	handler := httpapi.New(s.app, apiOptions)
 	api := &http.Server{

@@ -20,6 +20,8 @@ type signIn struct {
 	tokens   *jwttoken.Signer
 	provider *oidc.Provider // nil without CALLSIGN_OIDC_ISSUER
 	formKey  []byte
+	// consoleKey signs the console's CSRF tokens.
+	consoleKey []byte
 }
 
 // jwtKeyFile is where the generated signing key lives when
@@ -42,7 +44,8 @@ func openSignIn(cfg config.Config) (signIn, error) {
 	if err != nil {
 		return signIn{}, err
 	}
-	s := signIn{hasher: hasher, tokens: tokens, formKey: deriveKey(key, "callsign verification page forms")}
+	s := signIn{hasher: hasher, tokens: tokens, formKey: deriveKey(key, "callsign verification page forms"),
+		consoleKey: deriveKey(key, "callsign console forms")}
 	if cfg.OIDCIssuer != "" {
 		s.provider = oidc.New(oidc.Config{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret,
 			RedirectURL: cfg.BaseURL + "/api/auth/device/callback/"})

@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/core"
+)
+
+// ConsolePath is where the web console is served, when there is one.
+const ConsolePath = "/console/"
+
+// ConsoleHost is what the API lends the web console it serves: the buckets
+// of wrong guesses per client address, which the console's sign-in and
+// reveals share with the API's sign-in routes, and the one mapping of
+// errors to statuses.
+type ConsoleHost struct{ s *server }
+
+type clientAddressKey struct{}
+
+// clientAddress is the client's address as the API's trusted proxies
+// tell it, which mountConsole put in the request's context.
+func clientAddress(r *http.Request) string {
+	addr, _ := r.Context().Value(clientAddressKey{}).(string)
+	return addr
+}
+
+// GuessAllowed refuses (429) a credential check from a client that has
+// made too many wrong guesses lately.
+func (h ConsoleHost) GuessAllowed(r *http.Request) error {
+	if wait := h.s.limits.guesses.wait(clientAddress(r)); wait > 0 {
+		return throttled(wait)
+	}
+	return nil
+}
+
+// WrongGuess counts a wrong password against the request's client.
+func (h ConsoleHost) WrongGuess(r *http.Request) { h.s.limits.guesses.take(clientAddress(r)) }
+
+// Status is the HTTP status of an error the app returned: 500 for one
+// that is not a *core.Error.
+func (h ConsoleHost) Status(err error) int {
+	var e *core.Error
+	if errors.As(err, &e) {
+		return statusOf(e.Kind)
+	}
+	return http.StatusInternalServerError
+}
+
+// mountConsole serves the console under ConsolePath, with the client's
+// address in each request's context.
+func (s *server) mountConsole(e *gin.Engine, console http.Handler) {
+	serve := func(c *gin.Context) {
+		ctx := context.WithValue(c.Request.Context(), clientAddressKey{}, c.ClientIP())
+		console.ServeHTTP(c.Writer, c.Request.WithContext(ctx))
+	}
+	for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodPost} {
+		e.Handle(method, ConsolePath+"*page", serve)
+	}
+	e.GET(ConsolePath[:len(ConsolePath)-1], func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, ConsolePath) })
+}

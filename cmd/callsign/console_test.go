@@ -1,0 +1,223 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callsign/callsign/adapters/sqlstore"
+)
+
+// person is a browser without a browser: a cookie jar on the console.
+type person struct {
+	t    *testing.T
+	r    *running
+	http *http.Client
+}
+
+func (r *running) person(t *testing.T) *person {
+	jar, _ := cookiejar.New(nil)
+	return &person{t: t, r: r, http: &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+var csrfField = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+// get fetches a console page: its status, location and body.
+func (p *person) get(path string) (int, string, string) {
+	p.t.Helper()
+	res, err := p.http.Get(p.r.baseURL + path)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header.Get("Location"), string(body)
+}
+
+// token is the CSRF token the console's forms carry for this person.
+func (p *person) token() string {
+	p.t.Helper()
+	s, loc, body := p.get("/console/signin/")
+	if s == 303 { // signed in already
+		_, _, body = p.get(loc)
+	}
+	m := csrfField.FindStringSubmatch(body)
+	if m == nil {
+		p.t.Fatalf("no form token on the sign-in page:\n%s", body)
+	}
+	return m[1]
+}
+
+// post submits a form; the token is added unless the form has one (even empty).
+func (p *person) post(path string, form url.Values) (int, string, string) {
+	p.t.Helper()
+	if _, ok := form["csrf_token"]; !ok {
+		form.Set("csrf_token", p.token())
+	}
+	res, err := p.http.PostForm(p.r.baseURL+path, form)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header.Get("Location"), string(body)
+}
+
+func (p *person) signIn(email string) {
+	p.t.Helper()
+	if s, loc, body := p.post("/console/signin/", url.Values{"email": {email}, "password": {ownerPassword}}); s != 303 || loc != "/console/" {
+		p.t.Fatalf("sign-in: %d %s %s", s, loc, body)
+	}
+}
+
+// TestConsoleGuards holds the console to its promises over HTTP: sign-in
+// with the password (rate limited), a session cookie as the device page's,
+// CSRF on every form, other accounts' objects not found, and mail shown
+// and downloaded safely.
+func TestConsoleGuards(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		r := startPublic(t, d, map[string]string{"CALLSIGN_RATE_LIMIT": "100:200"})
+		r.owner("owner@example.com")
+		r.owner("other@example.com")
+		ann := r.person(t)
+
+		if s, loc, _ := ann.get("/console/"); s != 303 || loc != "/console/signin/" {
+			t.Fatalf("signed out: %d %s", s, loc)
+		}
+		if s, loc, _ := ann.get("/console/threads/x/"); s != 303 || loc != "/console/signin/?next=%2Fconsole%2Fthreads%2Fx%2F" {
+			t.Fatalf("signed out, deeper: %d %s", s, loc)
+		}
+		if s, _, body := ann.post("/console/signin/", url.Values{"email": {"owner@example.com"}, "password": {"wrong"}}); s != 401 || !strings.Contains(body, "Wrong email or password") {
+			t.Fatalf("wrong password: %d", s)
+		}
+		if s, _, _ := ann.post("/console/signin/", url.Values{"email": {"owner@example.com"}, "password": {ownerPassword}, "csrf_token": {""}}); s != 403 {
+			t.Fatalf("sign-in without a token: %d", s)
+		}
+		ann.signIn("owner@example.com")
+		var session *http.Cookie
+		for _, ck := range ann.http.Jar.Cookies(mustURL(t, r.baseURL+"/console/")) {
+			if ck.Name == "callsign_console_session" {
+				session = ck
+			}
+		}
+		if session == nil {
+			t.Fatal("no session cookie")
+		}
+		// The cookie's attributes, as the server set them.
+		res, err := ann.http.PostForm(r.baseURL+"/console/signin/", url.Values{"csrf_token": {ann.token()}, "email": {"owner@example.com"}, "password": {ownerPassword}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		setCookie := strings.Join(res.Header.Values("Set-Cookie"), "\n")
+		for _, want := range []string{"callsign_console_session=", "Path=/console/", "Max-Age=43200", "HttpOnly", "SameSite=Lax"} {
+			if !strings.Contains(setCookie, want) {
+				t.Errorf("session cookie lacks %q: %s", want, setCookie)
+			}
+		}
+
+		// A form without its token changes nothing.
+		if s, _, body := ann.post("/console/identities/", url.Values{"name": {"Forged"}, "csrf_token": {"forged"}}); s != 403 || !strings.Contains(body, "This form has expired") {
+			t.Fatalf("forged form: %d", s)
+		}
+		if _, _, body := ann.get("/console/"); strings.Contains(body, "Forged") {
+			t.Fatal("a forged form made an identity")
+		}
+		s, loc, _ := ann.post("/console/identities/", url.Values{"name": {"Ada"}, "email_identifier": {"ada"}})
+		if s != 303 || !strings.HasPrefix(loc, "/console/identities/") {
+			t.Fatalf("create: %d %s", s, loc)
+		}
+		adaPath := strings.TrimSuffix(loc, "mail/")
+
+		html := "<p>Hello <b>Ada</b></p><script>document.title='ran'</script><img src=\"http://127.0.0.1:9/pixel.png\" onerror=\"x()\">"
+		raw := "From: Bob <bob@example.org>\r\nTo: ada@agents.test\r\nSubject: Plans\r\nMessage-ID: <plans@example.org>\r\n" +
+			"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b1\r\n\r\n" +
+			"--b1\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + html + "\r\n" +
+			"--b1\r\nContent-Type: text/html; name=page.html\r\nContent-Disposition: attachment; filename=page.html\r\n\r\n<script>alert(1)</script>\r\n--b1--\r\n"
+		sendSMTP(t, r.svc.smtpLn.Addr().String(), "bob@example.org", []string{"ada@agents.test"}, raw)
+		_, _, mail := ann.get(adaPath + "mail/")
+		thread := regexp.MustCompile(`href="(/console/threads/[^"]+)"`).FindStringSubmatch(mail)
+		if thread == nil || !strings.Contains(mail, "Plans") {
+			t.Fatalf("the mail page:\n%s", mail)
+		}
+		_, _, page := ann.get(thread[1])
+		frame := regexp.MustCompile(`<iframe[^>]*src="(/console/messages/\d+/body/)"[^>]*sandbox="([^"]*)"`).FindStringSubmatch(page)
+		if frame == nil || strings.Contains(frame[2], "allow-scripts") || strings.Contains(frame[2], "allow-same-origin") {
+			t.Fatalf("the HTML body's frame: %v\n%s", frame, page)
+		}
+		res, err = ann.http.Get(r.baseURL + frame[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		csp := res.Header.Get("Content-Security-Policy")
+		if strings.Contains(string(body), "<script") || strings.Contains(string(body), "onerror") || !strings.Contains(string(body), "<b>Ada</b>") ||
+			!strings.HasPrefix(csp, "sandbox") || !strings.Contains(csp, "default-src 'none'") || !strings.HasSuffix(csp, "img-src data:") {
+			t.Fatalf("the body: %s\n%s", csp, body)
+		}
+		attachment := regexp.MustCompile(`href="(/console/attachments/[^"]+)"`).FindStringSubmatch(page)
+		res, err = ann.http.Get(r.baseURL + attachment[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.Header.Get("Content-Disposition") != "attachment; filename=page.html" || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("attachment headers: %v", res.Header)
+		}
+
+		// Another account sees none of it.
+		bea := r.person(t)
+		bea.signIn("other@example.com")
+		for _, path := range []string{adaPath + "mail/", adaPath + "delete/", thread[1], frame[1], attachment[1]} {
+			if s, _, _ := bea.get(path); s != 404 {
+				t.Errorf("another account's %s: %d", path, s)
+			}
+		}
+		if s, _, _ := bea.post(adaPath+"delete/", url.Values{"confirm": {"yes"}}); s != 404 {
+			t.Errorf("deleting another account's identity: %d", s)
+		}
+
+		// Sign-out ends the session.
+		if s, loc, _ := ann.post("/console/signout/", url.Values{}); s != 303 || loc != "/console/signin/" {
+			t.Fatalf("sign-out: %d %s", s, loc)
+		}
+		if s, _, _ := ann.get(adaPath + "mail/"); s != 303 {
+			t.Fatalf("after sign-out: %d", s)
+		}
+	})
+}
+
+// TestConsoleSignInIsRateLimited: wrong passwords from one address share
+// the API's bucket of guesses; past it the page answers 429.
+func TestConsoleSignInIsRateLimited(t *testing.T) {
+	r := startPublic(t, sqlstore.SQLite, map[string]string{"CALLSIGN_RATE_LIMIT": "100:200"})
+	r.owner("owner@example.com")
+	p := r.person(t)
+	statuses := map[int]int{}
+	for range 12 {
+		s, _, _ := p.post("/console/signin/", url.Values{"email": {"owner@example.com"}, "password": {"guess"}})
+		statuses[s]++
+	}
+	if statuses[401] != 10 || statuses[429] != 2 {
+		t.Fatalf("statuses of 12 wrong passwords: %v", statuses)
+	}
+	// The right password waits too, until the bucket refills.
+	if s, _, body := p.post("/console/signin/", url.Values{"email": {"owner@example.com"}, "password": {ownerPassword}}); s != 429 || !strings.Contains(body, "throttled") {
+		t.Fatalf("right password while throttled: %d", s)
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
