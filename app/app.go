@@ -59,6 +59,8 @@ type Ports struct {
 	Signer ports.DKIMSigner
 	// Reports reads delivery status notifications (bounces).
 	Reports ports.DSNReader
+	// OTP computes the TOTP codes of password entries.
+	OTP ports.OneTimePasswords
 }
 
 // Settings are the choices of configuration the services follow.
@@ -155,7 +157,7 @@ func New(deps Deps) *App {
 		Auth:         auth,
 		Identities:   identities,
 		Health:       &Health{base: b, store: store},
-		Vault:        &Vault{base: b, store: store, identities: identities, cipher: deps.Cipher, auth: auth},
+		Vault:        &Vault{base: b, store: store, identities: identities, cipher: deps.Cipher, auth: auth, otp: deps.OTP},
 		Contacts:     &Contacts{base: b, store: store, identities: identities},
 		Mail:         mail,
 		Domains:      domains,

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/callsign/callsign/core"
@@ -15,11 +16,14 @@ type Vault struct {
 	identities *Identities // entries are made for an identity
 	cipher     ports.Cipher
 	auth       *Auth // a reveal checks the account's password again (reveal.go)
+	otp        ports.OneTimePasswords
 }
 
 // PasswordInput carries the fields of a password write; nil means absent.
 type PasswordInput struct {
 	Domain, Username, Password, Notes *string
+	// TOTP is an otpauth://totp/ URI or a base32 secret; "" removes the key.
+	TOTP *string
 }
 
 // SecretInput carries the fields of a secret write; nil means absent.
@@ -32,13 +36,18 @@ func aad(table, field, id string) []byte { return []byte(table + ":" + field + "
 
 func (s *Vault) sealPassword(e core.PasswordEntry) (ports.StoredPassword, error) {
 	sp := ports.StoredPassword{Entry: e}
-	sp.Entry.Password, sp.Entry.Notes = "", ""
+	sp.Entry.Password, sp.Entry.Notes, sp.Entry.TOTP = "", "", ""
 	var err error
 	if sp.Password, err = s.cipher.Seal([]byte(e.Password), aad("passwords", "password", e.ID)); err != nil {
 		return sp, err
 	}
 	if e.Notes != "" {
-		sp.Notes, err = s.cipher.Seal([]byte(e.Notes), aad("passwords", "notes", e.ID))
+		if sp.Notes, err = s.cipher.Seal([]byte(e.Notes), aad("passwords", "notes", e.ID)); err != nil {
+			return sp, err
+		}
+	}
+	if e.TOTP != "" {
+		sp.TOTP, err = s.cipher.Seal([]byte(e.TOTP), aad("passwords", "totp", e.ID))
 	}
 	return sp, err
 }
@@ -57,6 +66,13 @@ func (s *Vault) openPassword(sp ports.StoredPassword) (core.PasswordEntry, error
 		}
 		e.Notes = string(notes)
 	}
+	if len(sp.TOTP) > 0 {
+		key, err := s.cipher.Open(sp.TOTP, aad("passwords", "totp", e.ID))
+		if err != nil {
+			return e, err
+		}
+		e.TOTP = string(key)
+	}
 	return e, nil
 }
 
@@ -71,7 +87,7 @@ func applyPassword(e *core.PasswordEntry, in PasswordInput, replace bool) error 
 		if in.Password == nil {
 			p.Add("password", "This field is required.")
 		}
-		e.Username, e.Notes = "", ""
+		e.Username, e.Notes, e.TOTP = "", "", ""
 	}
 	for dst, v := range map[*string]*string{&e.Domain: in.Domain, &e.Username: in.Username, &e.Password: in.Password, &e.Notes: in.Notes} {
 		if v != nil {
@@ -79,6 +95,16 @@ func applyPassword(e *core.PasswordEntry, in PasswordInput, replace bool) error 
 		}
 	}
 	e.Domain, e.Username = strings.TrimSpace(e.Domain), strings.TrimSpace(e.Username)
+	if in.TOTP != nil {
+		e.TOTP = ""
+		if strings.TrimSpace(*in.TOTP) != "" {
+			key, err := core.ParseTOTP(*in.TOTP)
+			if err != nil {
+				p.Merge(err)
+			}
+			e.TOTP = key.URI()
+		}
+	}
 	if err := p.Err(); err != nil {
 		return err
 	}
@@ -154,6 +180,25 @@ func (s *Vault) UpdatePassword(ctx context.Context, p core.Principal, id string,
 		return core.PasswordEntry{}, err
 	}
 	return e, s.store.UpdatePassword(ctx, sp)
+}
+
+// TOTP is the current one-time password of an entry that keeps a TOTP
+// key; an entry without one is NotFound.
+func (s *Vault) TOTP(ctx context.Context, p core.Principal, id string) (core.TOTPCode, error) {
+	e, err := s.GetPassword(ctx, p, id)
+	if err != nil {
+		return core.TOTPCode{}, err
+	}
+	if e.TOTP == "" {
+		return core.TOTPCode{}, core.NotFound("This password entry has no TOTP key.")
+	}
+	key, err := core.ParseTOTP(e.TOTP)
+	if err != nil {
+		return core.TOTPCode{}, fmt.Errorf("stored TOTP key of %s: %w", id, err)
+	}
+	now := s.now()
+	code, err := s.otp.TOTP(key, now)
+	return core.TOTPCode{Code: code, Period: key.Period, Digits: key.Digits, ExpiresIn: key.ExpiresIn(now)}, err
 }
 
 // DeletePassword removes an entry.

@@ -183,6 +183,7 @@ type Password struct {
 	Username  string `json:"username"`
 	Password  string `json:"password"`
 	Notes     string `json:"notes"`
+	HasTOTP   bool   `json:"has_totp"`
 	CreatedDT string `json:"created_dt"`
 	UpdatedDT string `json:"updated_dt"`
 }

@@ -17,8 +17,11 @@ type PasswordEntry struct {
 	Username   string
 	Password   string
 	Notes      string
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// TOTP is the entry's time-based one-time password key as an otpauth
+	// URI (TOTPKey.URI), "" when it has none.
+	TOTP      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // Secret is a key-value entry such as an API token. Value is plaintext here.

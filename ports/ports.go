@@ -6,6 +6,8 @@ package ports
 import (
 	"context"
 	"time"
+
+	"github.com/callsign/callsign/core"
 )
 
 // Clock tells the time. Stores keep microseconds, so callers truncate.
@@ -36,6 +38,13 @@ type PasswordHasher interface {
 	// for an empty encoded hash as for a real one, so that callers can use it
 	// to hide whether an account exists.
 	Verify(password, encoded string) bool
+}
+
+// OneTimePasswords computes the codes of time-based one-time passwords
+// (RFC 6238) for the keys password entries keep.
+type OneTimePasswords interface {
+	// TOTP is the code of the period t falls in.
+	TOTP(key core.TOTPKey, t time.Time) (string, error)
 }
 
 // Pinger answers whether a dependency is reachable.

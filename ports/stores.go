@@ -116,6 +116,7 @@ type StoredPassword struct {
 	Entry    core.PasswordEntry
 	Password []byte // sealed
 	Notes    []byte // sealed; nil when there are no notes
+	TOTP     []byte // sealed; nil when the entry has no TOTP key
 }
 
 // StoredSecret is a secret as stores keep it: Value of Secret is empty.

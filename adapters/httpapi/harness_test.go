@@ -23,6 +23,7 @@ import (
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/memory"
 	"github.com/callsign/callsign/adapters/simtel"
+	"github.com/callsign/callsign/adapters/totp"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
 )
@@ -70,7 +71,7 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 	deps := app.Deps{
 		Ports: app.Ports{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, Telephony: h.sim,
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay,
-			Resolver: h.dns, MailAuth: mailauth.NewAuthenticator(h.dns, "mx.api.test"), Signer: mailauth.NewSigner()},
+			Resolver: h.dns, MailAuth: mailauth.NewAuthenticator(h.dns, "mx.api.test"), Signer: mailauth.NewSigner(), OTP: totp.Generator{}},
 		Settings: app.Settings{MailDomains: []string{"agents.test", "bots.test"}, PublicURL: "http://api.test", MaxMessageBytes: 1 << 20,
 			Retry:  app.RetryPolicy{First: time.Millisecond, Max: time.Millisecond, GiveUpAfter: time.Hour},
 			Domain: core.DomainSettings{MXHost: "mx.api.test"}}}

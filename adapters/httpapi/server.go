@@ -147,6 +147,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.POST("/passwords/", s.handle(s.createPassword))
 	authed.GET("/passwords/generate-password/", s.handle(s.generatePassword))
 	authed.GET("/passwords/:uuid/", s.handle(s.getPassword))
+	authed.GET("/passwords/:uuid/totp/", s.handle(s.passwordTOTP))
 	authed.PUT("/passwords/:uuid/", s.handle(s.updatePassword(true)))
 	authed.PATCH("/passwords/:uuid/", s.handle(s.updatePassword(false)))
 	authed.DELETE("/passwords/:uuid/", s.handle(s.deletePassword))

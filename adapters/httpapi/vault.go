@@ -16,13 +16,21 @@ type passwordView struct {
 	Username  string  `json:"username"`
 	Password  string  `json:"password"`
 	Notes     string  `json:"notes"`
+	HasTOTP   bool    `json:"has_totp"` // the key itself is never shown
 	CreatedDT apiTime `json:"created_dt"`
 	UpdatedDT apiTime `json:"updated_dt"`
 }
 
 func viewPassword(e core.PasswordEntry) passwordView {
 	return passwordView{UUID: e.ID, Identity: e.IdentityID, Domain: e.Domain, Username: e.Username, Password: e.Password,
-		Notes: e.Notes, CreatedDT: apiTime(e.CreatedAt), UpdatedDT: apiTime(e.UpdatedAt)}
+		Notes: e.Notes, HasTOTP: e.TOTP != "", CreatedDT: apiTime(e.CreatedAt), UpdatedDT: apiTime(e.UpdatedAt)}
+}
+
+type totpView struct {
+	Code      string `json:"code"`
+	Period    int    `json:"period"`
+	Digits    int    `json:"digits"`
+	ExpiresIn int    `json:"expires_in"`
 }
 
 type secretView struct {
@@ -50,7 +58,7 @@ func readPasswordInput(c *gin.Context) (app.PasswordInput, error) {
 	if err != nil {
 		return app.PasswordInput{}, err
 	}
-	pi := app.PasswordInput{Domain: in.str("domain"), Username: in.str("username"), Password: in.str("password"), Notes: in.str("notes")}
+	pi := app.PasswordInput{Domain: in.str("domain"), Username: in.str("username"), Password: in.str("password"), Notes: in.str("notes"), TOTP: in.str("totp")}
 	return pi, in.err()
 }
 
@@ -103,6 +111,15 @@ func (s *server) updatePassword(replace bool) handler {
 		e, err := s.app.Vault.UpdatePassword(c.Request.Context(), principal(c), id, pi, replace)
 		return http.StatusOK, viewPassword(e), err
 	}
+}
+
+func (s *server) passwordTOTP(c *gin.Context) (int, any, error) {
+	id, err := pathUUID(c, "uuid", "Password")
+	if err != nil {
+		return 0, nil, err
+	}
+	code, err := s.app.Vault.TOTP(c.Request.Context(), principal(c), id)
+	return http.StatusOK, totpView{Code: code.Code, Period: code.Period, Digits: code.Digits, ExpiresIn: code.ExpiresIn}, err
 }
 
 func (s *server) deletePassword(c *gin.Context) (int, any, error) {

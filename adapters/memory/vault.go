@@ -28,7 +28,7 @@ func (s *Store) CreatePassword(_ context.Context, p ports.StoredPassword) error 
 	if !s.ownsIdentity(p.Entry.AccountID, p.Entry.IdentityID) {
 		return core.NotFound("Identity not found.")
 	}
-	p.Password, p.Notes = clone(p.Password), clone(p.Notes)
+	p.Password, p.Notes, p.TOTP = clone(p.Password), clone(p.Notes), clone(p.TOTP)
 	s.passwords[p.Entry.ID] = &passwordRow{p}
 	return nil
 }
@@ -77,7 +77,7 @@ func (s *Store) UpdatePassword(_ context.Context, p ports.StoredPassword) error 
 		return core.NotFound("Password not found.")
 	}
 	p.Entry.CreatedAt, p.Entry.IdentityID = r.Entry.CreatedAt, r.Entry.IdentityID
-	p.Password, p.Notes = clone(p.Password), clone(p.Notes)
+	p.Password, p.Notes, p.TOTP = clone(p.Password), clone(p.Notes), clone(p.TOTP)
 	r.StoredPassword = p
 	return nil
 }
@@ -186,7 +186,7 @@ func (s *Store) DeleteSecret(_ context.Context, accountID, id string) error {
 func (s *Store) sealedCells() []sealedCell {
 	var cells []sealedCell
 	for id, r := range s.passwords {
-		cells = append(cells, sealedCell{"passwords", id, "notes", &r.Notes}, sealedCell{"passwords", id, "password", &r.Password})
+		cells = append(cells, sealedCell{"passwords", id, "notes", &r.Notes}, sealedCell{"passwords", id, "password", &r.Password}, sealedCell{"passwords", id, "totp", &r.TOTP})
 	}
 	for id, r := range s.secrets {
 		cells = append(cells, sealedCell{"secrets", id, "value", &r.Value})

@@ -17,6 +17,7 @@ type passwordRow struct {
 	Username   string `db:"username"`
 	Password   []byte `db:"password"`
 	Notes      []byte `db:"notes"`
+	TOTP       []byte `db:"totp"`
 	CreatedAt  int64  `db:"created_at"`
 	UpdatedAt  int64  `db:"updated_at"`
 }
@@ -25,17 +26,17 @@ func (r passwordRow) core() ports.StoredPassword {
 	return ports.StoredPassword{
 		Entry: core.PasswordEntry{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, Domain: r.Domain, Username: r.Username,
 			CreatedAt: fromUS(r.CreatedAt), UpdatedAt: fromUS(r.UpdatedAt)},
-		Password: r.Password, Notes: r.Notes,
+		Password: r.Password, Notes: r.Notes, TOTP: r.TOTP,
 	}
 }
 
-const passwordColumns = "id, account_id, identity_id, domain, username, password, notes, created_at, updated_at"
+const passwordColumns = "id, account_id, identity_id, domain, username, password, notes, totp, created_at, updated_at"
 
 func (db *DB) CreatePassword(ctx context.Context, p ports.StoredPassword) error {
 	e := p.Entry
-	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO passwords (id, account_id, identity_id, domain, host, username, password, notes, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		e.ID, e.AccountID, e.IdentityID, e.Domain, core.DomainHost(e.Domain), e.Username, p.Password, p.Notes, us(e.CreatedAt), us(e.UpdatedAt))
+	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO passwords (id, account_id, identity_id, domain, host, username, password, notes, totp, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		e.ID, e.AccountID, e.IdentityID, e.Domain, core.DomainHost(e.Domain), e.Username, p.Password, p.Notes, p.TOTP, us(e.CreatedAt), us(e.UpdatedAt))
 	return err
 }
 
@@ -61,9 +62,9 @@ func (db *DB) Passwords(ctx context.Context, f ports.PasswordFilter) ([]ports.St
 
 func (db *DB) UpdatePassword(ctx context.Context, p ports.StoredPassword) error {
 	e := p.Entry
-	return db.execOne(ctx, "Password", `UPDATE passwords SET domain = ?, host = ?, username = ?, password = ?, notes = ?, updated_at = ?
+	return db.execOne(ctx, "Password", `UPDATE passwords SET domain = ?, host = ?, username = ?, password = ?, notes = ?, totp = ?, updated_at = ?
 		WHERE id = ? AND account_id = ?`,
-		e.Domain, core.DomainHost(e.Domain), e.Username, p.Password, p.Notes, us(e.UpdatedAt), e.ID, e.AccountID)
+		e.Domain, core.DomainHost(e.Domain), e.Username, p.Password, p.Notes, p.TOTP, us(e.UpdatedAt), e.ID, e.AccountID)
 }
 
 func (db *DB) DeletePassword(ctx context.Context, accountID, id string) error {
@@ -134,6 +135,7 @@ var sealedColumns = []struct{ table, field string }{
 	{"mail_sources", "password"},
 	{"passwords", "notes"},
 	{"passwords", "password"},
+	{"passwords", "totp"},
 	{"secrets", "value"},
 }
 

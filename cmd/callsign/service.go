@@ -30,6 +30,7 @@ import (
 	"github.com/callsign/callsign/adapters/smtpin"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/system"
+	"github.com/callsign/callsign/adapters/totp"
 	"github.com/callsign/callsign/adapters/twilio"
 	"github.com/callsign/callsign/adapters/vaultcipher"
 	"github.com/callsign/callsign/app"
@@ -100,7 +101,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 	}
 	deps := app.Deps{
 		Ports: app.Ports{Store: db, Clock: system.Clock{}, IDs: system.IDs{}, Cipher: keyring, Log: log,
-			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: telephony(cfg)},
+			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: telephony(cfg), OTP: totp.Generator{}},
 		Settings: app.Settings{MailDomains: cfg.MailDomains, PublicURL: cfg.BaseURL, MaxMessageBytes: cfg.SMTPMaxBytes,
 			Postmaster: cfg.Postmaster},
 	}
