@@ -444,6 +444,15 @@ var funcs = template.FuncMap{
 	},
 	"join":   strings.Join,
 	"unread": unreadLabel,
+	"revoke": keyRevokePath,
+	// dict passes several values to a shared template.
+	"dict": func(pairs ...any) map[string]any {
+		m := map[string]any{}
+		for i := 0; i+1 < len(pairs); i += 2 {
+			m[pairs[i].(string)] = pairs[i+1]
+		}
+		return m
+	},
 }
 
 // unreadLabel shows a bounded count of unread threads.

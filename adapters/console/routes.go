@@ -30,6 +30,39 @@ func (c *console) routes() {
 	m.HandleFunc("POST /console/messages/{id}/respond/", c.signedIn(c.respond))
 	m.HandleFunc("GET /console/attachments/{id}/", c.signedIn(c.attachment))
 
+	m.HandleFunc("GET /console/identities/{id}/texts/", c.signedIn(c.textsPage))
+	m.HandleFunc("POST /console/identities/{id}/texts/", c.signedIn(c.sendText))
+	m.HandleFunc("GET /console/conversations/{id}/", c.signedIn(c.conversationPage))
+	m.HandleFunc("POST /console/conversations/{id}/read/", c.signedIn(c.markConversationRead))
+	m.HandleFunc("GET /console/identities/{id}/phone/", c.signedIn(c.phonePage))
+	m.HandleFunc("POST /console/identities/{id}/phone/", c.signedIn(c.provisionPhone))
+	m.HandleFunc("POST /console/identities/{id}/voice/", c.signedIn(c.setVoiceAgent))
+
+	m.HandleFunc("GET /console/identities/{id}/contacts/", c.signedIn(c.contactsPage))
+	m.HandleFunc("POST /console/identities/{id}/contacts/", c.signedIn(c.createContact))
+	m.HandleFunc("GET /console/contacts/{id}/", c.signedIn(c.contactPage))
+	m.HandleFunc("POST /console/contacts/{id}/", c.signedIn(c.updateContact))
+	m.HandleFunc("POST /console/contacts/{id}/delete/", c.signedIn(c.deleteContact))
+
+	m.HandleFunc("GET /console/identities/{id}/vault/", c.signedIn(c.vaultPage))
+	m.HandleFunc("POST /console/identities/{id}/passwords/", c.signedIn(c.createPassword))
+	m.HandleFunc("POST /console/identities/{id}/secrets/", c.signedIn(c.createSecret))
+	for _, kind := range []string{"password", "secret"} {
+		m.HandleFunc("GET /console/"+kind+"s/{id}/reveal/", c.signedIn(c.revealPage(kind)))
+		m.HandleFunc("POST /console/"+kind+"s/{id}/reveal/", c.signedIn(c.reveal(kind)))
+		m.HandleFunc("POST /console/"+kind+"s/{id}/delete/", c.signedIn(c.deleteVaultEntry(kind)))
+	}
+
+	m.HandleFunc("GET /console/keys/", c.signedIn(c.keysPage))
+	m.HandleFunc("POST /console/keys/", c.signedIn(c.createKey))
+	m.HandleFunc("POST /console/keys/{type}/{id}/revoke/", c.signedIn(c.revokeKey))
+
+	m.HandleFunc("GET /console/domains/", c.signedIn(c.domainsPage))
+	m.HandleFunc("POST /console/domains/", c.signedIn(c.createDomain))
+	m.HandleFunc("GET /console/domains/{name}/", c.signedIn(c.domainPage))
+	m.HandleFunc("POST /console/domains/{name}/verify/", c.signedIn(c.verifyDomain))
+	m.HandleFunc("POST /console/domains/{name}/delete/", c.signedIn(c.deleteDomain))
+
 	m.HandleFunc("GET /console/pulse/", c.signedIn(c.pulse))
 
 	m.HandleFunc("/console/", c.open(func(*visit) error { return errNoPage }))

@@ -82,7 +82,7 @@ func (p *person) signIn(email string) {
 // and downloaded safely.
 func TestConsoleGuards(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
-		r := startPublic(t, d, map[string]string{"CALLSIGN_RATE_LIMIT": "100:200"})
+		r := startPublic(t, d, map[string]string{"CALLSIGN_RATE_LIMIT": "100:200", "CALLSIGN_LOG_LEVEL": "info"})
 		r.owner("owner@example.com")
 		r.owner("other@example.com")
 		ann := r.person(t)
@@ -172,16 +172,44 @@ func TestConsoleGuards(t *testing.T) {
 			t.Fatalf("attachment headers: %v", res.Header)
 		}
 
+		// A secret: stored, listed without its value, shown after the
+		// password is typed again, and logged without the value.
+		if s, _, _ := ann.post(adaPath+"secrets/", url.Values{"key": {"api_token"}, "value": {"tok-9431-value"}}); s != 303 {
+			t.Fatalf("store a secret: %d", s)
+		}
+		_, _, vault := ann.get(adaPath + "vault/")
+		reveal := regexp.MustCompile(`href="(/console/secrets/[^"]+/reveal/)"`).FindStringSubmatch(vault)
+		if reveal == nil || strings.Contains(vault, "tok-9431-value") {
+			t.Fatalf("the vault page:\n%s", vault)
+		}
+		if s, _, body := ann.post(reveal[1], url.Values{"password": {"wrong"}}); s != 401 || strings.Contains(body, "tok-9431-value") {
+			t.Fatalf("reveal with a wrong password: %d", s)
+		}
+		if s, _, body := ann.post(reveal[1], url.Values{"password": {ownerPassword}}); s != 200 || !strings.Contains(body, "tok-9431-value") {
+			t.Fatalf("reveal: %d", s)
+		}
+		if _, _, again := ann.get(reveal[1]); strings.Contains(again, "tok-9431-value") {
+			t.Fatal("the value shows again without the password")
+		}
+		if logs := r.logs(); !regexp.MustCompile(`"vault value revealed".*account=\S+ identity=\S+ secret=\S+ by=console`).MatchString(logs) ||
+			strings.Contains(logs, "tok-9431-value") {
+			t.Errorf("the log of the reveal:\n%s", logs)
+		}
+
 		// Another account sees none of it.
 		bea := r.person(t)
 		bea.signIn("other@example.com")
-		for _, path := range []string{adaPath + "mail/", adaPath + "delete/", thread[1], frame[1], attachment[1]} {
+		for _, path := range []string{adaPath + "mail/", adaPath + "delete/", adaPath + "texts/", adaPath + "contacts/", adaPath + "vault/",
+			adaPath + "phone/", thread[1], frame[1], attachment[1], reveal[1]} {
 			if s, _, _ := bea.get(path); s != 404 {
 				t.Errorf("another account's %s: %d", path, s)
 			}
 		}
 		if s, _, _ := bea.post(adaPath+"delete/", url.Values{"confirm": {"yes"}}); s != 404 {
 			t.Errorf("deleting another account's identity: %d", s)
+		}
+		if s, _, body := bea.post(reveal[1], url.Values{"password": {ownerPassword}}); s != 404 || strings.Contains(body, "tok-9431-value") {
+			t.Errorf("revealing another account's secret: %d", s)
 		}
 
 		// Sign-out ends the session.
