@@ -187,8 +187,13 @@ func (s *Mail) stamp(trace []byte, auth *core.Authentication) []byte {
 	return append(append([]byte(nil), trace...), s.mailAuth.ResultsField(*auth)...)
 }
 
-// save stores mails, then tells whoever watches their inboxes.
+// save stores mails, then tells whoever watches their inboxes. It is the
+// one way mail is stored, so the bounds of a stored message are applied
+// here.
 func (s *Mail) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMessage, error) {
+	for i := range mails {
+		mails[i].Message.BoundBodies()
+	}
 	stored, err := s.messages.SaveMail(ctx, mails)
 	if err != nil {
 		return nil, err

@@ -99,7 +99,7 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 	}
 	now := s.now()
 	m := core.SMSMessage{AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneID: phone.ID, PhoneNumber: phone.Number,
-		FromNumber: in.From, ToNumber: phone.Number, Body: in.Body, Direction: core.Incoming, Status: core.SMSReceived,
+		FromNumber: in.From, ToNumber: phone.Number, Body: core.StoredSMSBody(in.Body), Direction: core.Incoming, Status: core.SMSReceived,
 		ProviderSID: in.SID, Media: core.KeptSMSMedia(in.Media), CreatedAt: now}
 	n := ports.NewSMS{Message: m}
 	who := core.Correspondent{AccountID: phone.AccountID, IdentityID: phone.IdentityID, Phone: in.From}

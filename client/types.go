@@ -30,8 +30,9 @@ type Inbox struct {
 	CreatedDT string `json:"created_dt"`
 }
 
-// Message is an email message.
-type Message struct {
+// MessageSummary is an email message as lists show it (Messages, a
+// ThreadDetail): a preview in place of the bodies. Message reads them.
+type MessageSummary struct {
 	ID              int64           `json:"id"`
 	URL             string          `json:"url"`
 	Inbox           int64           `json:"inbox"`
@@ -44,8 +45,8 @@ type Message struct {
 	Cc              []string        `json:"cc"`
 	Bcc             []string        `json:"bcc"`
 	Subject         string          `json:"subject"`
-	Content         string          `json:"content"`
-	HTML            string          `json:"html"`
+	Preview         string          `json:"preview"`
+	Truncated       bool            `json:"truncated"` // the stored bodies hold only the start of what was sent
 	Direction       string          `json:"direction"`
 	IsRead          bool            `json:"is_read"`
 	Attachments     []Attachment    `json:"attachments"`
@@ -54,6 +55,13 @@ type Message struct {
 	Recipients      []Recipient     `json:"recipients"`
 	Authentication  *Authentication `json:"authentication"`
 	CreatedDT       string          `json:"created_dt"`
+}
+
+// Message is an email message with its bodies.
+type Message struct {
+	MessageSummary
+	Content string `json:"content"`
+	HTML    string `json:"html"`
 }
 
 // Attachment is a file of a message; URL downloads it with the key.
@@ -83,10 +91,10 @@ type Authentication struct {
 
 // MessagePage is a page of the email message list.
 type MessagePage struct {
-	Count    int       `json:"count"`
-	Next     *string   `json:"next"`
-	Previous *string   `json:"previous"`
-	Results  []Message `json:"results"`
+	Count    int              `json:"count"`
+	Next     *string          `json:"next"`
+	Previous *string          `json:"previous"`
+	Results  []MessageSummary `json:"results"`
 }
 
 // Thread is a conversation's summary.
@@ -102,12 +110,13 @@ type Thread struct {
 	LastMessageDT   string   `json:"last_message_dt"`
 }
 
-// ThreadDetail is a thread with its messages, oldest first.
+// ThreadDetail is a thread with its messages, oldest first, as summaries
+// (no bodies).
 type ThreadDetail struct {
-	ThreadID string    `json:"thread_id"`
-	Inbox    int64     `json:"inbox"`
-	Subject  string    `json:"subject"`
-	Messages []Message `json:"messages"`
+	ThreadID string           `json:"thread_id"`
+	Inbox    int64            `json:"inbox"`
+	Subject  string           `json:"subject"`
+	Messages []MessageSummary `json:"messages"`
 }
 
 // SMS is a text message.

@@ -28,7 +28,7 @@ func (c *Client) WaitForMessage(ctx context.Context, w MailWait, wake <-chan str
 		if err != nil || found == nil {
 			return nil, err
 		}
-		m, err := c.Message(ctx, found.ID) // a list may come without bodies
+		m, err := c.Message(ctx, found.ID) // a list comes without bodies
 		return &m, err
 	})
 }
@@ -80,7 +80,7 @@ type Cursor struct {
 // NewMessages calls each for every message stored after cur, oldest first,
 // and returns the cursor past them. An unplaced cursor is first placed
 // after the newest message, so that only later ones count.
-func (c *Client) NewMessages(ctx context.Context, cur Cursor, each func(Message)) (Cursor, error) {
+func (c *Client) NewMessages(ctx context.Context, cur Cursor, each func(MessageSummary)) (Cursor, error) {
 	if !cur.placed {
 		after, err := c.newestMessage(ctx)
 		return Cursor{after: after, placed: err == nil}, err
@@ -104,7 +104,7 @@ func (c *Client) NewMessages(ctx context.Context, cur Cursor, each func(Message)
 
 // arrived is the first received message after cursor that matches, and
 // the cursor past what it looked at.
-func (c *Client) arrived(ctx context.Context, cursor string, w MailWait) (*Message, string, error) {
+func (c *Client) arrived(ctx context.Context, cursor string, w MailWait) (*MessageSummary, string, error) {
 	from := strings.ToLower(strings.TrimSpace(w.From))
 	f := MessageFilter{Direction: "incoming", Limit: 200}
 	if strings.Contains(from, "@") {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestMintKeyAndParse(t *testing.T) {
@@ -242,5 +243,21 @@ func TestGeneratedLocalPart(t *testing.T) {
 	}
 	if _, err := NormalizeLocalPart("email_identifier", got); err != nil {
 		t.Fatalf("%q is not a valid local part: %v", got, err)
+	}
+}
+
+func TestBoundBodies(t *testing.T) {
+	m := EmailMessage{Text: "a" + strings.Repeat("é", MaxStoredBody), HTML: "<p>short</p>"}
+	m.BoundBodies()
+	if len(m.Text) != MaxStoredBody-1 || !utf8.ValidString(m.Text) || m.HTML != "<p>short</p>" || !m.Truncated {
+		t.Fatalf("%d bytes, valid %v, html %q, truncated %v", len(m.Text), utf8.ValidString(m.Text), m.HTML, m.Truncated)
+	}
+	small := EmailMessage{Text: "hi", HTML: "<b>hi</b>"}
+	small.BoundBodies()
+	if small.Truncated || small.Text != "hi" {
+		t.Fatalf("%+v", small)
+	}
+	if s := StoredSMSBody(strings.Repeat("€", MaxStoredSMSBody)); len(s) > MaxStoredSMSBody || !utf8.ValidString(s) {
+		t.Fatalf("sms body %d bytes", len(s))
 	}
 }

@@ -40,9 +40,15 @@ type EmailMessage struct {
 	InboxID    int64
 	ThreadID   string
 	Header
-	Bcc            []string // outgoing only; never in the message itself
-	Text           string
-	HTML           string
+	Bcc  []string // outgoing only; never in the message itself
+	Text string
+	HTML string
+	// Truncated says that Text or HTML holds only the start of a body
+	// longer than MaxStoredBody; the source keeps the whole message.
+	Truncated bool
+	// Preview is the start of Text on one line (Preview). A list carries
+	// it in place of the bodies (Summary).
+	Preview        string
 	Direction      Direction
 	IsRead         bool
 	Attachments    []Attachment
@@ -75,6 +81,33 @@ type Attachment struct {
 
 // PreviewLength is how many characters of the text body a summary shows.
 const PreviewLength = 200
+
+// PreviewHead is how many characters of a stored text body a list reads
+// to make a preview: enough for PreviewLength characters after white
+// space is folded, whatever the body's length.
+const PreviewHead = 1024
+
+// MaxStoredBody bounds, in bytes, the text and the HTML body stored with a
+// message (each), so that reading one message costs a bounded amount of
+// memory whatever was sent; the raw source is kept whole.
+const MaxStoredBody = 1 << 20
+
+// BoundBodies cuts Text and HTML to MaxStoredBody bytes each (at a
+// character boundary) and sets Truncated when it cut anything.
+func (m *EmailMessage) BoundBodies() {
+	if len(m.Text) > MaxStoredBody || len(m.HTML) > MaxStoredBody {
+		m.Text, m.HTML, m.Truncated = cutUTF8(m.Text, MaxStoredBody), cutUTF8(m.HTML, MaxStoredBody), true
+	}
+}
+
+// Summary is m as a list shows it: its Preview in place of its bodies, so
+// that a page of messages costs memory bounded by its length, not by what
+// the messages hold.
+func (m EmailMessage) Summary() EmailMessage {
+	m.Preview = Preview(m.Text)
+	m.Text, m.HTML = "", ""
+	return m
+}
 
 // Preview is the start of a text body on one line: runs of white space
 // become one space. It reads only as far as it needs.

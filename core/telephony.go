@@ -171,6 +171,14 @@ type Conversation struct {
 // MaxSMSBodyLength is the longest body we send: ten concatenated segments.
 const MaxSMSBodyLength = 1600
 
+// MaxStoredSMSBody bounds, in bytes, the body of a received text that is
+// stored: a provider sends at most MaxSMSBodyLength characters, so only a
+// forged or simulated text is ever cut, and a list of texts stays small.
+const MaxStoredSMSBody = 4 * MaxSMSBodyLength
+
+// StoredSMSBody is body cut to MaxStoredSMSBody bytes at a character boundary.
+func StoredSMSBody(body string) string { return cutUTF8(body, MaxStoredSMSBody) }
+
 // ValidateSMS checks a message an identity wants to send.
 func ValidateSMS(to, body string) error {
 	var p Problems

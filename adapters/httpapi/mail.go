@@ -53,7 +53,10 @@ type attachmentView struct {
 	URL         string `json:"url"`
 }
 
-type messageView struct {
+// messageSummaryView is a message as lists show it: everything but the
+// bodies, with a preview of the text. A page of them costs memory bounded
+// by its length, whatever the messages hold.
+type messageSummaryView struct {
 	ID              int64            `json:"id"`
 	URL             string           `json:"url"`
 	Inbox           int64            `json:"inbox"`
@@ -66,8 +69,8 @@ type messageView struct {
 	Cc              []string         `json:"cc"`
 	Bcc             []string         `json:"bcc"`
 	Subject         string           `json:"subject"`
-	Content         string           `json:"content"`
-	HTML            string           `json:"html"`
+	Preview         string           `json:"preview"`
+	Truncated       bool             `json:"truncated"`
 	Direction       string           `json:"direction"`
 	IsRead          bool             `json:"is_read"`
 	Attachments     []attachmentView `json:"attachments"`
@@ -76,6 +79,14 @@ type messageView struct {
 	Recipients      []recipientView  `json:"recipients"`
 	Authentication  *authView        `json:"authentication"`
 	CreatedDT       apiTime          `json:"created_dt"`
+}
+
+// messageView is one message with its stored bodies, each at most
+// core.MaxStoredBody bytes (truncated says when one was cut).
+type messageView struct {
+	messageSummaryView
+	Content string `json:"content"`
+	HTML    string `json:"html"`
 }
 
 type recipientView struct {
@@ -115,9 +126,15 @@ func (s *server) viewAttachment(a core.Attachment) attachmentView {
 }
 
 func (s *server) viewMessage(m core.EmailMessage) messageView {
-	v := messageView{ID: m.ID, URL: fmt.Sprintf("%s/api/email-messages/%d/", s.baseURL, m.ID), Inbox: m.InboxID, ThreadID: m.ThreadID,
+	return messageView{messageSummaryView: s.viewSummary(m.Summary()), Content: m.Text, HTML: m.HTML}
+}
+
+// viewSummary shows a message as lists do; m comes from a list
+// (core.EmailMessage.Summary), or carries its preview.
+func (s *server) viewSummary(m core.EmailMessage) messageSummaryView {
+	v := messageSummaryView{ID: m.ID, URL: fmt.Sprintf("%s/api/email-messages/%d/", s.baseURL, m.ID), Inbox: m.InboxID, ThreadID: m.ThreadID,
 		MessageID: m.MessageID, InReplyTo: optString(m.InReplyTo), FromEmail: m.FromEmail, FromDisplayName: optString(m.FromName),
-		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Content: m.Text, HTML: m.HTML,
+		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Preview: m.Preview, Truncated: m.Truncated,
 		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment),
 		Recipients: viewAll(m.Recipients, viewRecipient), Authentication: viewAuthentication(m.Authentication), CreatedDT: apiTime(m.CreatedAt)}
 	if m.Direction == core.Outgoing {
@@ -187,11 +204,13 @@ func (s *server) listThreads(c *gin.Context) (int, any, error) {
 	return http.StatusOK, viewAll(list, viewThread), err
 }
 
+// threadDetailView lists a thread's messages as summaries: a thread of a
+// thousand large messages must not be answered in one body.
 type threadDetailView struct {
-	ThreadID string        `json:"thread_id"`
-	Inbox    int64         `json:"inbox"`
-	Subject  string        `json:"subject"`
-	Messages []messageView `json:"messages"`
+	ThreadID string               `json:"thread_id"`
+	Inbox    int64                `json:"inbox"`
+	Subject  string               `json:"subject"`
+	Messages []messageSummaryView `json:"messages"`
 }
 
 func (s *server) getThread(c *gin.Context) (int, any, error) {
@@ -199,7 +218,7 @@ func (s *server) getThread(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, threadDetailView{ThreadID: t.ID, Inbox: t.InboxID, Subject: t.Subject, Messages: viewAll(msgs, s.viewMessage)}, nil
+	return http.StatusOK, threadDetailView{ThreadID: t.ID, Inbox: t.InboxID, Subject: t.Subject, Messages: viewAll(msgs, s.viewSummary)}, nil
 }
 
 func (s *server) listMessages(c *gin.Context) (int, any, error) {
@@ -228,7 +247,7 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, envelope(s, c, ports.Page{Limit: f.Limit, Offset: f.Offset}, total, viewAll(msgs, s.viewMessage)), nil
+	return http.StatusOK, envelope(s, c, ports.Page{Limit: f.Limit, Offset: f.Offset}, total, viewAll(msgs, s.viewSummary)), nil
 }
 
 func (s *server) getMessage(c *gin.Context) (int, any, error) {

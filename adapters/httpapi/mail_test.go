@@ -125,10 +125,13 @@ func TestReadingMail(t *testing.T) {
 	plans := threads[1]["thread_id"].(string)
 	detail := h.do("GET", "/api/email-inbox/"+plans+"/", nil, tn.keyOne).want(t, 200).object(t)
 	msgs := detail["messages"].([]any)
-	if detail["subject"] != "Plans" || len(msgs) != 2 || strings.TrimSpace(msgs[0].(map[string]any)["content"].(string)) != "First message" {
+	if detail["subject"] != "Plans" || len(msgs) != 2 || msgs[0].(map[string]any)["preview"] != "First message" {
 		t.Fatalf("thread detail %v", detail)
 	}
 	first := msgs[0].(map[string]any)
+	if _, has := first["content"]; has {
+		t.Fatalf("a thread's detail carries bodies: %v", first)
+	}
 	if first["from_email"] != "ann@example.org" || first["from_display_name"] != "Ann" || first["to_email"] != "one@agents.test" ||
 		first["direction"] != "incoming" || first["is_read"] != false || first["delivery_status"] != nil || first["url"] != fmt.Sprintf("http://api.test/api/email-messages/%v/", first["id"]) {
 		t.Fatalf("message %v", first)

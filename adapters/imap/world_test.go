@@ -90,6 +90,12 @@ func (w *world) messages(in core.Inbox) []core.EmailMessage {
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	// A list carries summaries; read each message with its bodies.
+	for i, m := range msgs {
+		if msgs[i], err = w.store.Message(w.ctx, in.AccountID, m.ID); err != nil {
+			w.t.Fatal(err)
+		}
+	}
 	return msgs
 }
 

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"mime"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,33 +19,20 @@ type emailSummary struct {
 	FromDisplayName *string  `json:"from_display_name"`
 	ToEmail         string   `json:"to_email"`
 	Subject         string   `json:"subject"`
-	Preview         string   `json:"preview" jsonschema:"the start of the text body, on one line"`
+	Preview         string   `json:"preview" jsonschema:"the start of the text body, on one line (read_email has the whole)"`
 	Direction       string   `json:"direction" jsonschema:"incoming (received) or outgoing (sent)"`
 	IsRead          bool     `json:"is_read"`
 	Attachments     []string `json:"attachments" jsonschema:"the attachments' file names"`
 	CreatedDT       string   `json:"created_dt"`
 }
 
-// previewRunes is how much of a body a summary shows, as the API's thread
-// previews do.
-const previewRunes = 200
-
-func summarize(m client.Message) emailSummary {
+func summarize(m client.MessageSummary) emailSummary {
 	names := make([]string, len(m.Attachments))
 	for i, a := range m.Attachments {
 		names[i] = a.Filename
 	}
 	return emailSummary{ID: m.ID, ThreadID: m.ThreadID, FromEmail: m.FromEmail, FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail,
-		Subject: m.Subject, Preview: preview(m.Content), Direction: m.Direction, IsRead: m.IsRead, Attachments: names, CreatedDT: m.CreatedDT}
-}
-
-// preview is the first previewRunes characters of text on one line.
-func preview(text string) string {
-	text = strings.Join(strings.Fields(text), " ")
-	if utf8.RuneCountInString(text) <= previewRunes {
-		return text
-	}
-	return string([]rune(text)[:previewRunes]) + "…"
+		Subject: m.Subject, Preview: m.Preview, Direction: m.Direction, IsRead: m.IsRead, Attachments: names, CreatedDT: m.CreatedDT}
 }
 
 // email is a message to read: its text and what is known about it.
@@ -59,6 +47,7 @@ type email struct {
 	Cc              []string               `json:"cc"`
 	Subject         string                 `json:"subject"`
 	Text            string                 `json:"text" jsonschema:"the body as plain text (HTML-only mail is converted to readable text)"`
+	Truncated       bool                   `json:"truncated" jsonschema:"whether text holds only the start of a very long body"`
 	HasHTML         bool                   `json:"has_html" jsonschema:"whether the message also has an HTML body"`
 	Direction       string                 `json:"direction" jsonschema:"incoming (received) or outgoing (sent)"`
 	IsRead          bool                   `json:"is_read"`
@@ -71,7 +60,7 @@ type email struct {
 
 func readable(m client.Message) email {
 	return email{ID: m.ID, ThreadID: m.ThreadID, MessageID: m.MessageID, InReplyTo: m.InReplyTo, FromEmail: m.FromEmail,
-		FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail, Cc: m.Cc, Subject: m.Subject, Text: m.Content, HasHTML: m.HTML != "",
+		FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail, Cc: m.Cc, Subject: m.Subject, Text: m.Content, Truncated: m.Truncated, HasHTML: m.HTML != "",
 		Direction: m.Direction, IsRead: m.IsRead, Attachments: m.Attachments, DeliveryStatus: m.DeliveryStatus,
 		DeliveryError: m.DeliveryError, Authentication: m.Authentication, CreatedDT: m.CreatedDT}
 }
@@ -153,7 +142,13 @@ type threadOut struct {
 	ThreadID string  `json:"thread_id"`
 	Subject  string  `json:"subject"`
 	Messages []email `json:"messages" jsonschema:"oldest first"`
+	// Omitted counts the oldest messages left out to keep the answer small.
+	Omitted int `json:"omitted" jsonschema:"how many older messages were left out to keep the answer small (list_emails with thread_id and read_email reach them)"`
 }
+
+// threadTextBudget bounds the text read_thread returns: the newest
+// messages are read, one at a time, while their bodies fit.
+const threadTextBudget = 1 << 20
 
 type waitEmailIn struct {
 	Scope
@@ -226,7 +221,7 @@ func (s *session) addMailTools() {
 		func(ctx context.Context, c *client.Client, in markReadIn) (emailSummary, error) {
 			read := in.IsRead == nil || *in.IsRead
 			m, err := c.SetRead(ctx, in.MessageID, read)
-			return summarize(m), err
+			return summarize(m.MessageSummary), err
 		})
 	addTool(s, tool{name: "list_threads", title: "List email threads", readOnly: true,
 		description: "List email conversations (threads), latest activity first, with subject, participants, unread count and a preview of the latest message."},
@@ -235,14 +230,13 @@ func (s *session) addMailTools() {
 			return listThreadsOut{Threads: l}, err
 		})
 	addTool(s, tool{name: "read_thread", title: "Read an email thread", readOnly: true,
-		description: "Read a whole email conversation: every message of the thread, oldest first, as text."},
+		description: "Read an email conversation: the messages of the thread, oldest first, as text (in a very long thread the oldest are left out and counted in omitted)."},
 		func(ctx context.Context, c *client.Client, in threadIn) (threadOut, error) {
 			t, err := c.Thread(ctx, in.ThreadID)
-			out := threadOut{ThreadID: t.ThreadID, Subject: t.Subject, Messages: make([]email, len(t.Messages))}
-			for i, m := range t.Messages {
-				out.Messages[i] = readable(m)
+			if err != nil {
+				return threadOut{}, err
 			}
-			return out, err
+			return readThread(ctx, c, t)
 		})
 	addTool(s, tool{name: "wait_for_email", title: "Wait for an email", readOnly: true,
 		description: "Wait up to timeout_seconds (at most 60) for the next email to arrive, optionally from a sender or with a subject containing some text, and return it; message is null when none came in time. Use it for verification codes and answers you expect."},
@@ -265,6 +259,28 @@ func (s *session) addMailTools() {
 			text := strings.ToValidUTF8(string(content), "")
 			return attachmentOut{Attachment: a, Text: &text, Truncated: truncated}, nil
 		})
+}
+
+// readThread reads the bodies of a thread's messages, newest first, one
+// request each, until threadTextBudget is spent; the older rest is counted
+// in Omitted. The detail itself carries no bodies.
+func readThread(ctx context.Context, c *client.Client, t client.ThreadDetail) (threadOut, error) {
+	out := threadOut{ThreadID: t.ThreadID, Subject: t.Subject}
+	spent, first := 0, len(t.Messages)
+	for first > 0 {
+		m, err := c.Message(ctx, t.Messages[first-1].ID)
+		if err != nil {
+			return threadOut{}, err
+		}
+		if spent += len(m.Content); spent > threadTextBudget && first < len(t.Messages) {
+			break
+		}
+		first--
+		out.Messages = append(out.Messages, readable(m))
+	}
+	slices.Reverse(out.Messages)
+	out.Omitted = first
+	return out, nil
 }
 
 // isText reports whether a content type is text a model can read.

@@ -74,11 +74,9 @@ func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		if err != nil {
 			return nil, resourceError(uri, err)
 		}
-		out := threadOut{ThreadID: t.ThreadID, Subject: t.Subject, Messages: make([]email, len(t.Messages))}
-		for i, m := range t.Messages {
-			out.Messages[i] = readable(m)
+		if body, err = readThread(ctx, s.api, t); err != nil {
+			return nil, resourceError(uri, err)
 		}
-		body = out
 	} else {
 		l, err := s.client(r.scope).Threads(ctx, client.ThreadFilter{})
 		if err != nil {
@@ -201,7 +199,7 @@ func (s *session) watch(ctx context.Context, scope string, changed <-chan struct
 		}
 		touched := map[string]bool{}
 		// A failed look keeps the cursor: the next signal looks again.
-		cursor, _ = c.NewMessages(ctx, cursor, func(m client.Message) {
+		cursor, _ = c.NewMessages(ctx, cursor, func(m client.MessageSummary) {
 			touched[threadPrefix+m.ThreadID] = true
 			touched[s.inboxURI(scope)] = true
 		})

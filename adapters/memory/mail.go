@@ -184,7 +184,7 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 	}
 	out := make([]core.EmailMessage, len(rows))
 	for i, r := range rows {
-		out[i] = r.EmailMessage
+		out[i] = r.EmailMessage.Summary()
 	}
 	return out, total, nil
 }

@@ -121,6 +121,12 @@ func (w *world) messages(inbox string) []core.EmailMessage {
 	if err != nil {
 		w.t.Fatal(err)
 	}
+	// A list carries summaries; read each message with its bodies.
+	for i, m := range msgs {
+		if msgs[i], err = w.store.Message(context.Background(), w.owner.AccountID, m.ID); err != nil {
+			w.t.Fatal(err)
+		}
+	}
 	return msgs
 }
 

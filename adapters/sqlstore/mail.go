@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +50,7 @@ type messageRow struct {
 	Subject        string         `db:"subject"`
 	Text           string         `db:"text_body"`
 	HTML           string         `db:"html_body"`
+	Truncated      bool           `db:"body_truncated"`
 	Direction      string         `db:"direction"`
 	IsRead         bool           `db:"is_read"`
 	DeliveryStatus string         `db:"delivery_status"`
@@ -66,7 +69,7 @@ func (r messageRow) core() core.EmailMessage {
 	return core.EmailMessage{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, InboxID: r.InboxID, ThreadID: r.ThreadID,
 		Header: core.Header{MessageID: r.MessageID, InReplyTo: r.InReplyTo, References: parseList(r.Refs), FromEmail: r.FromEmail,
 			FromName: r.FromName, To: parseList(r.To), Cc: parseList(r.Cc), Subject: r.Subject},
-		Bcc: parseList(r.Bcc), Text: r.Text, HTML: r.HTML,
+		Bcc: parseList(r.Bcc), Text: r.Text, HTML: r.HTML, Truncated: r.Truncated,
 		Direction: core.Direction(r.Direction), IsRead: r.IsRead, DeliveryStatus: core.DeliveryStatus(r.DeliveryStatus),
 		DeliveryError: r.DeliveryError, Recipients: parseRecipients(r.Recipients), BounceToken: r.BounceToken.String,
 		Authentication: authOf(r.AuthSPF, r.AuthDKIM, r.AuthDMARC, r.AuthVerdict, r.AuthPolicy), CreatedAt: fromUS(r.CreatedAt)}
@@ -121,8 +124,13 @@ func recipientsText(rs []core.Recipient) string {
 func nullToken(t string) sql.NullString { return sql.NullString{String: t, Valid: t != ""} }
 
 const messageColumns = `id, account_id, identity_id, inbox_id, thread_id, message_id, in_reply_to, refs, from_email, from_name,
-	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, direction, is_read, delivery_status, delivery_error,
+	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, body_truncated, direction, is_read, delivery_status, delivery_error,
 	auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, created_at`
+
+// summaryColumns are messageColumns as a list reads them: the head of the
+// text body, for the preview (core.EmailMessage.Summary), and no HTML.
+var summaryColumns = strings.Replace(messageColumns, "text_body, html_body",
+	fmt.Sprintf("substr(text_body, 1, %d) AS text_body, '' AS html_body", core.PreviewHead), 1)
 
 type threadRow struct {
 	ID              string `db:"id"`
@@ -299,12 +307,15 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 		limit = total
 	}
 	var rows []messageRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+messageColumns+` FROM email_messages`+w.sql()+
+	err := db.sel(ctx, &rows, db.q(`SELECT `+summaryColumns+` FROM email_messages`+w.sql()+
 		` ORDER BY created_at, id LIMIT ? OFFSET ?`), append(w.args, limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
-	msgs := toCore(rows)
+	msgs := make([]core.EmailMessage, len(rows))
+	for i, r := range rows {
+		msgs[i] = r.core().Summary()
+	}
 	return msgs, total, db.attachAttachments(ctx, db.sel, msgs)
 }
 
@@ -553,7 +564,7 @@ func (db *DB) recountThread(ctx context.Context, tx *sqlx.Tx, t core.Thread) (co
 		return t, err
 	}
 	rows, err := tx.QueryxContext(ctx, db.q(`SELECT m.id, m.direction, m.is_read, m.created_at, m.subject, m.from_email, m.to_addrs,
-		m.cc_addrs, CASE WHEN m.id = ? THEN m.text_body ELSE '' END AS text_body, a.filename
+		m.cc_addrs, CASE WHEN m.id = ? THEN substr(m.text_body, 1, `+strconv.Itoa(core.PreviewHead)+`) ELSE '' END AS text_body, a.filename
 		FROM email_messages m LEFT JOIN attachments a ON a.message_id = m.id
 		WHERE m.thread_id = ? ORDER BY m.created_at, m.id, a.position`), latest, t.ID)
 	if err != nil {

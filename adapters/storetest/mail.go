@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -254,6 +255,30 @@ func testMailList(t *testing.T, f *fixture) {
 	_, total, _ := f.s.Messages(f.ctx, ports.MessageFilter{Scope: all, Limit: 1})
 	if total != 3 {
 		t.Fatalf("total with a limit: %d", total)
+	}
+}
+
+// testMailListSummaries: a list reads the head of the text body only and
+// answers its preview, never the bodies; one message reads them whole,
+// with the truncated flag it was stored with.
+func testMailListSummaries(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	nm := incoming(in, "long@x", "Long", f.tick(), "")
+	nm.Message.Text = "\n\n  Dear   reader,\n" + strings.Repeat("word ", 100_000)
+	nm.Message.HTML = "<p>" + strings.Repeat("word ", 100_000) + "</p>"
+	nm.Message.Truncated = true
+	saved := f.save(nm)[0]
+	list, _, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: core.Scope{AccountID: a.ID}})
+	f.must(err)
+	if len(list) != 1 || list[0].Text != "" || list[0].HTML != "" || !list[0].Truncated ||
+		list[0].Preview != core.Preview(nm.Message.Text) || !strings.HasPrefix(list[0].Preview, "Dear reader, word word") {
+		t.Fatalf("listed %+v", list)
+	}
+	got, err := f.s.Message(f.ctx, a.ID, saved.ID)
+	f.must(err)
+	if got.Text != nm.Message.Text || got.HTML != nm.Message.HTML || !got.Truncated {
+		t.Fatalf("one message: %d bytes of text, %d of HTML, truncated %v", len(got.Text), len(got.HTML), got.Truncated)
 	}
 }
 

@@ -58,6 +58,7 @@ var cases = []testCase{
 	{"mail/creation times are strictly increasing per account", testMailCreationTimes},
 	{"mail/concurrent saves: every message stored once, cursor exact", testMailConcurrentSaves},
 	{"mail/list filters, pages and scope", testMailList},
+	{"mail/a list carries previews, one message its bodies and truncated", testMailListSummaries},
 	{"mail/read state keeps thread counts", testMailReadState},
 	{"mail/threads list newest activity first", testMailThreadList},
 	{"mail/dedupe skips a redelivered message", testMailDedupe},

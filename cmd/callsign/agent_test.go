@@ -71,13 +71,13 @@ func TestAgentCLI(t *testing.T) {
 	var listed []struct {
 		ID      int64
 		Subject string
-		Content string
+		Preview string
 	}
 	poll(t, "Bob's copy", func() bool {
 		json.Unmarshal([]byte(ok(bob.key, "", "mail", "ls", "--json")), &listed)
 		return len(listed) == 1
 	})
-	if listed[0].Subject != "Monday" || !strings.Contains(listed[0].Content, "See the agenda.") {
+	if listed[0].Subject != "Monday" || listed[0].Preview != "See the agenda." {
 		t.Errorf("mail ls --json: %+v", listed)
 	}
 	if out := ok(bob.key, "", "mail", "ls", "--unread"); !strings.Contains(out, "SUBJECT") || !strings.Contains(out, "Monday") || !strings.Contains(out, ada.inbox) {
