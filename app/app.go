@@ -61,6 +61,9 @@ type Ports struct {
 	Reports ports.DSNReader
 	// OTP computes the TOTP codes of password entries.
 	OTP ports.OneTimePasswords
+	// Destinations resolves and dials the hosts IMAP sources name, under
+	// the outbound-destination policy; nil refuses every source.
+	Destinations ports.Destinations
 }
 
 // Settings are the choices of configuration the services follow.
@@ -144,7 +147,7 @@ func New(deps Deps) *App {
 		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, postmaster: deps.Postmaster,
 		wake: make(chan struct{}, 1)}
 	phone := &Phone{base: b, store: store, identities: identities, numbers: numbers, telephony: deps.Telephony}
-	sources := &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, changed: make(chan struct{}, 1)}
+	sources := &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, destinations: deps.Destinations, changed: make(chan struct{}, 1)}
 	// What goes with deleted mailboxes: their addresses from the cache of
 	// recipients, and their IMAP sources' workers, at once.
 	mail.sourcesChanged = sources.nudge

@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +22,9 @@ type Sources struct {
 	store  ports.MailSourceStore
 	mail   *Mail // sources feed inboxes through the inbound path
 	cipher ports.Cipher
+	// destinations holds the hosts sources name to the outbound-destination
+	// policy, at PUT and again at every connection.
+	destinations ports.Destinations
 	// changed nudges the workers after a source is added, changed or removed.
 	changed chan struct{}
 }
@@ -70,6 +76,9 @@ func (s *Sources) Put(ctx context.Context, p core.Principal, inboxID int64, in S
 	if err := core.ValidateMailSource(src); err != nil {
 		return core.MailSource{}, false, err
 	}
+	if err := s.checkHost(ctx, src.Host); err != nil {
+		return core.MailSource{}, false, err
+	}
 	if !created {
 		src.CreatedAt = existing.Source.CreatedAt
 		// UpdatedAt is the version workers check their settings against: it must move.
@@ -113,6 +122,38 @@ func (s *Sources) Delete(ctx context.Context, p core.Principal, inboxID int64) e
 	}
 	s.nudge()
 	return nil
+}
+
+// checkHost resolves a source's host and refuses it, naming the field, when
+// the server may not connect there (core.DestinationPolicy).
+func (s *Sources) checkHost(ctx context.Context, host string) error {
+	if s.destinations == nil {
+		return core.Unavailable("mail sources are not available on this server")
+	}
+	_, err := s.destinations.Resolve(ctx, host)
+	var refused *core.DestinationError
+	var dnsErr *net.DNSError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &refused):
+		return core.Invalid("host", "%s", refused.Error())
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return core.Invalid("host", "%s does not resolve to an address.", host)
+	case errors.As(err, &dnsErr):
+		return core.Unavailable("the host %s could not be resolved just now; try again later", host)
+	}
+	return err
+}
+
+// Dial connects to a source's server through the outbound-destination
+// policy, checking the host again: its addresses may have changed since the
+// source was saved.
+func (s *Sources) Dial(ctx context.Context, src core.MailSource) (net.Conn, error) {
+	if s.destinations == nil {
+		return nil, core.Unavailable("mail sources are not available on this server")
+	}
+	return s.destinations.DialContext(ctx, "tcp", net.JoinHostPort(src.Host, strconv.Itoa(src.Port)))
 }
 
 func (s *Sources) nudge() {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callsign/callsign/adapters/egress"
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/memory"
 	"github.com/callsign/callsign/app"
@@ -14,8 +15,11 @@ import (
 func sourceWorld(t *testing.T) (*world, *memory.Cipher, core.Principal, core.Inbox) {
 	w := newWorld(t)
 	cipher := &memory.Cipher{}
+	dns := memory.NewResolver()
+	dns.SetIP("imap.example.org", "203.0.113.10")
 	w.app = app.New(app.Deps{
-		Ports:    app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Cipher: cipher, Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
+		Ports: app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Cipher: cipher, Parser: mailmime.Parser{}, Composer: mailmime.Composer{},
+			Destinations: egress.New(core.DestinationPolicy{}, dns)},
 		Settings: app.Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20}})
 	p := w.owner("a@example.com")
 	name := "fed"

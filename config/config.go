@@ -76,6 +76,11 @@ type Config struct {
 	// InboundAuth says which inbound connections get SPF, DKIM and DMARC
 	// checks: "on" (all but loopback), "all" or "off".
 	InboundAuth string
+
+	// SourcesAllowPrivate lets IMAP sources connect to loopback, private,
+	// link-local and metadata addresses (CALLSIGN_SOURCES_ALLOW_PRIVATE):
+	// for tests and local development only.
+	SourcesAllowPrivate bool
 }
 
 // Relay is the outbound SMTP relay of CALLSIGN_SMTP_RELAY.
@@ -275,6 +280,9 @@ func Load(getenv Getenv) (Config, error) {
 	default:
 		return fail("CALLSIGN_MCP", "%q is not on or off", v)
 	}
+	if c.SourcesAllowPrivate, err = parseBool(get("CALLSIGN_SOURCES_ALLOW_PRIVATE", "false")); err != nil {
+		return fail("CALLSIGN_SOURCES_ALLOW_PRIVATE", "%s", err)
+	}
 	if c.DebugAddr = get("CALLSIGN_DEBUG_ADDR", ""); c.DebugAddr != "" {
 		if msg := checkListenAddr(c.DebugAddr); msg != "" {
 			return fail("CALLSIGN_DEBUG_ADDR", "%s", msg)
@@ -292,6 +300,17 @@ func Load(getenv Getenv) (Config, error) {
 		return fail("CALLSIGN_LOG_LEVEL", "%q is not one of debug, info, warn, error", c.LogLevel)
 	}
 	return c, nil
+}
+
+// parseBool reads true/false (also 1/0, yes/no, on/off).
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "1", "yes", "on":
+		return true, nil
+	case "false", "0", "no", "off", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", v)
 }
 
 // DecodeKey reads a base64 (standard or URL alphabet) 32-byte key.

@@ -92,6 +92,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_INBOUND_AUTH", "sometimes", nil},
 		{"CALLSIGN_METRICS_ADDR", "9090", nil},
 		{"CALLSIGN_MCP", "yes", nil},
+		{"CALLSIGN_SOURCES_ALLOW_PRIVATE", "sure", nil},
 		{"CALLSIGN_SHUTDOWN_GRACE", "-1s", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}
@@ -155,6 +156,12 @@ func TestMailAuthenticationSettings(t *testing.T) {
 	}
 	if c, err := Load(env(map[string]string{"CALLSIGN_MCP": "OFF"})); err != nil || c.MCP {
 		t.Errorf("CALLSIGN_MCP=OFF: %v, %v", c.MCP, err)
+	}
+	if c, err := Load(env(nil)); err != nil || c.SourcesAllowPrivate {
+		t.Errorf("CALLSIGN_SOURCES_ALLOW_PRIVATE is off by default: %v, %v", c.SourcesAllowPrivate, err)
+	}
+	if c, err := Load(env(map[string]string{"CALLSIGN_SOURCES_ALLOW_PRIVATE": "true"})); err != nil || !c.SourcesAllowPrivate {
+		t.Errorf("CALLSIGN_SOURCES_ALLOW_PRIVATE=true: %v, %v", c.SourcesAllowPrivate, err)
 	}
 	if c, err := Load(env(map[string]string{"CALLSIGN_DNS_RESOLVER": "[::1]:5353"})); err != nil || c.DNSResolver != "[::1]:5353" {
 		t.Errorf("IPv6 resolver: %q, %v", c.DNSResolver, err)

@@ -50,6 +50,19 @@ type SourceProgress struct {
 	LastSyncAt  *time.Time
 }
 
+// Why a source's last connection failed, as last_error shows it: a
+// category, never the remote's words, so that a source cannot be used to
+// learn what answers at an address (open ports, banners).
+const (
+	SourceErrorDNS      = "dns"      // the host does not resolve
+	SourceErrorConnect  = "connect"  // no connection (refused, unreachable, or an address the server does not connect to)
+	SourceErrorTLS      = "tls"      // the TLS handshake or STARTTLS failed
+	SourceErrorAuth     = "auth"     // the server refused the user name and password
+	SourceErrorProtocol = "protocol" // the server did not speak IMAP as expected (or the folder is missing)
+	SourceErrorTimeout  = "timeout"  // the server did not answer in time
+	SourceErrorInternal = "internal" // storing what was pulled failed on our side
+)
+
 // Limits on source settings.
 const (
 	maxSourceHostLength   = 255

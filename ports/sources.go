@@ -2,6 +2,8 @@ package ports
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"time"
 
 	"github.com/callsign/callsign/core"
@@ -27,4 +29,14 @@ type MailSourceStore interface {
 	// source's settings are still those of version (its UpdatedAt); it
 	// reports false when they have changed or the source is gone.
 	SaveSourceProgress(ctx context.Context, id string, version time.Time, p core.SourceProgress) (bool, error)
+}
+
+// Destinations is the way out to hosts users name (IMAP sources, webhooks),
+// under core's outbound-destination policy: Resolve returns a host's
+// addresses only if the policy allows every one (else a
+// *core.DestinationError, or a *net.DNSError when the name has none), and
+// DialContext resolves once and connects to an address it checked.
+type Destinations interface {
+	Resolve(ctx context.Context, host string) ([]netip.Addr, error)
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }

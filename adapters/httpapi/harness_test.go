@@ -19,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
+	"github.com/callsign/callsign/adapters/egress"
 	"github.com/callsign/callsign/adapters/mailauth"
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/memory"
@@ -71,7 +72,8 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 	deps := app.Deps{
 		Ports: app.Ports{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, Telephony: h.sim,
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay,
-			Resolver: h.dns, MailAuth: mailauth.NewAuthenticator(h.dns, "mx.api.test"), Signer: mailauth.NewSigner(), OTP: totp.Generator{}},
+			Resolver: h.dns, MailAuth: mailauth.NewAuthenticator(h.dns, "mx.api.test"), Signer: mailauth.NewSigner(), OTP: totp.Generator{},
+			Destinations: egress.New(core.DestinationPolicy{}, h.dns)},
 		Settings: app.Settings{MailDomains: []string{"agents.test", "bots.test"}, PublicURL: "http://api.test", MaxMessageBytes: 1 << 20,
 			Retry:  app.RetryPolicy{First: time.Millisecond, Max: time.Millisecond, GiveUpAfter: time.Hour},
 			Domain: core.DomainSettings{MXHost: "mx.api.test"}}}

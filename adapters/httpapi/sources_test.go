@@ -4,10 +4,16 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/callsign/callsign/adapters/egress"
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
 )
 
 func TestMailSourcePutGetDelete(t *testing.T) {
 	h := newHarness(t)
+	h.dns.SetIP("imap.example.org", "203.0.113.10")
+	h.dns.SetIP("imap2.example.org", "2001:db8::2")
 	mgmt := h.account()
 	ident := h.do("POST", "/api/identities/", map[string]any{"name": "Feeder"}, mgmt).want(t, 201).object(t)
 	other := h.do("POST", "/api/identities/", map[string]any{"name": "Other"}, mgmt).want(t, 201).object(t)
@@ -26,9 +32,9 @@ func TestMailSourcePutGetDelete(t *testing.T) {
 		t.Fatal("the password is shown")
 	}
 	// A replacement may leave the password out; a form body works too.
-	form := url.Values{"host": {"127.0.0.1"}, "port": {"1143"}, "username": {"me"}, "tls": {"plain"}, "folder": {"Feed"}}
+	form := url.Values{"host": {"imap2.example.org"}, "port": {"1143"}, "username": {"me"}, "tls": {"starttls"}, "folder": {"Feed"}}
 	replaced := h.raw("PUT", src, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), mgmt).want(t, 200).object(t)
-	if replaced["port"] != float64(1143) || replaced["tls"] != "plain" || replaced["folder"] != "Feed" {
+	if replaced["port"] != float64(1143) || replaced["tls"] != "starttls" || replaced["folder"] != "Feed" {
 		t.Fatalf("replaced %v", replaced)
 	}
 	stored, err := h.app.Sources.Active(t.Context())
@@ -39,7 +45,7 @@ func TestMailSourcePutGetDelete(t *testing.T) {
 		t.Fatal("the password reached the log")
 	}
 	got := h.do("GET", src, nil, mgmt).want(t, 200).object(t)
-	if got["host"] != "127.0.0.1" || got["inbox"] != inbox["id"] {
+	if got["host"] != "imap2.example.org" || got["inbox"] != inbox["id"] {
 		t.Fatalf("got %v", got)
 	}
 
@@ -55,6 +61,7 @@ func TestMailSourcePutGetDelete(t *testing.T) {
 
 func TestMailSourceValidation(t *testing.T) {
 	h := newHarness(t)
+	h.dns.SetIP("imap.example.org", "203.0.113.10")
 	mgmt := h.account()
 	ident := h.do("POST", "/api/identities/", map[string]any{"name": "Feeder"}, mgmt).want(t, 201).object(t)
 	inbox := h.do("GET", "/api/email/?identity="+ident["uuid"].(string), nil, mgmt).want(t, 200).list(t)[0]
@@ -82,4 +89,37 @@ func TestMailSourceValidation(t *testing.T) {
 	}
 	h.do("PUT", "/api/email/999999/source/", map[string]any{"host": "h", "username": "u", "password": "p"}, mgmt).want(t, 404)
 	h.do("PUT", "/api/email/abc/source/", map[string]any{}, mgmt).want(t, 404)
+}
+
+// A source may not point the server at its own network: every notation of
+// loopback, private, link-local, CGNAT and metadata addresses, and names
+// that resolve to them, are refused naming host; so is a name without an
+// address.
+func TestMailSourceRefusesTheOperatorsNetwork(t *testing.T) {
+	h := newHarness(t)
+	h.dns.SetIP("internal.example.org", "10.0.0.8")
+	h.dns.SetIP("split.example.org", "203.0.113.10", "fd00::8")
+	h.dns.SetIP("meta.example.org", "169.254.169.254")
+	mgmt := h.account()
+	ident := h.do("POST", "/api/identities/", map[string]any{"name": "Feeder"}, mgmt).want(t, 201).object(t)
+	inbox := h.do("GET", "/api/email/?identity="+ident["uuid"].(string), nil, mgmt).want(t, 200).list(t)[0]
+	src := path("/api/email/%v/source/", inbox["id"])
+	for _, host := range []string{"127.0.0.1", "localhost", "0x7f.1", "2130706433", "017700000001", "::1", "::ffff:127.0.0.1",
+		"10.1.2.3", "192.168.0.1", "172.16.0.1", "100.64.0.1", "169.254.169.254", "fd00:ec2::254", "fe80::1", "0.0.0.0", "224.0.0.1",
+		"internal.example.org", "split.example.org", "meta.example.org", "nowhere.example.org"} {
+		res := h.do("PUT", src, map[string]any{"host": host, "username": "u", "password": "p"}, mgmt).want(t, 400).object(t)
+		if _, ok := res["host"]; !ok || len(res) != 1 {
+			t.Errorf("%s: %v; want one problem, on host", host, res)
+		}
+	}
+	h.do("GET", src, nil, mgmt).want(t, 404)
+}
+
+func TestMailSourceMayReachLoopbackWhenAllowed(t *testing.T) {
+	h := newHarnessWith(t, func(d *app.Deps) { d.Destinations = egress.New(core.DestinationPolicy{AllowPrivate: true}, nil) })
+	mgmt := h.account()
+	ident := h.do("POST", "/api/identities/", map[string]any{"name": "Feeder"}, mgmt).want(t, 201).object(t)
+	inbox := h.do("GET", "/api/email/?identity="+ident["uuid"].(string), nil, mgmt).want(t, 200).list(t)[0]
+	body := map[string]any{"host": "127.0.0.1", "port": 1143, "username": "u", "password": "p", "tls": "plain"}
+	h.do("PUT", path("/api/email/%v/source/", inbox["id"]), body, mgmt).want(t, 201)
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/emersion/go-imap/v2"
@@ -36,6 +35,9 @@ type SupervisorOptions struct {
 	// for a server without IDLE, and how long one IDLE lasts before it is
 	// renewed (which also proves the connection alive); 0 means 2 minutes.
 	Recheck time.Duration
+	// ConnectTimeout bounds connecting, the TLS handshake and the server's
+	// greeting; 0 means 30 seconds.
+	ConnectTimeout time.Duration
 }
 
 // Supervisor keeps one worker, and so one connection, per mail source.
@@ -52,7 +54,7 @@ func NewSupervisor(sources *app.Sources, opts SupervisorOptions) *Supervisor {
 	for _, d := range []struct {
 		v   *time.Duration
 		def time.Duration
-	}{{&opts.Reload, 30 * time.Second}, {&opts.RetryFirst, 2 * time.Second}, {&opts.RetryMax, 5 * time.Minute}, {&opts.Recheck, 2 * time.Minute}} {
+	}{{&opts.Reload, 30 * time.Second}, {&opts.RetryFirst, 2 * time.Second}, {&opts.RetryMax, 5 * time.Minute}, {&opts.Recheck, 2 * time.Minute}, {&opts.ConnectTimeout, 30 * time.Second}} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
@@ -152,14 +154,15 @@ func (w *worker) run(ctx context.Context) {
 		if ctx.Err() != nil || errors.Is(err, errOutdated) {
 			return
 		}
-		progress.Connected, progress.LastError = false, err.Error()
+		// The user sees a category; the operator's log has the whole story.
+		progress.Connected, progress.LastError = false, categoryOf(err)
 		if w.record(ctx, progress) != nil {
 			return
 		}
 		if synced {
 			pause = w.opts.RetryFirst // it worked for a while: this is a new trouble
 		}
-		w.log.Warn("mail source: connection failed; retrying", "in", pause, "err", err)
+		w.log.Warn("mail source: connection failed; retrying", "in", pause, "category", progress.LastError, "err", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -169,11 +172,47 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
+// failure is a session's error with the category last_error shows.
+type failure struct {
+	category string
+	err      error
+}
+
+func (f *failure) Error() string { return f.category + ": " + f.err.Error() }
+func (f *failure) Unwrap() error { return f.err }
+
+// failed wraps err in the category of the step that failed, unless what
+// went wrong says more: a timeout, a refused destination or a DNS failure.
+func failed(step string, err error) error {
+	var refused *core.DestinationError
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case errors.As(err, new(*failure)):
+		return err
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &netErr) && netErr.Timeout():
+		step = core.SourceErrorTimeout
+	case errors.As(err, &refused):
+		step = core.SourceErrorConnect
+	case errors.As(err, &dnsErr):
+		step = core.SourceErrorDNS
+	}
+	return &failure{category: step, err: err}
+}
+
+// categoryOf is the category of a session's error; anything not sorted by
+// a step is the server's protocol.
+func categoryOf(err error) string {
+	var f *failure
+	errors.As(failed(core.SourceErrorProtocol, err), &f)
+	return f.category
+}
+
 // record saves progress; errOutdated means this worker should stop.
 func (w *worker) record(ctx context.Context, p core.SourceProgress) error {
 	ok, err := w.sources.Record(ctx, w.src, p)
 	if err != nil {
-		return fmt.Errorf("recording progress: %w", err)
+		return failed(core.SourceErrorInternal, fmt.Errorf("recording progress: %w", err))
 	}
 	if !ok {
 		return errOutdated
@@ -185,20 +224,24 @@ func (w *worker) record(ctx context.Context, p core.SourceProgress) error {
 // sync, and why it ended.
 func (w *worker) session(ctx context.Context, p *core.SourceProgress) (bool, error) {
 	wake := make(chan struct{}, 1)
-	c, err := w.dial(wake)
+	c, err := w.dial(ctx, wake)
 	if err != nil {
-		return false, fmt.Errorf("connecting to %s: %w", net.JoinHostPort(w.src.Host, strconv.Itoa(w.src.Port)), err)
+		return false, err
 	}
 	defer c.Close()
 	// Commands take no context: closing the connection is what ends them.
 	defer context.AfterFunc(ctx, func() { c.Close() })()
 	if err := c.Login(w.src.Username, w.src.Password).Wait(); err != nil {
-		return false, fmt.Errorf("logging in as %s: %w", w.src.Username, err)
+		step := core.SourceErrorProtocol
+		if errors.As(err, new(*imap.Error)) {
+			step = core.SourceErrorAuth // a tagged NO or BAD to LOGIN
+		}
+		return false, failed(step, fmt.Errorf("logging in as %s: %w", w.src.Username, err))
 	}
 	// EXAMINE: pulling never changes the source folder, not even \Seen.
 	sel, err := c.Select(w.src.Folder, &imap.SelectOptions{ReadOnly: true}).Wait()
 	if err != nil {
-		return false, fmt.Errorf("opening folder %q: %w", w.src.Folder, err)
+		return false, failed(core.SourceErrorProtocol, fmt.Errorf("opening folder %q: %w", w.src.Folder, err))
 	}
 	if sel.UIDValidity != p.UIDValidity {
 		if p.UIDValidity != 0 {
@@ -226,10 +269,28 @@ func (w *worker) session(ctx context.Context, p *core.SourceProgress) (bool, err
 	}
 }
 
-// dial connects as the source's tls setting says; wake is signalled when
-// the server announces new messages.
-func (w *worker) dial(wake chan struct{}) (*imapclient.Client, error) {
-	addr := net.JoinHostPort(w.src.Host, strconv.Itoa(w.src.Port))
+// dial connects as the source's tls setting says, through the app's
+// outbound-destination policy (the host is checked again here: its
+// addresses may have changed since it was saved); wake is signalled when the
+// server announces new messages.
+func (w *worker) dial(ctx context.Context, wake chan struct{}) (*imapclient.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, w.opts.ConnectTimeout)
+	defer cancel()
+	conn, err := w.sources.Dial(dctx, w.src)
+	if err != nil {
+		return nil, failed(core.SourceErrorConnect, err)
+	}
+	// STARTTLS and the greeting take no context (and the client sets its own
+	// read deadlines): closing the connection holds them to ours.
+	expired := context.AfterFunc(dctx, func() { conn.Close() })
+	// step names a failure, as a timeout if ours is what ended it.
+	step := func(category string, err error) error {
+		conn.Close()
+		if dctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", dctx.Err(), err)
+		}
+		return failed(category, err)
+	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if w.opts.TLSConfig != nil {
 		tlsConfig = w.opts.TLSConfig.Clone()
@@ -239,7 +300,6 @@ func (w *worker) dial(wake chan struct{}) (*imapclient.Client, error) {
 	}
 	opts := &imapclient.Options{
 		TLSConfig: tlsConfig,
-		Dialer:    &net.Dialer{Timeout: 30 * time.Second},
 		UnilateralDataHandler: &imapclient.UnilateralDataHandler{
 			// This runs on the client's reader goroutine: signal, never call the client.
 			Mailbox: func(d *imapclient.UnilateralDataMailbox) {
@@ -252,14 +312,29 @@ func (w *worker) dial(wake chan struct{}) (*imapclient.Client, error) {
 			},
 		},
 	}
+	var c *imapclient.Client
 	switch w.src.TLS {
 	case core.SourceImplicitTLS:
-		return imapclient.DialTLS(addr, opts)
+		tlsConfig.NextProtos = []string{"imap"}
+		tc := tls.Client(conn, tlsConfig)
+		if err := tc.HandshakeContext(dctx); err != nil {
+			return nil, step(core.SourceErrorTLS, err)
+		}
+		c = imapclient.New(tc, opts)
 	case core.SourceStartTLS:
-		return imapclient.DialStartTLS(addr, opts)
+		if c, err = imapclient.NewStartTLS(conn, opts); err != nil {
+			return nil, step(core.SourceErrorTLS, err)
+		}
 	default:
-		return imapclient.DialInsecure(addr, opts)
+		c = imapclient.New(conn, opts)
 	}
+	if err := c.WaitGreeting(); err != nil {
+		return nil, step(core.SourceErrorProtocol, fmt.Errorf("reading the greeting: %w", err))
+	}
+	if !expired() {
+		return nil, step(core.SourceErrorTimeout, context.DeadlineExceeded)
+	}
+	return c, nil
 }
 
 // sync delivers every message above the cursor in UID order, moving the
@@ -311,7 +386,7 @@ func (w *worker) deliver(ctx context.Context, uid imap.UID, raw []byte) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("storing message UID %d: %w", uid, err)
+		return failed(core.SourceErrorInternal, fmt.Errorf("storing message UID %d: %w", uid, err))
 	}
 	return nil
 }

@@ -197,7 +197,7 @@ func TestSourceWrongPasswordShowsAndBacksOffThenPutFixesIt(t *testing.T) {
 	w.supervise(backoff)
 
 	eventually(t, "the login error in the state", func() bool {
-		return strings.Contains(w.source(alice).Progress.LastError, "AUTHENTICATIONFAILED")
+		return w.source(alice).Progress.LastError == core.SourceErrorAuth
 	})
 	time.Sleep(3 * time.Second)
 	// Dovecot takes 0.5 s to refuse, so a tight loop would fail 7 times in

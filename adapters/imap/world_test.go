@@ -2,11 +2,15 @@ package imap_test
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/callsign/callsign/adapters/egress"
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/memory"
 	"github.com/callsign/callsign/app"
@@ -23,16 +27,48 @@ type world struct {
 	app   *app.App
 	owner core.Principal
 	mgmt  string // the owner's management key
+	// destinations is the outbound-destination policy the app holds sources to.
+	destinations *destinations
+}
+
+// destinations checks hosts at PUT with one dialer and connects with
+// another, so a test can change what a host resolves to in between.
+type destinations struct {
+	mu          sync.Mutex
+	check, dial *egress.Dialer
+}
+
+func (d *destinations) Resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	d.mu.Lock()
+	c := d.check
+	d.mu.Unlock()
+	return c.Resolve(ctx, host)
+}
+
+func (d *destinations) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	d.mu.Lock()
+	c := d.dial
+	d.mu.Unlock()
+	return c.DialContext(ctx, network, address)
+}
+
+func (d *destinations) dialWith(dial *egress.Dialer) {
+	d.mu.Lock()
+	d.dial = dial
+	d.mu.Unlock()
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	w := &world{t: t, ctx: context.Background(), store: memory.NewStore()}
+	// The tests' servers are on loopback: the policy allows them, unless a
+	// test changes what a dial may reach.
+	w := &world{t: t, ctx: context.Background(), store: memory.NewStore(), destinations: &destinations{
+		check: egress.New(core.DestinationPolicy{AllowPrivate: true}, nil), dial: egress.New(core.DestinationPolicy{AllowPrivate: true}, nil)}}
 	clock := memory.NewClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
 	clock.Step = time.Millisecond
 	w.app = app.New(app.Deps{
 		Ports: app.Ports{Store: w.store, Clock: clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
-			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
+			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Destinations: w.destinations},
 		Settings: app.Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20}})
 	b, err := w.app.Accounts.Create(w.ctx, "owner@example.com", "")
 	if err != nil {

@@ -42,6 +42,17 @@ func (r *Resolver) SetMX(name string, hosts ...string) {
 	r.mx[key(name)] = mx
 }
 
+// SetIP publishes the addresses (A and AAAA) of name.
+func (r *Resolver) SetIP(name string, ips ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []net.IPAddr
+	for _, ip := range ips {
+		out = append(out, net.IPAddr{IP: net.ParseIP(ip)})
+	}
+	r.ips[key(name)] = out
+}
+
 // Fail makes every lookup of name fail temporarily (or not).
 func (r *Resolver) Fail(name string, failing bool) {
 	r.mu.Lock()

@@ -37,8 +37,10 @@ type Config struct {
 // Relay is a ports.MailRelay that opens one connection per message.
 type Relay struct {
 	cfg  Config
-	addr string
-	tls  *tls.Config
+	addr string // as configured, for messages
+	// dialAddr is what is dialled: addr with a numeric host normalised.
+	dialAddr string
+	tls      *tls.Config
 }
 
 var _ ports.MailRelay = (*Relay)(nil)
@@ -60,7 +62,15 @@ func New(cfg Config) *Relay {
 		// certificate could not be checked.
 		tc.ServerName = cfg.Host
 	}
-	return &Relay{cfg: cfg, addr: net.JoinHostPort(cfg.Host, cfg.Port), tls: tc}
+	r := &Relay{cfg: cfg, addr: net.JoinHostPort(cfg.Host, cfg.Port), tls: tc}
+	r.dialAddr = r.addr
+	// A host written as an address in any notation (0x7f.1, 2130706433) is
+	// dialled as the address core read it as, the one clearTextAllowed judged,
+	// never handed to the DNS.
+	if ip, ok := core.HostIP(cfg.Host); ok {
+		r.dialAddr = net.JoinHostPort(ip.String(), cfg.Port)
+	}
+	return r
 }
 
 // Relay offers raw to every recipient in one SMTP transaction. Each RCPT is
@@ -202,7 +212,7 @@ func (r *Relay) connect(ctx context.Context) (*smtp.Client, error) {
 // case.
 func (r *Relay) dial(ctx context.Context) (net.Conn, error) {
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", r.addr)
+	conn, err := d.DialContext(ctx, "tcp", r.dialAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -225,13 +235,10 @@ func data(c *smtp.Client, raw []byte) error {
 
 // clearTextAllowed reports whether a session may go on without TLS: only if
 // it carries no password, or carries it no further than this machine (a
-// local relay such as a development mail catcher).
+// local relay such as a development mail catcher), as core's
+// outbound-destination policy classifies the host.
 func clearTextAllowed(host string, credentials bool) bool {
-	if !credentials || strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return !credentials || core.IsLoopbackHost(host)
 }
 
 // isNoStartTLS recognises NewClientStartTLS's refusal of a relay that does

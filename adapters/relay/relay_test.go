@@ -451,6 +451,11 @@ func TestClearTextAllowed(t *testing.T) {
 		{"127.0.0.1", true, true},
 		{"127.1.2.3", true, true},
 		{"::1", true, true},
+		{"0x7f.1", true, true},
+		{"2130706433", true, true},
+		{"::ffff:127.0.0.1", true, true},
+		{"relay.localhost", true, true},
+		{"0x0a.1", true, false},
 	} {
 		if got := clearTextAllowed(tc.host, tc.credentials); got != tc.want {
 			t.Errorf("clearTextAllowed(%q, %v) = %v, want %v", tc.host, tc.credentials, got, tc.want)
@@ -473,6 +478,19 @@ func TestClearTextAuthOnLoopback(t *testing.T) {
 	// The first connection only learnt that STARTTLS is missing.
 	if !slices.Equal(helos, []string{"localhost", "callsign.test"}) {
 		t.Errorf("EHLO names = %q", helos)
+	}
+}
+
+// A relay named in an odd notation is dialled at the address that notation
+// means (the one judged to be loopback), not looked up in the DNS.
+func TestOddNotationIsDialledAsRead(t *testing.T) {
+	b := &backend{user: "u", pass: "p4ss"}
+	cfg := serve(t, b, clearText)
+	cfg.Host = "0x7f.1"
+	out := relay(t, t.Context(), cfg, "a@example.com")
+	wantAccepted(t, out[0])
+	if _, got := b.record(); len(got) != 1 || got[0].User != "u" {
+		t.Errorf("relay got %+v", got)
 	}
 }
 

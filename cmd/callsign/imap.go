@@ -62,7 +62,11 @@ func (s *service) serveIMAP(ctx context.Context, g *errgroup.Group, tlsConfig *t
 		return srv.Close()
 	})
 	s.drain.task("IMAP sources", g, func() error {
-		imapadapter.NewSupervisor(s.app.Sources, s.sourceOptions).Run(ctx)
+		opts := s.sourceOptions
+		if opts.Log == nil {
+			opts.Log = s.log // the workers' warnings belong in the service's log
+		}
+		imapadapter.NewSupervisor(s.app.Sources, opts).Run(ctx)
 		return nil
 	})
 }

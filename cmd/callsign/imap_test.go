@@ -170,7 +170,8 @@ func TestIMAPSourceEndToEnd(t *testing.T) {
 		dove := dovecottest.Start(t, map[string]string{"feed": "feedpass"})
 		dove.Append("feed", "feedpass", "INBOX", plainMail("feed@example.org", "old-1@example.org", "Old one"),
 			plainMail("feed@example.org", "old-2@example.org", "Old two"))
-		r := start(t, d, nil)
+		// Dovecot is on loopback, which sources reach only when allowed.
+		r := start(t, d, map[string]string{"CALLSIGN_SOURCES_ALLOW_PRIVATE": "true"})
 		mgmt := r.bootstrap("source@example.com")
 		_, key := r.agentWithKey(mgmt, "Fed")
 		var in []struct{ ID int64 }
@@ -205,4 +206,20 @@ func TestIMAPSourceEndToEnd(t *testing.T) {
 			t.Fatalf("DELETE: %d", s)
 		}
 	})
+}
+
+// By default a source may not name this machine, in any notation.
+func TestIMAPSourceRefusesLoopbackByDefault(t *testing.T) {
+	r := start(t, sqlstore.SQLite, nil)
+	mgmt := r.bootstrap("strict@example.com")
+	_, key := r.agentWithKey(mgmt, "Strict")
+	var in []struct{ ID int64 }
+	r.call("GET", "/api/email/", key, nil, &in)
+	for _, host := range []string{"127.0.0.1", "0x7f.1", "localhost", "169.254.169.254"} {
+		var problems map[string]any
+		body := map[string]any{"host": host, "port": 1143, "username": "feed", "password": "feedpass", "tls": "starttls"}
+		if s := r.call("PUT", fmt.Sprintf("/api/email/%d/source/", in[0].ID), key, body, &problems); s != 400 || problems["host"] == nil {
+			t.Errorf("%s: %d %v; want 400 naming host", host, s, problems)
+		}
+	}
 }

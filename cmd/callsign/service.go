@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/callsign/callsign/adapters/console"
+	"github.com/callsign/callsign/adapters/egress"
 	"github.com/callsign/callsign/adapters/httpapi"
 	imapadapter "github.com/callsign/callsign/adapters/imap"
 	"github.com/callsign/callsign/adapters/mailauth"
@@ -149,6 +150,13 @@ func useMailTrust(cfg config.Config, deps *app.Deps) error {
 	}
 	// Domain checks look for records just published: they keep no answer.
 	deps.Resolver, deps.MailAuth, deps.Signer = r.Uncached(), mailauth.NewAuthenticator(r, cfg.SMTPHostname), mailauth.NewSigner()
+	// Sources reach hosts by the system's resolver (which knows /etc/hosts)
+	// unless a name server is configured.
+	var hosts egress.Resolver
+	if cfg.DNSResolver != "" {
+		hosts = r
+	}
+	deps.Destinations = egress.New(core.DestinationPolicy{AllowPrivate: cfg.SourcesAllowPrivate}, hosts)
 	deps.Domain = core.DomainSettings{MXHost: cfg.MXHost, SPFInclude: cfg.SPFInclude}
 	deps.Reports, deps.InboundAuth = mailmime.Parser{}, core.InboundAuth(cfg.InboundAuth)
 	if cfg.DKIMKeyFile != "" {
