@@ -75,8 +75,25 @@ func (c *console) threadPage(v *visit) error {
 	}
 	images, _ := strconv.ParseInt(v.r.URL.Query().Get("images"), 10, 64)
 	views := make([]messageView, len(msgs))
+	// The thread lists summaries; each message's bodies are read here,
+	// newest first, while their text fits threadTextBudget. Older ones
+	// show their preview: a long thread of large mail stays a small page.
+	spent := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if spent > threadTextBudget {
+			msgs[i].Text = msgs[i].Preview + " …"
+			continue
+		}
+		full, err := c.app.Mail.Message(v.r.Context(), v.principal, msgs[i].ID)
+		if err != nil {
+			return err
+		}
+		spent += len(full.Text)
+		msgs[i] = full
+	}
 	for i, m := range msgs {
 		mv := messageView{EmailMessage: m, Outgoing: m.Direction == core.Outgoing, ShowImages: m.ID == images, Last: i == len(msgs)-1}
+		mv.HTML = "" // served by the frame, not kept for the page
 		if m.HTML != "" {
 			mv.HTMLFrame = messagePath(m.ID) + "body/"
 			if mv.ShowImages {
@@ -103,6 +120,9 @@ func (c *console) threadPage(v *visit) error {
 		Data: threadData{Thread: t, Messages: views}})
 	return nil
 }
+
+// threadTextBudget bounds the text bodies one thread page reads.
+const threadTextBudget = 2 << 20
 
 func messagePath(id int64) string { return root + "messages/" + strconv.FormatInt(id, 10) + "/" }
 
