@@ -110,6 +110,7 @@ type App struct {
 	Device       *Device
 	Phone        *Phone
 	SMS          *SMS
+	Idempotency  *Idempotency
 }
 
 // New builds the services over deps.
@@ -171,6 +172,7 @@ func New(deps Deps) *App {
 		Phone:        phone,
 		SMS: &SMS{base: b, store: store, numbers: store, identities: identities, telephony: deps.Telephony,
 			publicURL: deps.PublicURL},
+		Idempotency: &Idempotency{base: b, store: store, cipher: deps.Cipher},
 	}
 }
 

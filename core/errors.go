@@ -26,6 +26,7 @@ const (
 	KindTooLarge                    // over a size limit
 	KindRateLimited                 // too many requests
 	KindUnavailable                 // a dependency is down; try again later
+	KindUnprocessable               // well-formed, but contradicts what the request claims (an idempotency key reused); Fields names what
 )
 
 // Error is the error every use case returns for an expected failure.

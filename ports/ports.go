@@ -29,6 +29,10 @@ type Cipher interface {
 	Open(sealed, aad []byte) ([]byte, error)
 	// Current reports whether sealed was sealed under the current key.
 	Current(sealed []byte) bool
+	// Digest is a keyed hash of data (HMAC under the current key): equal
+	// data gives equal digests, and a digest shows nothing of its data to
+	// whoever lacks the key (idempotency fingerprints of vault requests).
+	Digest(data []byte) []byte
 }
 
 // PasswordHasher hashes account passwords (slowly, with a salt).

@@ -36,6 +36,7 @@ type Store interface {
 	DeviceGrantStore
 	PhoneStore
 	SMSStore
+	IdempotencyStore
 }
 
 // Page is the part of a list a caller asked for: at most Limit items

@@ -31,6 +31,8 @@ func statusOf(k core.Kind) int {
 		return http.StatusTooManyRequests
 	case core.KindUnavailable:
 		return http.StatusServiceUnavailable
+	case core.KindUnprocessable:
+		return http.StatusUnprocessableEntity
 	}
 	return http.StatusInternalServerError
 }
@@ -65,7 +67,7 @@ func (s *server) fail(c *gin.Context, err error) {
 	if e.Kind == core.KindUnauthorized {
 		c.Header("WWW-Authenticate", `Bearer realm="api"`)
 	}
-	if e.Kind == core.KindInvalid && len(e.Fields) > 0 {
+	if (e.Kind == core.KindInvalid || e.Kind == core.KindUnprocessable) && len(e.Fields) > 0 {
 		abortJSON(c, status, e.Fields)
 		return
 	}

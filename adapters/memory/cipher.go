@@ -37,6 +37,14 @@ func (c *Cipher) Open(sealed, aad []byte) ([]byte, error) {
 	return append([]byte(nil), sealed[9:]...), nil
 }
 
+// Digest is a keyed hash of data under the current generation.
+func (c *Cipher) Digest(data []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sum := sha256.Sum256(append([]byte{c.gen}, data...))
+	return sum[:]
+}
+
 func (c *Cipher) Current(sealed []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -32,11 +32,15 @@ var contactClashMessages = map[string]string{
 	"phone_number": "This identity already has a contact with this phone number.",
 }
 
-func (s *Store) CreateContact(_ context.Context, c core.Contact) error {
+func (s *Store) CreateContact(ctx context.Context, c core.Contact) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
+	record, err := s.effect(ctx)
+	if err != nil {
+		return err
+	}
 	if !s.ownsIdentity(c.AccountID, c.IdentityID) {
 		return core.NotFound("Identity not found.")
 	}
@@ -44,6 +48,7 @@ func (s *Store) CreateContact(_ context.Context, c core.Contact) error {
 		return conflict(f, contactClashMessages[f])
 	}
 	s.contacts[c.ID] = &contactRow{c}
+	record(ports.EffectContact, c.ID)
 	return nil
 }
 

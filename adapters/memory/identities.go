@@ -2,17 +2,22 @@ package memory
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
 )
 
-func (s *Store) CreateIdentity(_ context.Context, ident core.Identity, inbox core.Inbox, phone *core.PhoneNumber) (int64, error) {
+func (s *Store) CreateIdentity(ctx context.Context, ident core.Identity, inbox core.Inbox, phone *core.PhoneNumber) (int64, error) {
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
 	defer s.mu.Unlock()
+	record, err := s.effect(ctx)
+	if err != nil {
+		return 0, err
+	}
 	if _, ok := s.accounts[ident.AccountID]; !ok {
 		return 0, core.NotFound("Account not found.")
 	}
@@ -33,6 +38,7 @@ func (s *Store) CreateIdentity(_ context.Context, ident core.Identity, inbox cor
 	s.identities[ident.ID] = &identityRow{ident}
 	inbox.ID = s.nextID()
 	s.inboxes[inbox.ID] = &inboxRow{inbox}
+	record(ports.EffectIdentity, ident.ID)
 	return inbox.ID, nil
 }
 
@@ -106,11 +112,15 @@ func (s *Store) IdentityNameTaken(_ context.Context, accountID, name string) (bo
 	return false, nil
 }
 
-func (s *Store) CreateInbox(_ context.Context, in core.Inbox) (int64, error) {
+func (s *Store) CreateInbox(ctx context.Context, in core.Inbox) (int64, error) {
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
 	defer s.mu.Unlock()
+	record, err := s.effect(ctx)
+	if err != nil {
+		return 0, err
+	}
 	if r, ok := s.identities[in.IdentityID]; !ok || r.AccountID != in.AccountID {
 		return 0, core.NotFound("Identity not found.")
 	}
@@ -119,6 +129,7 @@ func (s *Store) CreateInbox(_ context.Context, in core.Inbox) (int64, error) {
 	}
 	in.ID = s.nextID()
 	s.inboxes[in.ID] = &inboxRow{in}
+	record(ports.EffectInbox, strconv.FormatInt(in.ID, 10))
 	return in.ID, nil
 }
 

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,11 +40,15 @@ func (s *Store) mailTables() *mailTables {
 	return &s.mail
 }
 
-func (s *Store) SaveMail(_ context.Context, mails []ports.NewMail) ([]core.EmailMessage, error) {
+func (s *Store) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.EmailMessage, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	record, err := s.effect(ctx)
+	if err != nil {
+		return nil, err
+	}
 	t := s.mailTables()
 	for _, nm := range mails {
 		if _, ok := s.inboxes[nm.Message.InboxID]; !ok {
@@ -82,6 +87,7 @@ func (s *Store) SaveMail(_ context.Context, mails []ports.NewMail) ([]core.Email
 		}
 		t.threads[m.ThreadID].Add(m)
 		t.messages[m.ID] = &messageRow{EmailMessage: m, raw: nm.Raw}
+		record(ports.EffectMessage, strconv.FormatInt(m.ID, 10))
 		if c := nm.Correspondent; c != nil && s.contactClash(*c) == "" {
 			s.contacts[c.ID] = &contactRow{*c}
 		}
@@ -285,15 +291,20 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 	return out, total, nil
 }
 
-func (s *Store) SaveUpload(_ context.Context, a ports.AttachmentContent) error {
+func (s *Store) SaveUpload(ctx context.Context, a ports.AttachmentContent) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
+	record, err := s.effect(ctx)
+	if err != nil {
+		return err
+	}
 	if !s.ownsIdentity(a.AccountID, a.IdentityID) {
 		return core.NotFound("Identity not found.")
 	}
 	s.mailTables().attachments[a.ID] = &a
+	record(ports.EffectAttachment, a.ID)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
 )
 
@@ -32,6 +33,8 @@ type Store struct {
 	auth       authTables
 	trust      trustTables // domains, keys, suppressions; created on first use
 	seq        int64
+	// idempotency keeps idempotency keys; created on first use.
+	idempotency map[idempotencyID]*core.IdempotencyRecord
 	// Fail, when set, is returned by every call: a store that is down.
 	Fail error
 }

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/callsign/callsign/core"
@@ -49,17 +50,22 @@ func (s *Store) addPhone(p core.PhoneNumber) (int64, error) {
 	return p.ID, nil
 }
 
-func (s *Store) CreatePhone(_ context.Context, p core.PhoneNumber) (int64, error) {
+func (s *Store) CreatePhone(ctx context.Context, p core.PhoneNumber) (int64, error) {
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
 	defer s.mu.Unlock()
+	record, err := s.effect(ctx)
+	if err != nil {
+		return 0, err
+	}
 	if !s.ownsIdentity(p.AccountID, p.IdentityID) {
 		return 0, core.NotFound("Identity not found.")
 	}
 	id, err := s.addPhone(p)
 	if err == nil {
 		s.identities[p.IdentityID].UpdatedAt = p.CreatedAt
+		record(ports.EffectPhone, strconv.FormatInt(id, 10))
 	}
 	return id, err
 }
@@ -116,11 +122,15 @@ func (s *Store) Phones(_ context.Context, scope core.Scope, page ports.Page) ([]
 	return out, total, nil
 }
 
-func (s *Store) SaveSMS(_ context.Context, n ports.NewSMS) (core.SMSMessage, bool, error) {
+func (s *Store) SaveSMS(ctx context.Context, n ports.NewSMS) (core.SMSMessage, bool, error) {
 	if err := s.lock(); err != nil {
 		return core.SMSMessage{}, false, err
 	}
 	defer s.mu.Unlock()
+	record, err := s.effect(ctx)
+	if err != nil {
+		return core.SMSMessage{}, false, err
+	}
 	t := s.phoneTables()
 	m := n.Message
 	if m.ProviderSID != "" {
@@ -135,6 +145,7 @@ func (s *Store) SaveSMS(_ context.Context, n ports.NewSMS) (core.SMSMessage, boo
 	}
 	m.ID = s.nextID()
 	t.sms[m.ID] = &m
+	record(ports.EffectSMS, strconv.FormatInt(m.ID, 10))
 	c, ok := t.conversations[core.ConversationID(m.PhoneID, m.Counterpart())]
 	if !ok {
 		started := core.StartConversation(m)

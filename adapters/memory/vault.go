@@ -20,16 +20,21 @@ func (s *Store) ownsIdentity(accountID, identityID string) bool {
 	return ok && r.AccountID == accountID
 }
 
-func (s *Store) CreatePassword(_ context.Context, p ports.StoredPassword) error {
+func (s *Store) CreatePassword(ctx context.Context, p ports.StoredPassword) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
+	record, err := s.effect(ctx)
+	if err != nil {
+		return err
+	}
 	if !s.ownsIdentity(p.Entry.AccountID, p.Entry.IdentityID) {
 		return core.NotFound("Identity not found.")
 	}
 	p.Password, p.Notes, p.TOTP = clone(p.Password), clone(p.Notes), clone(p.TOTP)
 	s.passwords[p.Entry.ID] = &passwordRow{p}
+	record(ports.EffectPassword, p.Entry.ID)
 	return nil
 }
 
@@ -104,11 +109,15 @@ func (s *Store) secretKeyTaken(identityID, key, exceptID string) bool {
 	return false
 }
 
-func (s *Store) CreateSecret(_ context.Context, sec ports.StoredSecret) error {
+func (s *Store) CreateSecret(ctx context.Context, sec ports.StoredSecret) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
+	record, err := s.effect(ctx)
+	if err != nil {
+		return err
+	}
 	if !s.ownsIdentity(sec.Secret.AccountID, sec.Secret.IdentityID) {
 		return core.NotFound("Identity not found.")
 	}
@@ -117,6 +126,7 @@ func (s *Store) CreateSecret(_ context.Context, sec ports.StoredSecret) error {
 	}
 	sec.Value = clone(sec.Value)
 	s.secrets[sec.Secret.ID] = &secretRow{sec}
+	record(ports.EffectSecret, sec.Secret.ID)
 	return nil
 }
 

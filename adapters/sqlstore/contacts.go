@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
 )
@@ -41,7 +43,12 @@ func contactArgs(c core.Contact) []any {
 }
 
 func (db *DB) CreateContact(ctx context.Context, c core.Contact) error {
-	_, err := db.w.ExecContext(ctx, db.q(insertContact), contactArgs(c)...)
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, db.q(insertContact), contactArgs(c)...); err != nil {
+			return err
+		}
+		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectContact, c.ID)
+	})
 	return conflictOr(err, contactConflicts)
 }
 

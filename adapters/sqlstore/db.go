@@ -28,7 +28,6 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/callsign/callsign/core"
-	"github.com/callsign/callsign/ports"
 )
 
 // Dialect names the SQL flavour behind a DB.
@@ -60,7 +59,7 @@ type DB struct {
 	w       *sqlx.DB // writes and transactions
 	r       *sqlx.DB // reads
 	// mail lets concurrent SaveMail calls share a transaction.
-	mail *groupCommit[ports.NewMail, core.EmailMessage]
+	mail *groupCommit[queuedMail, core.EmailMessage]
 	// reads and writes keep prepared statements on SQLite; nil on PostgreSQL.
 	reads, writes *stmtCache
 	// checkpoints copies SQLite's WAL back; nil on PostgreSQL.

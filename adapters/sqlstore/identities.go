@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"strconv"
 
 	"github.com/jmoiron/sqlx"
 
@@ -48,9 +49,11 @@ func (db *DB) CreateIdentity(ctx context.Context, ident core.Identity, inbox cor
 			return err
 		}
 		if phone != nil {
-			_, err = db.insertPhone(ctx, tx, *phone)
+			if _, err = db.insertPhone(ctx, tx, *phone); err != nil {
+				return err
+			}
 		}
-		return err
+		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectIdentity, ident.ID)
 	})
 	return inboxID, conflictOr(err, identityConflicts)
 }
@@ -106,7 +109,13 @@ func (r inboxRow) core() core.Inbox {
 const inboxColumns = "id, uuid, account_id, identity_id, email, created_at"
 
 func (db *DB) CreateInbox(ctx context.Context, in core.Inbox) (int64, error) {
-	id, err := db.insertInbox(ctx, db.w, in)
+	var id int64
+	err := db.tx(ctx, func(tx *sqlx.Tx) (err error) {
+		if id, err = db.insertInbox(ctx, tx, in); err != nil {
+			return err
+		}
+		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectInbox, strconv.FormatInt(id, 10))
+	})
 	return id, conflictOr(err, identityConflicts)
 }
 

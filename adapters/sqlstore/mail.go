@@ -404,7 +404,12 @@ func (db *DB) insertAttachment(ctx context.Context, tx sqlx.ExecerContext, a por
 }
 
 func (db *DB) SaveUpload(ctx context.Context, a ports.AttachmentContent) error {
-	return db.insertAttachment(ctx, db.w, a, 0, 0)
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		if err := db.insertAttachment(ctx, tx, a, 0, 0); err != nil {
+			return err
+		}
+		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectAttachment, a.ID)
+	})
 }
 
 func (db *DB) Attachment(ctx context.Context, accountID, id string) (ports.AttachmentContent, error) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	"github.com/jmoiron/sqlx"
 
@@ -55,8 +56,11 @@ func (db *DB) CreatePhone(ctx context.Context, p core.PhoneNumber) (int64, error
 		if id, err = db.insertPhone(ctx, tx, p); err != nil {
 			return err
 		}
-		return db.execOneOn(ctx, tx, "Identity", `UPDATE identities SET updated_at = ? WHERE id = ? AND account_id = ?`,
-			us(p.CreatedAt), p.IdentityID, p.AccountID)
+		if err := db.execOneOn(ctx, tx, "Identity", `UPDATE identities SET updated_at = ? WHERE id = ? AND account_id = ?`,
+			us(p.CreatedAt), p.IdentityID, p.AccountID); err != nil {
+			return err
+		}
+		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectPhone, strconv.FormatInt(id, 10))
 	})
 	return id, err
 }
@@ -179,6 +183,9 @@ func (db *DB) SaveSMS(ctx context.Context, n ports.NewSMS) (core.SMSMessage, boo
 			return err
 		}
 		created = true
+		if err := db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectSMS, strconv.FormatInt(m.ID, 10)); err != nil {
+			return err
+		}
 		c := core.StartConversation(m)
 		var r conversationRow
 		err = tx.GetContext(ctx, &r, db.q(`SELECT `+conversationColumns+` FROM sms_conversations

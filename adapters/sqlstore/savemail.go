@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/callsign/callsign/core"
@@ -18,11 +19,24 @@ const maxMailBatch = 128
 // (groupcommit.go), which stores it with whatever else is queued through
 // storeMail.
 func (db *DB) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.EmailMessage, error) {
-	return db.mail.do(ctx, mails)
+	claim := ports.ClaimOf(ctx)
+	queued := make([]queuedMail, len(mails))
+	for i, nm := range mails {
+		queued[i] = queuedMail{NewMail: nm, claim: claim}
+	}
+	return db.mail.do(ctx, queued)
+}
+
+// queuedMail is a message of a SaveMail call with the idempotency claim the
+// call's context carries: the group commit's transaction runs on a context
+// of its own, and records each call's effect on that call's claim.
+type queuedMail struct {
+	ports.NewMail
+	claim *ports.IdempotencyClaim
 }
 
 // storeMail stores mails in one transaction.
-func (db *DB) storeMail(ctx context.Context, mails []ports.NewMail) (out []core.EmailMessage, err error) {
+func (db *DB) storeMail(ctx context.Context, mails []queuedMail) (out []core.EmailMessage, err error) {
 	err = db.preparedTx(ctx, func(tx *preparedTx) error {
 		out, err = db.saveMail(ctx, tx, mails)
 		return err
@@ -42,7 +56,7 @@ type mailTx struct {
 // saveMail stores mails in tx. Account rows are locked first, in a fixed
 // order, so that concurrent writers (other instances on PostgreSQL) queue
 // on them instead of deadlocking on threads.
-func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []ports.NewMail) ([]core.EmailMessage, error) {
+func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []queuedMail) ([]core.EmailMessage, error) {
 	mt := &mailTx{db: db, ctx: ctx, tx: tx, clocks: map[string]time.Time{}, threads: map[string]*core.Thread{}}
 	var accounts []string
 	for _, nm := range mails {
@@ -80,7 +94,7 @@ func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []ports.NewMai
 }
 
 // save stores one message where core.FileMail puts it.
-func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
+func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	db, ctx := mt.db, mt.ctx
 	m := nm.Message
 	f, err := core.FileMail(m, nm.Dedupe, nm.NewThreadID, mt.clocks[m.AccountID], mt)
@@ -109,6 +123,9 @@ func (mt *mailTx) save(nm ports.NewMail) (core.EmailMessage, error) {
 		return m, err
 	}
 	if _, err := mt.tx.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
+		return m, err
+	}
+	if err := db.recordEffect(ctx, mt.tx, nm.claim, ports.EffectMessage, strconv.FormatInt(m.ID, 10)); err != nil {
 		return m, err
 	}
 	m.Attachments = nil

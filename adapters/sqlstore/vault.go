@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
 )
@@ -34,10 +36,14 @@ const passwordColumns = "id, account_id, identity_id, domain, username, password
 
 func (db *DB) CreatePassword(ctx context.Context, p ports.StoredPassword) error {
 	e := p.Entry
-	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO passwords (id, account_id, identity_id, domain, host, username, password, notes, totp, created_at, updated_at)
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO passwords (id, account_id, identity_id, domain, host, username, password, notes, totp, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		e.ID, e.AccountID, e.IdentityID, e.Domain, core.DomainHost(e.Domain), e.Username, p.Password, p.Notes, p.TOTP, us(e.CreatedAt), us(e.UpdatedAt))
-	return err
+			e.ID, e.AccountID, e.IdentityID, e.Domain, core.DomainHost(e.Domain), e.Username, p.Password, p.Notes, p.TOTP, us(e.CreatedAt), us(e.UpdatedAt)); err != nil {
+			return err
+		}
+		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectPassword, e.ID)
+	})
 }
 
 func (db *DB) Password(ctx context.Context, accountID, id string) (ports.StoredPassword, error) {
@@ -95,8 +101,13 @@ var secretConflicts = map[string]string{"key": "A secret with this key already e
 
 func (db *DB) CreateSecret(ctx context.Context, s ports.StoredSecret) error {
 	e := s.Secret
-	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO secrets (`+secretColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-		e.ID, e.AccountID, e.IdentityID, e.Key, s.Value, us(e.CreatedAt), us(e.UpdatedAt))
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO secrets (`+secretColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`),
+			e.ID, e.AccountID, e.IdentityID, e.Key, s.Value, us(e.CreatedAt), us(e.UpdatedAt)); err != nil {
+			return err
+		}
+		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectSecret, e.ID)
+	})
 	return conflictOr(err, secretConflicts)
 }
 

@@ -88,6 +88,8 @@ var cases = []testCase{
 	{"sms/deleting a message recounts its conversation, and the last one takes it", testSMSDeleteRecountsConversation},
 	{"identities/delete takes everything the identity owns, and nothing else", testIdentitiesDeleteCascades},
 	{"inboxes/delete takes the inbox's mail; an identity keeps its last inbox", testInboxesDelete},
+	{"idempotency/claim, busy, mismatch, replay, lease, expiry, purge", testIdempotencyKeys},
+	{"idempotency/effects are recorded with the key, and refused once it is taken over", testIdempotencyEffects},
 }
 
 // t0 is the suite's epoch, with microseconds to catch lost precision.

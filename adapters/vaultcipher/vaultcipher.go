@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -46,6 +47,8 @@ var ErrUnknownKey = errors.New("vault: the value was sealed under a key that is 
 type key struct {
 	id   [idLen]byte
 	aead cipher.AEAD
+	// digest keys Digest: derived from the key, never the key itself.
+	digest []byte
 }
 
 // Keyring seals under its current key and opens under any of its keys.
@@ -120,6 +123,9 @@ func makeKeys(raw [][]byte) ([]key, error) {
 		sum := sha256.Sum256(k)
 		copy(kk.id[:], sum[:idLen])
 		kk.aead = aead
+		mac := hmac.New(sha256.New, k)
+		mac.Write([]byte("callsign digest v1"))
+		kk.digest = mac.Sum(nil)
 		keys = append(keys, kk)
 	}
 	return keys, nil
@@ -210,6 +216,18 @@ func (kr *Keyring) find(id []byte) (key, bool) {
 		}
 	}
 	return key{}, false
+}
+
+// Digest is an HMAC-SHA256 of data under a key derived from the current
+// key: a stable stand-in for data that shows nothing of it without the key.
+func (kr *Keyring) Digest(data []byte) []byte {
+	_ = kr.reload(false)
+	kr.mu.RLock()
+	k := kr.keys[0].digest
+	kr.mu.RUnlock()
+	mac := hmac.New(sha256.New, k)
+	mac.Write(data)
+	return mac.Sum(nil)
 }
 
 // Current reports whether sealed was sealed under the current key.

@@ -30,6 +30,8 @@ type running struct {
 	client  *http.Client
 	// logFile holds what the service logged (at CALLSIGN_LOG_LEVEL, error by default).
 	logFile string
+	// stop shuts the service down (once; the test's cleanup calls it too).
+	stop func()
 }
 
 // logs is what the service has logged so far.
@@ -77,14 +79,15 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func
 	}
 	done := make(chan error, 1)
 	go func() { done <- svc.serve(ctx) }()
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("serve: %v", err)
 		}
 		svc.close()
 	})
-	r := &running{t: t, env: e, svc: svc, baseURL: "http://" + svc.httpLn.Addr().String(), logFile: logs.Name(),
+	t.Cleanup(stop)
+	r := &running{t: t, env: e, svc: svc, baseURL: "http://" + svc.httpLn.Addr().String(), logFile: logs.Name(), stop: stop,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	return r
 }
