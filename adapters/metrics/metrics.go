@@ -29,6 +29,7 @@ type Metrics struct {
 	requestSeconds *prometheus.HistogramVec
 	smtpSessions   prometheus.Counter
 	commitBatch    prometheus.Histogram
+	walRestart     prometheus.Histogram
 }
 
 // New makes the metrics, with Go's runtime and the process's.
@@ -52,8 +53,10 @@ func New() *Metrics {
 		Help: "SMTP connections accepted."})
 	m.commitBatch = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "callsign_mail_commit_batch_messages",
 		Help: "Messages stored per group commit of the database.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128}})
+	m.walRestart = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "callsign_sqlite_wal_restart_seconds",
+		Help: "Time each restart of SQLite's write-ahead log held the writer.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 12)})
 	m.registry.MustRegister(m.inbound, m.ingestSeconds, m.attempts, m.attemptSeconds, m.sms, m.requests, m.requestSeconds,
-		m.smtpSessions, m.commitBatch,
+		m.smtpSessions, m.commitBatch, m.walRestart,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -106,6 +109,9 @@ func (m *Metrics) SMTPSession() { m.smtpSessions.Inc() }
 
 // CommitBatch records the size of one group commit.
 func (m *Metrics) CommitBatch(messages int) { m.commitBatch.Observe(float64(messages)) }
+
+// WALRestart records how long a restart of SQLite's log held the writer.
+func (m *Metrics) WALRestart(held time.Duration) { m.walRestart.Observe(held.Seconds()) }
 
 // knownMethod keeps the method label to the methods HTTP defines: a client
 // may send any token, and each would be a series of its own.

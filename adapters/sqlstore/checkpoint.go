@@ -2,52 +2,129 @@ package sqlstore
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 )
 
-// checkpointEvery is how often the WAL is copied back into the database.
-const checkpointEvery = time.Second
+// WAL checkpointing: the writer never checkpoints (wal_autocheckpoint=0), so
+// no commit pays for copying pages back into the database; a background
+// goroutine does, in two ways.
+const (
+	// checkpointEvery is how often a PASSIVE checkpoint copies the log back
+	// into the database. It never waits for the writer nor for readers, so
+	// under load it keeps the part of the log still to copy small.
+	checkpointEvery = 250 * time.Millisecond
+	// walRestartAt is the log size past which the log is restarted. A
+	// PASSIVE checkpoint alone never lets the log start over while writes
+	// keep coming (the writer appends while it copies), so the file would
+	// grow for as long as load lasts.
+	walRestartAt = 16 << 20
+	// restartReaderWait bounds how long a restart waits for readers still
+	// on the old log; one that gives up tries again on a later tick.
+	restartReaderWait = 10 * time.Millisecond
+)
 
-// checkpointer copies SQLite's WAL back into the database file now and
-// then, on a connection of its own, so that no commit pays for it: the
-// writer runs with wal_autocheckpoint=0. It checkpoints in PASSIVE mode,
-// which never waits for readers nor blocks the writer, and the WAL file is
-// truncated back to a small size whenever it has been checkpointed whole.
+// checkpointer copies SQLite's WAL back into the database now and then.
+//
+// Every tick it runs a PASSIVE checkpoint on a connection of its own. When
+// the log file has grown past walRestartAt it then restarts the log with a
+// RESTART checkpoint run on the writing connection itself: taken from the
+// writer's pool, it waits its turn like any write instead of polling for
+// SQLite's lock (whose back-off sleeps would stall the writer for tens of
+// milliseconds), and since a PASSIVE checkpoint has just copied almost
+// everything, it holds the writer only for the last frames and an fsync of
+// the database. The file is kept (overwriting it costs commits less than
+// growing it anew). When writes have paused with a log left behind, a
+// TRUNCATE checkpoint empties the file.
 type checkpointer struct {
-	stop context.CancelFunc
-	done sync.WaitGroup
+	stop      context.CancelFunc
+	done      sync.WaitGroup
+	restarted func(held time.Duration)
 }
 
-// startCheckpoints opens a connection to the database at base (a SQLite
-// URI with its pragmas) and checkpoints every interval until close.
-func startCheckpoints(base string, every time.Duration) (*checkpointer, error) {
-	conn, err := sqlx.Open("sqlite", base+"&_pragma=journal_size_limit(67108864)")
+// checkpointPolicy is when the checkpointer works.
+type checkpointPolicy struct {
+	every     time.Duration // PASSIVE checkpoints
+	restartAt int64         // log size that calls for a restart
+	// restarted, when set, hears how long each restart held the writer.
+	restarted func(held time.Duration)
+}
+
+// startCheckpoints checkpoints the database at path (base is its SQLite URI
+// with the pragmas, w the writer's pool) as p says until close.
+func startCheckpoints(path, base string, w *sqlx.DB, p checkpointPolicy) (*checkpointer, error) {
+	conn, err := sqlx.Open("sqlite", base)
 	if err != nil {
 		return nil, err
 	}
 	conn.SetMaxOpenConns(1)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{stop: cancel}
+	c := &checkpointer{stop: cancel, restarted: p.restarted}
 	c.done.Add(1)
 	go func() {
 		defer c.done.Done()
 		defer conn.Close()
-		tick := time.NewTicker(every)
+		tick := time.NewTicker(p.every)
 		defer tick.Stop()
+		lastFrames := -1
 		for {
 			select {
 			case <-ctx.Done():
 				_, _ = conn.Exec("PRAGMA wal_checkpoint(PASSIVE)")
 				return
 			case <-tick.C:
+			}
+			var r struct{ Busy, Log, Checkpointed int }
+			if err := conn.QueryRowxContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&r.Busy, &r.Log, &r.Checkpointed); err != nil {
+				continue
+			}
+			paused := r.Log > 0 && r.Log == lastFrames
+			lastFrames = r.Log
+			switch {
+			case paused:
+				// Idle: give the disk back.
+				c.restart(ctx, w, "TRUNCATE")
+			case walSize(path) > p.restartAt:
+				// Copy what came in during the last pass, so that the
+				// restart holds the writer for as little as is left.
 				_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+				c.restart(ctx, w, "RESTART")
 			}
 		}
 	}()
 	return c, nil
+}
+
+// restart checkpoints the whole log on the writing connection so that the
+// next write starts the log over (mode RESTART; the writer's
+// journal_size_limit then cuts the file back to walRestartAt) or empties
+// the file (TRUNCATE), waiting at most restartReaderWait for readers.
+func (c *checkpointer) restart(ctx context.Context, w *sqlx.DB, mode string) {
+	conn, err := w.Connx(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	start := time.Now()
+	_, _ = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", restartReaderWait.Milliseconds()))
+	_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint("+mode+")")
+	_, _ = conn.ExecContext(ctx, "PRAGMA busy_timeout = "+busyTimeoutMS)
+	if c.restarted != nil {
+		c.restarted(time.Since(start))
+	}
+}
+
+// walSize is the size of the log file beside the database at path.
+func walSize(path string) int64 {
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // close checkpoints once more and stops.

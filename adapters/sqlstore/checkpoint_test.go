@@ -5,44 +5,101 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 )
 
-func TestCheckpointerCopiesTheWALIntoTheDatabase(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "wal.db")
-	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + sqlitePragmas
-	// A writer like the store's: it never checkpoints itself.
+// walDB is a database at a fresh path with a writer like the store's: one
+// connection that never checkpoints itself.
+func walDB(t *testing.T) (path, base string, w *sqlx.DB) {
+	path = filepath.Join(t.TempDir(), "wal.db")
+	base = "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + sqlitePragmas
 	w, err := sqlx.Open("sqlite", base+"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { w.Close() })
 	w.SetMaxOpenConns(1)
 	if _, err := w.Exec(`CREATE TABLE t (v BLOB)`); err != nil {
 		t.Fatal(err)
 	}
+	return path, base, w
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func TestCheckpointerCopiesTheWALIntoTheDatabase(t *testing.T) {
+	path, base, w := walDB(t)
 	for range 200 {
 		if _, err := w.Exec(`INSERT INTO t (v) VALUES (?)`, []byte(strings.Repeat("x", 4000))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	size := func() int64 {
-		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi.Size()
+	if size := fileSize(t, path); size > 100*4096 {
+		t.Fatalf("the rows reached the database file before any checkpoint (%d bytes)", size)
 	}
-	if size() > 100*4096 {
-		t.Fatalf("the rows reached the database file before any checkpoint (%d bytes)", size())
-	}
-	c, err := startCheckpoints(base, 10*time.Millisecond)
+	c, err := startCheckpoints(path, base, w, checkpointPolicy{every: 10 * time.Millisecond, restartAt: 64 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.close()
-	eventually(t, "the rows in the database file", func() bool { return size() >= 200*4000 })
+	eventually(t, "the rows in the database file", func() bool { return fileSize(t, path) >= 200*4000 })
+	// Writes have paused, so the log is restarted and truncated.
+	eventually(t, "an empty log", func() bool { return walSize(path) == 0 })
+}
+
+// Under writes that never pause, PASSIVE checkpoints alone let the log grow
+// for as long as they last; the restart keeps it near its bound.
+func TestCheckpointerBoundsTheWALUnderContinuousWrites(t *testing.T) {
+	path, base, w := walDB(t)
+	const restartAt = 256 << 10
+	var restarts atomic.Int32
+	c, err := startCheckpoints(path, base, w, checkpointPolicy{every: 5 * time.Millisecond, restartAt: restartAt,
+		restarted: func(time.Duration) { restarts.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var written atomic.Int64
+	go func() {
+		defer wg.Done()
+		row := []byte(strings.Repeat("x", 4000))
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := w.Exec(`INSERT INTO t (v) VALUES (?)`, row); err != nil {
+				t.Error(err)
+				return
+			}
+			written.Add(int64(len(row)))
+		}
+	}()
+	// Write ten times the bound, then look at the log while writes go on.
+	eventually(t, "ten bounds' worth of rows written", func() bool { return written.Load() > 10*restartAt })
+	size := walSize(path)
+	close(stop)
+	wg.Wait()
+	if restarts.Load() == 0 {
+		t.Fatal("the log was never restarted")
+	}
+	// One tick's worth of writes may sit above the bound.
+	if size > 4*restartAt {
+		t.Fatalf("the log is %d bytes after %d written, bound %d", size, written.Load(), restartAt)
+	}
 }

@@ -73,6 +73,9 @@ type Options struct {
 	// CommitBatch, when set, hears how many SaveMail calls each group
 	// commit stored (for metrics).
 	CommitBatch func(calls int)
+	// WALRestart, when set, hears how long each restart of SQLite's log
+	// held the writer (for metrics).
+	WALRestart func(held time.Duration)
 }
 
 // Open connects to databaseURL: a postgres:// or postgresql:// URL, or a
@@ -122,11 +125,16 @@ func newDB(d Dialect, w, r *sqlx.DB) *DB {
 	return db
 }
 
+// busyTimeoutMS is how long a SQLite connection waits for a lock.
+const busyTimeoutMS = "10000"
+
 // sqlitePragmas make every connection durable (synchronous=FULL: an
 // acknowledged write survives power loss) and safe (foreign keys on). The
 // writer does not checkpoint the WAL itself (wal_autocheckpoint=0): a
-// background checkpointer does, so commits never pay for copying pages.
-const sqlitePragmas = "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+// background checkpointer does (checkpoint.go), so commits never pay for
+// copying pages; when the log starts over the writer cuts the file back to
+// walRestartAt (journal_size_limit).
+const sqlitePragmas = "_pragma=busy_timeout(" + busyTimeoutMS + ")&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
 
 func openSQLite(path string, opts Options) (*DB, error) {
 	path = strings.TrimPrefix(path, "file:")
@@ -141,7 +149,8 @@ func openSQLite(path string, opts Options) (*DB, error) {
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + sqlitePragmas
 	// IMMEDIATE transactions take the write lock at BEGIN, so a transaction
 	// never fails halfway on a lock upgrade.
-	w, err := sqlx.Open("sqlite", base+"&_txlock=immediate&_pragma=wal_autocheckpoint(0)")
+	w, err := sqlx.Open("sqlite", base+"&_txlock=immediate&_pragma=wal_autocheckpoint(0)"+
+		fmt.Sprintf("&_pragma=journal_size_limit(%d)", walRestartAt))
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +170,7 @@ func openSQLite(path string, opts Options) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
 	db := newDB(SQLite, w, r)
-	if db.checkpoints, err = startCheckpoints(base, checkpointEvery); err != nil {
+	if db.checkpoints, err = startCheckpoints(path, base, w, checkpointPolicy{every: checkpointEvery, restartAt: walRestartAt, restarted: opts.WALRestart}); err != nil {
 		db.Close()
 		return nil, err
 	}

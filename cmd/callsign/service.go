@@ -79,6 +79,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 	if cfg.MetricsAddr != "" {
 		m = metrics.New()
 		dbOptions.CommitBatch = m.CommitBatch
+		dbOptions.WALRestart = m.WALRestart
 	}
 	octx, cancel := context.WithTimeout(ctx, databaseConnectTimeout)
 	db, err := sqlstore.Open(octx, cfg.DatabaseURL, dbOptions)
