@@ -56,6 +56,9 @@ type MessageFilter struct {
 	CreatedAfter  string // a created_dt seen before: only later messages
 	Limit         int    // 1-200; 0 is the API's 50
 	Offset        int
+	// ExactCount asks for the exact count; without it the page's count
+	// stops past 10,000 matches.
+	ExactCount bool
 }
 
 func (f MessageFilter) query() url.Values {
@@ -83,6 +86,9 @@ func (f MessageFilter) query() url.Values {
 	}
 	if f.Offset != 0 {
 		set("offset", strconv.Itoa(f.Offset))
+	}
+	if f.ExactCount {
+		set("count", "exact")
 	}
 	return q
 }

@@ -60,7 +60,7 @@ func ended(ctx context.Context, err error) error {
 // newestMessage is the creation time of the newest message in reach, ""
 // when there is none: later mail is what a wait is for.
 func (c *Client) newestMessage(ctx context.Context) (string, error) {
-	p, err := c.Messages(ctx, MessageFilter{Limit: 1})
+	p, err := c.Messages(ctx, MessageFilter{Limit: 1, ExactCount: true})
 	if err != nil || p.Count == 0 {
 		return "", err
 	}

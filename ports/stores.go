@@ -47,6 +47,8 @@ type Page struct {
 	Offset int
 	// Count asks for the number of every match as well (the envelope's count).
 	Count bool
+	// CountUpTo, when Count and not 0, stops counting at this many matches.
+	CountUpTo int
 }
 
 // AccountStore keeps accounts.
@@ -263,6 +265,8 @@ type MessageFilter struct {
 	CreatedAfter  *time.Time
 	Limit         int
 	Offset        int
+	// CountUpTo, when not 0, stops counting matches at this many.
+	CountUpTo int
 }
 
 // ThreadFilter narrows the thread summaries.
@@ -309,7 +313,8 @@ type MailStore interface {
 	DeleteMessage(ctx context.Context, accountID string, id int64) error
 
 	Thread(ctx context.Context, accountID, id string) (core.Thread, error)
-	// Threads lists thread summaries, latest activity first.
+	// Threads lists thread summaries, latest activity first, and counts
+	// them when f.Page asks.
 	Threads(ctx context.Context, f ThreadFilter) ([]core.Thread, int, error)
 
 	// SaveUpload stores an attachment uploaded to be sent.

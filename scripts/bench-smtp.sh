@@ -79,7 +79,7 @@ for dialect in $dialects; do
   done
   # The cursor-polling read with FILL messages stored: fill, then time
   # GET /api/email-messages/?created_after=<the 50th newest message>.
-  have=$(curl -sf "http://127.0.0.1:$HTTP_PORT/api/email-messages/?limit=1" -H "Authorization: Bearer $KEY" | sed 's/{"count":\([0-9]*\).*/\1/')
+  have=$(curl -sf "http://127.0.0.1:$HTTP_PORT/api/email-messages/?limit=1&count=exact" -H "Authorization: Bearer $KEY" | sed 's/{"count":\([0-9]*\).*/\1/')
   if [ "$have" -lt "$FILL" ]; then
     ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n $((FILL - have)) -c 16 -rcpt "$RCPTS" -run-id "fill$dialect" -json >/dev/null
   fi

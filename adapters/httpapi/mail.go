@@ -197,11 +197,15 @@ func (s *server) listThreads(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, hasUnread := q.uuid("identity"), q.boolean("has_unread")
 	inbox := q.integer("inbox", 0, 1, 1<<62)
+	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, _, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity, inbox, hasUnread, ports.Page{})
-	return http.StatusOK, viewAll(list, viewThread), err
+	list, total, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity, inbox, hasUnread, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewThread), nil
 }
 
 // threadDetailView lists a thread's messages as summaries: a thread of a
@@ -234,6 +238,7 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 		Limit:         q.limit(),
 		Offset:        q.offset(),
 	}
+	f.CountUpTo = q.countUpTo(f.Offset, f.Limit)
 	if d := q.str("direction"); d != "" {
 		var ok bool
 		if f.Direction, ok = core.ParseDirection(d); !ok {

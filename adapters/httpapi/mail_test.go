@@ -142,6 +142,16 @@ func TestReadingMail(t *testing.T) {
 		t.Fatalf("no thread is fully read yet: %v", l)
 	}
 	h.do("GET", "/api/email-inbox/?has_unread=maybe", nil, tn.keyOne).want(t, 400)
+	// Paged, the thread list is an envelope like every list.
+	pt := h.do("GET", "/api/email-inbox/?limit=1", nil, tn.keyOne).want(t, 200).object(t)
+	if rs := pt["results"].([]any); pt["count"] != 2.0 || len(rs) != 1 || rs[0].(map[string]any)["subject"] != "Other" ||
+		pt["next"] != "http://api.test/api/email-inbox/?limit=1&offset=1" || pt["previous"] != nil {
+		t.Fatalf("a page of threads %v", pt)
+	}
+	if rs := h.do("GET", "/api/email-inbox/?limit=1&offset=1", nil, tn.keyOne).want(t, 200).object(t)["results"].([]any); len(rs) != 1 ||
+		rs[0].(map[string]any)["thread_id"] != plans {
+		t.Fatalf("the second page of threads %v", rs)
+	}
 
 	// Mark read: the thread's unread count follows.
 	path := fmt.Sprintf("/api/email-messages/%v/", first["id"])

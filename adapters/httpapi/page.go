@@ -29,7 +29,23 @@ func (q *query) list() listQuery {
 	if !limitGiven && !offsetGiven {
 		return listQuery{page: ports.Page{Limit: core.MaxUnpagedList + 1}}
 	}
-	return listQuery{page: ports.Page{Limit: q.limit(), Offset: q.offset(), Count: true}, envelope: true}
+	limit, offset := q.limit(), q.offset()
+	return listQuery{page: ports.Page{Limit: limit, Offset: offset, Count: true, CountUpTo: q.countUpTo(offset, limit)}, envelope: true}
+}
+
+// countUpTo reads `count`: "exact" counts every match; without it the
+// envelope's count stops at core.CountBound, which is enough to link the
+// next page and keeps every page's cost bounded whatever the list holds.
+func (q *query) countUpTo(offset, limit int) int {
+	switch v := q.str("count"); v {
+	case "":
+		return core.CountBound(offset, limit)
+	case "exact":
+		return 0
+	default:
+		q.problems.Add("count", "%q is not a valid choice; use exact.", v)
+		return 0
+	}
 }
 
 // limit reads `limit`: a whole number from 1, where numbers over

@@ -48,3 +48,43 @@ func TestPlainListsAreBounded(t *testing.T) {
 		t.Fatal("a paged list needs no Link: its envelope has next")
 	}
 }
+
+// TestPageCountsAreBounded: an envelope's count stops at core.MaxCounted
+// unless count=exact asks for every match; a page past the bound still
+// knows whether a next page exists.
+func TestPageCountsAreBounded(t *testing.T) {
+	h := newHarness(t)
+	mgmt := h.account()
+	ident := h.do("POST", "/api/identities/", map[string]any{"name": "busy"}, mgmt).want(t, 201).object(t)["uuid"].(string)
+	p, err := h.app.Auth.Authenticate(context.Background(), mgmt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := core.MaxCounted + 2
+	for i := range total {
+		email := fmt.Sprintf("c%05d@example.com", i)
+		if _, err := h.app.Contacts.Create(context.Background(), p, ident, app.ContactInput{Email: &email}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		query string
+		count int
+		next  bool
+	}{
+		{"limit=5", core.MaxCounted, true},
+		{"limit=5&count=exact", total, true},
+		{fmt.Sprintf("limit=5&offset=%d", core.MaxCounted-3), total, false},
+		{fmt.Sprintf("limit=1&offset=%d", core.MaxCounted-3), core.MaxCounted, true},
+	} {
+		pg := h.do("GET", "/api/contacts/?"+c.query, nil, mgmt).want(t, 200).object(t)
+		if pg["count"] != float64(c.count) || (pg["next"] != nil) != c.next {
+			t.Errorf("%s: count %v, next %v", c.query, pg["count"], pg["next"])
+		}
+	}
+	h.do("GET", "/api/contacts/?limit=5&count=all", nil, mgmt).want(t, 400)
+	h.do("GET", "/api/email-messages/?limit=5&count=all", nil, mgmt).want(t, 400)
+	if pg := h.do("GET", "/api/email-messages/?limit=5&count=exact", nil, mgmt).want(t, 200).object(t); pg["count"] != 0.0 {
+		t.Fatalf("messages %v", pg)
+	}
+}

@@ -183,7 +183,7 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 		}
 		return a.ID < b.ID
 	})
-	total := len(rows)
+	total := countUpTo(len(rows), f.CountUpTo)
 	rows = rows[min(f.Offset, len(rows)):]
 	if f.Limit > 0 && len(rows) > f.Limit {
 		rows = rows[:f.Limit]
@@ -284,11 +284,7 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 		return a.ID < b.ID
 	})
 	rows, total := pageOf(rows, f.Page)
-	out := make([]core.Thread, len(rows))
-	for i, r := range rows {
-		out[i] = *r
-	}
-	return out, total, nil
+	return derefAll(rows), total, nil
 }
 
 func (s *Store) SaveUpload(ctx context.Context, a ports.AttachmentContent) error {

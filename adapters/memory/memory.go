@@ -129,11 +129,19 @@ func before(at time.Time, id string, bt time.Time, bid string) bool {
 func pageOf[T any](rows []T, p ports.Page) ([]T, int) {
 	total := 0
 	if p.Count {
-		total = len(rows)
+		total = countUpTo(len(rows), p.CountUpTo)
 	}
 	if p.Limit == 0 {
 		return rows, total
 	}
 	start := min(p.Offset, len(rows))
 	return rows[start:min(start+p.Limit, len(rows))], total
+}
+
+// countUpTo is a count of n matches that stops at upTo (0: never).
+func countUpTo(n, upTo int) int {
+	if upTo > 0 {
+		return min(n, upTo)
+	}
+	return n
 }

@@ -295,8 +295,8 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	if f.CreatedAfter != nil {
 		w.add("created_at > ?", us(*f.CreatedAfter))
 	}
-	var total int
-	if err := db.get(ctx, &total, db.q(`SELECT COUNT(*) FROM email_messages`+w.sql()), w.args...); err != nil {
+	total, err := db.count(ctx, `FROM email_messages`+w.sql(), w.args, f.CountUpTo)
+	if err != nil {
 		return nil, 0, err
 	}
 	if total <= f.Offset {
@@ -307,7 +307,7 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 		limit = total
 	}
 	var rows []messageRow
-	err := db.sel(ctx, &rows, db.q(`SELECT `+summaryColumns+` FROM email_messages`+w.sql()+
+	err = db.sel(ctx, &rows, db.q(`SELECT `+summaryColumns+` FROM email_messages`+w.sql()+
 		` ORDER BY created_at, id LIMIT ? OFFSET ?`), append(w.args, limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, err

@@ -256,6 +256,12 @@ func testMailList(t *testing.T, f *fixture) {
 	if total != 3 {
 		t.Fatalf("total with a limit: %d", total)
 	}
+	for upTo, want := range map[int]int{2: 2, 3: 3, 4: 3} {
+		list, total, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: all, Limit: 1, Offset: 1, CountUpTo: upTo})
+		if err != nil || total != want || len(list) != 1 || list[0].ID != m2.ID {
+			t.Fatalf("count up to %d: %d, %v", upTo, total, err)
+		}
+	}
 }
 
 // testMailListSummaries: a list reads the head of the text body only and

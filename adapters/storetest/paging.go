@@ -24,7 +24,8 @@ func listOf[T any](list func(ports.Page) ([]T, int, error), id func(T) string) l
 
 // wantPages checks that every list pages in the store: a page is the
 // slice of the whole list at its offset, counted only when asked, and a
-// page past the end is empty with the count still right.
+// page past the end is empty with the count still right; a bounded count
+// stops at its bound.
 func wantPages(t *testing.T, name string, list lister) {
 	t.Helper()
 	all, total, err := list(ports.Page{})
@@ -48,6 +49,12 @@ func wantPages(t *testing.T, name string, list lister) {
 			t.Errorf("%s %+v: total %d, want %d", name, p, total, wantTotal)
 		}
 	}
+	for upTo, want := range map[int]int{2: 2, len(all): len(all), len(all) + 1: len(all)} {
+		p := ports.Page{Limit: 1, Offset: 1, Count: true, CountUpTo: upTo}
+		if got, total, err := list(p); err != nil || total != want || !reflect.DeepEqual(got, all[1:2]) {
+			t.Errorf("%s %+v: %v, total %d (want %d), %v", name, p, got, total, want, err)
+		}
+	}
 }
 
 func testListsPage(t *testing.T, f *fixture) {
@@ -57,6 +64,7 @@ func testListsPage(t *testing.T, f *fixture) {
 	for range 3 {
 		ident, in := f.identity(a.ID)
 		idents = append(idents, ident)
+		f.save(incoming(in, ident.ID+"@x", "paged", f.tick(), ""))
 		_, err := f.s.CreateInbox(f.ctx, core.Inbox{UUID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, Email: "more-" + in.Email, CreatedAt: f.tick()})
 		f.must(err)
 		f.must(f.s.CreateContact(f.ctx, f.newContact(ident, ident.Name+"@example.com", "", core.ContactManual)))
@@ -99,6 +107,9 @@ func testListsPage(t *testing.T, f *fixture) {
 	wantPages(t, "conversations", listOf(func(p ports.Page) ([]core.Conversation, int, error) {
 		return f.s.Conversations(f.ctx, ports.ConversationFilter{Scope: scope, Page: p})
 	}, func(c core.Conversation) string { return c.ID }))
+	wantPages(t, "threads", listOf(func(p ports.Page) ([]core.Thread, int, error) {
+		return f.s.Threads(f.ctx, ports.ThreadFilter{Scope: scope, Page: p})
+	}, func(t core.Thread) string { return t.ID }))
 	wantPages(t, "suppressions", listOf(func(p ports.Page) ([]core.Suppression, int, error) {
 		return f.s.Suppressions(f.ctx, ports.SuppressionFilter{Scope: scope, Page: p})
 	}, func(s core.Suppression) string { return s.Email }))

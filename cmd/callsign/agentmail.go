@@ -66,7 +66,7 @@ func (c *cli) mailCommand() *cobra.Command {
 				f.IsRead = &no
 			}
 			// The newest messages: the list is oldest first, so read its tail.
-			p, err := api.Messages(ctx, client.MessageFilter{FromEmail: f.FromEmail, IsRead: f.IsRead, Limit: 1})
+			p, err := api.Messages(ctx, client.MessageFilter{FromEmail: f.FromEmail, IsRead: f.IsRead, Limit: 1, ExactCount: true})
 			if err == nil && p.Count > limit {
 				f.Offset = p.Count - limit
 			}
