@@ -111,6 +111,8 @@ type App struct {
 	Phone        *Phone
 	SMS          *SMS
 	Idempotency  *Idempotency
+	// Verifications lists the codes and links received mail and texts carried.
+	Verifications *Verifications
 }
 
 // New builds the services over deps.
@@ -141,12 +143,13 @@ func New(deps Deps) *App {
 		hasher: deps.Hasher, tokens: deps.Tokens, external: deps.ExternalSignIn}
 	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher}
 	suppressions := &Suppressions{store: store}
+	verified := &changeFeed[string]{}
 	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: domains, suppressions: suppressions,
 		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, reports: deps.Reports,
 		accounts: accounts, identities: identities,
 		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,
 		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, postmaster: deps.Postmaster,
-		wake: make(chan struct{}, 1)}
+		wake: make(chan struct{}, 1), verified: verified}
 	phone := &Phone{base: b, store: store, identities: identities, numbers: numbers, telephony: deps.Telephony}
 	sources := &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, destinations: deps.Destinations, changed: make(chan struct{}, 1)}
 	// What goes with deleted mailboxes: their addresses from the cache of
@@ -171,8 +174,9 @@ func New(deps Deps) *App {
 		Device:       &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},
 		Phone:        phone,
 		SMS: &SMS{base: b, store: store, numbers: store, identities: identities, telephony: deps.Telephony,
-			publicURL: deps.PublicURL},
-		Idempotency: &Idempotency{base: b, store: store, cipher: deps.Cipher},
+			publicURL: deps.PublicURL, verified: verified},
+		Idempotency:   &Idempotency{base: b, store: store, cipher: deps.Cipher},
+		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified},
 	}
 }
 

@@ -5,7 +5,7 @@ import "testing"
 // One watcher of several inboxes hears a change to any of them, once per
 // look, and nothing after it stops.
 func TestChangeFeedWatchesSeveralInboxes(t *testing.T) {
-	var f changeFeed
+	var f changeFeed[int64]
 	ch, stop := f.watch(1, 2)
 	f.notify(2)
 	f.notify(1, 2)

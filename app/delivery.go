@@ -162,6 +162,7 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 		in.Raw = append(append(make([]byte, 0, len(top)+len(in.Raw)), top...), in.Raw...)
 	}
 	now := s.now()
+	verification := examine(parsed, in.EnvelopeFrom)
 	mails := make([]ports.NewMail, 0, len(in.Inboxes))
 	seen := map[int64]bool{}
 	for _, inbox := range in.Inboxes {
@@ -169,7 +170,7 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 			continue
 		}
 		seen[inbox.ID] = true
-		nm, err := s.inboundCopy(parsed, in, inbox, auth, now)
+		nm, err := s.inboundCopy(parsed, in, inbox, auth, verification, now)
 		if err != nil {
 			return nil, err
 		}
@@ -207,21 +208,37 @@ func (s *Mail) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMes
 	inboxes := make([]int64, len(stored))
 	for i, m := range stored {
 		inboxes[i] = m.InboxID
+		if m.Verification != nil {
+			s.verified.notify(m.IdentityID)
+		}
 	}
 	s.changes.notify(inboxes...)
 	return stored, nil
 }
 
+// examine looks once at a received message for a one-time code or a
+// sign-in link (core.FindVerification); every copy stored carries it.
+func examine(parsed ports.ParsedMail, envelopeFrom string) *core.Verification {
+	return core.FindVerification(core.ReceivedText{From: senderOf(parsed, envelopeFrom), Subject: parsed.Subject,
+		Text: parsed.Text, HTML: parsed.HTML})
+}
+
+// senderOf is who sent a received message: its From, else its envelope sender.
+func senderOf(parsed ports.ParsedMail, envelopeFrom string) string {
+	if parsed.FromEmail != "" {
+		return parsed.FromEmail
+	}
+	return envelopeFrom
+}
+
 // inboundCopy is the record of parsed for one inbox.
-func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.Inbox, auth *core.Authentication, now time.Time) (ports.NewMail, error) {
+func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.Inbox, auth *core.Authentication,
+	verification *core.Verification, now time.Time) (ports.NewMail, error) {
 	threadID, err := core.RandomToken(s.random, 12)
 	if err != nil {
 		return ports.NewMail{}, err
 	}
-	from := parsed.FromEmail
-	if from == "" {
-		from = in.EnvelopeFrom
-	}
+	from := senderOf(parsed, in.EnvelopeFrom)
 	msgID := parsed.MessageID
 	switch {
 	case msgID == "" && in.Dedupe:
@@ -235,7 +252,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 	header := parsed.Header
 	header.MessageID, header.FromEmail = msgID, from
 	m := core.EmailMessage{AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID, Header: header,
-		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, Authentication: auth, CreatedAt: now}
+		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, Authentication: auth, Verification: verification, CreatedAt: now}
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, Dedupe: in.Dedupe}
 	// The bytes stay in the source, which is stored anyway.
 	for i, part := range parsed.Attachments {

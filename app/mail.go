@@ -39,7 +39,9 @@ type Mail struct {
 	// wake nudges the outbox worker after a message is queued.
 	wake chan struct{}
 	// changes tells mail clients watching an inbox that its mail changed.
-	changes changeFeed
+	changes changeFeed[int64]
+	// verified tells callers waiting on an identity's verifications.
+	verified *changeFeed[string]
 	// sourcesChanged tells the IMAP source workers that sources went with
 	// an inbox.
 	sourcesChanged func()

@@ -165,21 +165,21 @@ func (m *Mailbox) Watch() (changed <-chan struct{}, stop func()) {
 	return m.s.mail.changes.watch(m.login.Inbox.ID)
 }
 
-// changeFeed tells watchers of an inbox that its mail changed. The zero
-// value is ready to use.
-type changeFeed struct {
+// changeFeed tells watchers of a key (an inbox, an identity) that
+// something of it changed. The zero value is ready to use.
+type changeFeed[K comparable] struct {
 	mu       sync.Mutex
-	watchers map[int64]map[chan struct{}]bool
+	watchers map[K]map[chan struct{}]bool
 }
 
 // watch registers one watcher of the inboxes: a change to any of them
 // signals it.
-func (f *changeFeed) watch(inboxIDs ...int64) (<-chan struct{}, func()) {
+func (f *changeFeed[K]) watch(inboxIDs ...K) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.watchers == nil {
-		f.watchers = map[int64]map[chan struct{}]bool{}
+		f.watchers = map[K]map[chan struct{}]bool{}
 	}
 	for _, id := range inboxIDs {
 		if f.watchers[id] == nil {
@@ -201,7 +201,7 @@ func (f *changeFeed) watch(inboxIDs ...int64) (<-chan struct{}, func()) {
 
 // notify signals every watcher of the inboxes; a watcher already signalled
 // keeps its one pending signal.
-func (f *changeFeed) notify(inboxIDs ...int64) {
+func (f *changeFeed[K]) notify(inboxIDs ...K) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, id := range inboxIDs {

@@ -162,8 +162,9 @@ func (s *Mail) deliverLocally(ctx context.Context, from string, inboxes []core.I
 		raw = append(top, raw...)
 	}
 	mails := make([]ports.NewMail, 0, len(inboxes))
+	verification := examine(parsed, from)
 	for _, in := range inboxes {
-		nm, err := s.inboundCopy(parsed, InboundMail{EnvelopeFrom: from, Raw: raw, Dedupe: true}, in, &auth, now)
+		nm, err := s.inboundCopy(parsed, InboundMail{EnvelopeFrom: from, Raw: raw, Dedupe: true}, in, &auth, verification, now)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,8 @@ type SMS struct {
 	identities *Identities
 	telephony  ports.Telephony
 	publicURL  string // where the provider's status reports reach us
+	// verified tells callers waiting on an identity's verifications.
+	verified *changeFeed[string]
 }
 
 // Send sends body to a number from the identity's phone: the identity key's
@@ -100,7 +102,8 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 	now := s.now()
 	m := core.SMSMessage{AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneID: phone.ID, PhoneNumber: phone.Number,
 		FromNumber: in.From, ToNumber: phone.Number, Body: core.StoredSMSBody(in.Body), Direction: core.Incoming, Status: core.SMSReceived,
-		ProviderSID: in.SID, Media: core.KeptSMSMedia(in.Media), CreatedAt: now}
+		ProviderSID: in.SID, Media: core.KeptSMSMedia(in.Media), CreatedAt: now,
+		Verification: core.FindVerification(core.ReceivedText{From: in.From, Text: in.Body})}
 	n := ports.NewSMS{Message: m}
 	who := core.Correspondent{AccountID: phone.AccountID, IdentityID: phone.IdentityID, Phone: in.From}
 	if c, ok := who.Contact(s.ids.NewUUID(), now); ok {
@@ -111,6 +114,9 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 		outcome := "received"
 		if !created {
 			outcome = "duplicate"
+		}
+		if created && stored.Verification != nil {
+			s.verified.notify(stored.IdentityID)
 		}
 		s.observeSMS(stored, outcome, time.Since(start), nil)
 	}

@@ -54,6 +54,7 @@ type MessageSummary struct {
 	DeliveryError   *string         `json:"delivery_error"`
 	Recipients      []Recipient     `json:"recipients"`
 	Authentication  *Authentication `json:"authentication"`
+	Verification    *Verification   `json:"verification"`
 	CreatedDT       string          `json:"created_dt"`
 }
 
@@ -62,6 +63,13 @@ type Message struct {
 	MessageSummary
 	Content string `json:"content"`
 	HTML    string `json:"html"`
+}
+
+// Verification is the one-time code and sign-in link a received message carries.
+type Verification struct {
+	Code *string `json:"code"`
+	Link *string `json:"link"`
+	Kind string  `json:"kind"`
 }
 
 // Attachment is a file of a message; URL downloads it with the key.
@@ -121,20 +129,21 @@ type ThreadDetail struct {
 
 // SMS is a text message.
 type SMS struct {
-	ID             int64      `json:"id"`
-	Identity       string     `json:"identity"`
-	PhoneNumber    string     `json:"phone_number"`
-	FromNumber     string     `json:"from_number"`
-	ToNumber       string     `json:"to_number"`
-	Body           string     `json:"body"`
-	Direction      string     `json:"direction"`
-	IsRead         bool       `json:"is_read"`
-	Status         string     `json:"status"`
-	Error          *string    `json:"error"`
-	ConversationID string     `json:"conversation_id"`
-	ProviderSID    *string    `json:"provider_sid"`
-	Attachments    []SMSMedia `json:"attachments"`
-	CreatedDT      string     `json:"created_dt"`
+	ID             int64         `json:"id"`
+	Identity       string        `json:"identity"`
+	PhoneNumber    string        `json:"phone_number"`
+	FromNumber     string        `json:"from_number"`
+	ToNumber       string        `json:"to_number"`
+	Body           string        `json:"body"`
+	Direction      string        `json:"direction"`
+	IsRead         bool          `json:"is_read"`
+	Status         string        `json:"status"`
+	Error          *string       `json:"error"`
+	ConversationID string        `json:"conversation_id"`
+	ProviderSID    *string       `json:"provider_sid"`
+	Attachments    []SMSMedia    `json:"attachments"`
+	Verification   *Verification `json:"verification"`
+	CreatedDT      string        `json:"created_dt"`
 }
 
 // SMSMedia is an MMS's file, kept at the provider.

@@ -62,7 +62,10 @@ type EmailMessage struct {
 	// Authentication is what the checks of a received message found; nil
 	// when none ran.
 	Authentication *Authentication
-	CreatedAt      time.Time
+	// Verification is the code or link a received message carries
+	// (FindVerification, at receipt); nil for none.
+	Verification *Verification
+	CreatedAt    time.Time
 }
 
 // Attachment is a file carried by a message, or uploaded to be sent.

@@ -128,7 +128,10 @@ type SMSMessage struct {
 	Error       string
 	ProviderSID string
 	Media       []SMSMedia // an MMS's files, kept at the provider
-	CreatedAt   time.Time
+	// Verification is the code or link a received text carries
+	// (FindVerification, at receipt); nil for none.
+	Verification *Verification
+	CreatedAt    time.Time
 }
 
 // Counterpart is the other party's number.

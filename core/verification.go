@@ -2,6 +2,7 @@ package core
 
 import (
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -21,6 +22,46 @@ const (
 	VerificationCode VerificationKind = "code"
 	VerificationLink VerificationKind = "link"
 	VerificationBoth VerificationKind = "both"
+)
+
+// NewVerification is the Verification of a code and a link as stored, nil
+// when both are empty.
+func NewVerification(code, link string) *Verification {
+	switch {
+	case code != "" && link != "":
+		return &Verification{Code: code, Link: link, Kind: VerificationBoth}
+	case code != "":
+		return &Verification{Code: code, Kind: VerificationCode}
+	case link != "":
+		return &Verification{Link: link, Kind: VerificationLink}
+	}
+	return nil
+}
+
+// VerificationSource says whether a verification came by mail or by text.
+type VerificationSource string
+
+const (
+	VerificationByEmail VerificationSource = "email"
+	VerificationBySMS   VerificationSource = "sms"
+)
+
+// ReceivedVerification is one verification an identity received: from
+// which message, by which way and from whom.
+type ReceivedVerification struct {
+	Verification
+	Source     VerificationSource
+	MessageID  int64
+	IdentityID string
+	From       string
+	CreatedAt  time.Time
+}
+
+// Limits of the verifications list and of a caller's wait on it.
+const (
+	DefaultVerificationLimit = 20
+	MaxVerificationLimit     = 100
+	MaxVerificationWait      = 60 * time.Second
 )
 
 // ReceivedText is what the verification rule reads of a received message.
@@ -62,16 +103,7 @@ func FindVerification(m ReceivedText) *Verification {
 
 	code := findCode(cutUTF8(m.Subject, verificationSubjectLimit), text, cutUTF8(doc.text, verificationTextLimit))
 	link := findLink(text, doc, senderSite(m.From))
-
-	switch {
-	case code != "" && link != "":
-		return &Verification{Code: code, Link: link, Kind: VerificationBoth}
-	case code != "":
-		return &Verification{Code: code, Kind: VerificationCode}
-	case link != "":
-		return &Verification{Link: link, Kind: VerificationLink}
-	}
-	return nil
+	return NewVerification(code, link)
 }
 
 // cutUTF8 returns at most the first n bytes of s, cut at a character boundary.

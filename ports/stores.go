@@ -37,6 +37,26 @@ type Store interface {
 	PhoneStore
 	SMSStore
 	IdempotencyStore
+	VerificationStore
+}
+
+// VerificationFilter narrows the verifications one identity received.
+type VerificationFilter struct {
+	AccountID  string
+	IdentityID string
+	After      time.Time // strictly after, when not zero
+	// From keeps senders (addresses, numbers) containing it, ignoring case.
+	From   string
+	Source core.VerificationSource // "" for mail and texts
+	Limit  int
+}
+
+// VerificationStore reads the codes and links received messages carried,
+// as stored with them (EmailMessage.Verification, SMSMessage.Verification).
+type VerificationStore interface {
+	// Verifications lists an identity's, newest first, mail and texts
+	// together.
+	Verifications(ctx context.Context, f VerificationFilter) ([]core.ReceivedVerification, error)
 }
 
 // Page is the part of a list a caller asked for: at most Limit items

@@ -57,28 +57,29 @@ type attachmentView struct {
 // bodies, with a preview of the text. A page of them costs memory bounded
 // by its length, whatever the messages hold.
 type messageSummaryView struct {
-	ID              int64            `json:"id"`
-	URL             string           `json:"url"`
-	Inbox           int64            `json:"inbox"`
-	ThreadID        string           `json:"thread_id"`
-	MessageID       string           `json:"message_id"`
-	InReplyTo       *string          `json:"in_reply_to"`
-	FromEmail       string           `json:"from_email"`
-	FromDisplayName *string          `json:"from_display_name"`
-	ToEmail         string           `json:"to_email"`
-	Cc              []string         `json:"cc"`
-	Bcc             []string         `json:"bcc"`
-	Subject         string           `json:"subject"`
-	Preview         string           `json:"preview"`
-	Truncated       bool             `json:"truncated"`
-	Direction       string           `json:"direction"`
-	IsRead          bool             `json:"is_read"`
-	Attachments     []attachmentView `json:"attachments"`
-	DeliveryStatus  *string          `json:"delivery_status"`
-	DeliveryError   *string          `json:"delivery_error"`
-	Recipients      []recipientView  `json:"recipients"`
-	Authentication  *authView        `json:"authentication"`
-	CreatedDT       apiTime          `json:"created_dt"`
+	ID              int64             `json:"id"`
+	URL             string            `json:"url"`
+	Inbox           int64             `json:"inbox"`
+	ThreadID        string            `json:"thread_id"`
+	MessageID       string            `json:"message_id"`
+	InReplyTo       *string           `json:"in_reply_to"`
+	FromEmail       string            `json:"from_email"`
+	FromDisplayName *string           `json:"from_display_name"`
+	ToEmail         string            `json:"to_email"`
+	Cc              []string          `json:"cc"`
+	Bcc             []string          `json:"bcc"`
+	Subject         string            `json:"subject"`
+	Preview         string            `json:"preview"`
+	Truncated       bool              `json:"truncated"`
+	Direction       string            `json:"direction"`
+	IsRead          bool              `json:"is_read"`
+	Attachments     []attachmentView  `json:"attachments"`
+	DeliveryStatus  *string           `json:"delivery_status"`
+	DeliveryError   *string           `json:"delivery_error"`
+	Recipients      []recipientView   `json:"recipients"`
+	Authentication  *authView         `json:"authentication"`
+	Verification    *verificationView `json:"verification"`
+	CreatedDT       apiTime           `json:"created_dt"`
 }
 
 // messageView is one message with its stored bodies, each at most
@@ -136,7 +137,8 @@ func (s *server) viewSummary(m core.EmailMessage) messageSummaryView {
 		MessageID: m.MessageID, InReplyTo: optString(m.InReplyTo), FromEmail: m.FromEmail, FromDisplayName: optString(m.FromName),
 		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Preview: m.Preview, Truncated: m.Truncated,
 		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment),
-		Recipients: viewAll(m.Recipients, viewRecipient), Authentication: viewAuthentication(m.Authentication), CreatedDT: apiTime(m.CreatedAt)}
+		Recipients: viewAll(m.Recipients, viewRecipient), Authentication: viewAuthentication(m.Authentication),
+		Verification: viewVerification(m.Verification), CreatedDT: apiTime(m.CreatedAt)}
 	if m.Direction == core.Outgoing {
 		v.DeliveryStatus, v.DeliveryError = optString(string(m.DeliveryStatus)), optString(m.DeliveryError)
 	}

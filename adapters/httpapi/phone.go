@@ -40,8 +40,9 @@ type smsView struct {
 	ConversationID string  `json:"conversation_id"`
 	ProviderSID    *string `json:"provider_sid"`
 	// Attachments are an MMS's media, kept at the provider: URL and type.
-	Attachments []core.SMSMedia `json:"attachments"`
-	CreatedDT   apiTime         `json:"created_dt"`
+	Attachments  []core.SMSMedia   `json:"attachments"`
+	Verification *verificationView `json:"verification"`
+	CreatedDT    apiTime           `json:"created_dt"`
 }
 
 func viewSMS(m core.SMSMessage) smsView {
@@ -52,7 +53,7 @@ func viewSMS(m core.SMSMessage) smsView {
 	return smsView{ID: m.ID, Identity: m.IdentityID, PhoneNumber: m.PhoneNumber, FromNumber: m.FromNumber, ToNumber: m.ToNumber,
 		Body: m.Body, Direction: string(m.Direction), IsRead: m.IsRead, Status: string(m.Status), Error: optString(m.Error),
 		ConversationID: core.ConversationID(m.PhoneID, m.Counterpart()), ProviderSID: optString(m.ProviderSID), Attachments: media,
-		CreatedDT: apiTime(m.CreatedAt)}
+		Verification: viewVerification(m.Verification), CreatedDT: apiTime(m.CreatedAt)}
 }
 
 type conversationView struct {

@@ -200,6 +200,7 @@ func (s *server) routes(e *gin.Engine) {
 
 	authed.POST("/identities/:uuid/provision-phone/", s.handle(s.idempotent(maxBodyBytes, s.recoverProvision, s.provisionPhone)))
 	authed.GET("/identities/:uuid/voice-agent/", s.handle(s.getVoiceAgent))
+	authed.GET("/identities/:uuid/verifications/", s.handle(s.listVerifications))
 	authed.PUT("/identities/:uuid/voice-agent/", s.handle(s.setVoiceAgent(true)))
 	authed.PATCH("/identities/:uuid/voice-agent/", s.handle(s.setVoiceAgent(false)))
 	authed.GET("/phone/", s.handle(s.listPhones))

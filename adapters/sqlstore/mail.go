@@ -62,6 +62,8 @@ type messageRow struct {
 	AuthPolicy     string         `db:"auth_policy"`
 	Recipients     string         `db:"recipients"`
 	BounceToken    sql.NullString `db:"bounce_token"`
+	VerifyCode     string         `db:"verification_code"`
+	VerifyLink     string         `db:"verification_link"`
 	CreatedAt      int64          `db:"created_at"`
 }
 
@@ -72,7 +74,16 @@ func (r messageRow) core() core.EmailMessage {
 		Bcc: parseList(r.Bcc), Text: r.Text, HTML: r.HTML, Truncated: r.Truncated,
 		Direction: core.Direction(r.Direction), IsRead: r.IsRead, DeliveryStatus: core.DeliveryStatus(r.DeliveryStatus),
 		DeliveryError: r.DeliveryError, Recipients: parseRecipients(r.Recipients), BounceToken: r.BounceToken.String,
-		Authentication: authOf(r.AuthSPF, r.AuthDKIM, r.AuthDMARC, r.AuthVerdict, r.AuthPolicy), CreatedAt: fromUS(r.CreatedAt)}
+		Authentication: authOf(r.AuthSPF, r.AuthDKIM, r.AuthDMARC, r.AuthVerdict, r.AuthPolicy),
+		Verification:   core.NewVerification(r.VerifyCode, r.VerifyLink), CreatedAt: fromUS(r.CreatedAt)}
+}
+
+// verificationColumns are what a message's verification stores: its code and link.
+func verificationColumns(v *core.Verification) (code, link string) {
+	if v == nil {
+		return "", ""
+	}
+	return v.Code, v.Link
 }
 
 // authOf reads the stored results; no verdict means no checks ran.
@@ -125,7 +136,7 @@ func nullToken(t string) sql.NullString { return sql.NullString{String: t, Valid
 
 const messageColumns = `id, account_id, identity_id, inbox_id, thread_id, message_id, in_reply_to, refs, from_email, from_name,
 	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, body_truncated, direction, is_read, delivery_status, delivery_error,
-	auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, created_at`
+	auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, verification_code, verification_link, created_at`
 
 // summaryColumns are messageColumns as a list reads them: the head of the
 // text body, for the preview (core.EmailMessage.Summary), and no HTML.

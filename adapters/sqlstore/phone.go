@@ -109,13 +109,16 @@ type smsRow struct {
 	Error       string `db:"error"`
 	ProviderSID string `db:"provider_sid"`
 	Media       string `db:"media"` // JSON: [{"url", "content_type"}]
+	VerifyCode  string `db:"verification_code"`
+	VerifyLink  string `db:"verification_link"`
 	CreatedAt   int64  `db:"created_at"`
 }
 
 func (r smsRow) core() core.SMSMessage {
 	return core.SMSMessage{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, PhoneID: r.PhoneID, PhoneNumber: r.PhoneNumber,
 		FromNumber: r.FromNumber, ToNumber: r.ToNumber, Body: r.Body, Direction: core.Direction(r.Direction), IsRead: r.IsRead,
-		Status: core.SMSStatus(r.Status), Error: r.Error, ProviderSID: r.ProviderSID, Media: smsMedia(r.Media), CreatedAt: fromUS(r.CreatedAt)}
+		Status: core.SMSStatus(r.Status), Error: r.Error, ProviderSID: r.ProviderSID, Media: smsMedia(r.Media),
+		Verification: core.NewVerification(r.VerifyCode, r.VerifyLink), CreatedAt: fromUS(r.CreatedAt)}
 }
 
 // smsMedia reads the media column; what it wrote always reads back.
@@ -136,7 +139,7 @@ func smsMediaText(media []core.SMSMedia) string {
 }
 
 const smsColumns = `id, account_id, identity_id, phone_id, phone_number, from_number, to_number, body, direction, is_read,
-	status, error, provider_sid, media, created_at`
+	status, error, provider_sid, media, verification_code, verification_link, created_at`
 
 type conversationRow struct {
 	PhoneID       int64  `db:"phone_id"`
@@ -165,12 +168,14 @@ const conversationColumns = `phone_id, counterpart, account_id, identity_id, pho
 func (db *DB) SaveSMS(ctx context.Context, n ports.NewSMS) (core.SMSMessage, bool, error) {
 	m := n.Message
 	created := false
+	code, link := verificationColumns(m.Verification)
 	err := db.tx(ctx, func(tx *sqlx.Tx) error {
 		err := tx.QueryRowxContext(ctx, db.q(`INSERT INTO sms_messages (account_id, identity_id, phone_id, phone_number, from_number,
-			to_number, counterpart, body, direction, is_read, status, error, provider_sid, media, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`),
+			to_number, counterpart, body, direction, is_read, status, error, provider_sid, media, verification_code, verification_link,
+			created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`),
 			m.AccountID, m.IdentityID, m.PhoneID, m.PhoneNumber, m.FromNumber, m.ToNumber, m.Counterpart(), m.Body,
-			string(m.Direction), m.IsRead, string(m.Status), m.Error, m.ProviderSID, smsMediaText(m.Media), us(m.CreatedAt)).Scan(&m.ID)
+			string(m.Direction), m.IsRead, string(m.Status), m.Error, m.ProviderSID, smsMediaText(m.Media), code, link,
+			us(m.CreatedAt)).Scan(&m.ID)
 		if errors.Is(err, sql.ErrNoRows) {
 			var r smsRow
 			if err := tx.GetContext(ctx, &r, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE provider_sid = ?`), m.ProviderSID); err != nil {

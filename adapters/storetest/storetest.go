@@ -79,6 +79,7 @@ var cases = []testCase{
 	{"sms/status reports move forward only; a message that never left is removed", testSMSStatusAndRemoval},
 	{"sms/a new sender is recorded as a contact once", testSMSCorrespondent},
 	{"voice agents save and replace", testVoiceAgents},
+	{"verifications/stored with mail and texts, listed newest first with filters", testVerifications},
 	{"device grants/create and find by either code", testDeviceGrantsCreateAndFind},
 	{"device grants/polls, one answer, one redemption", testDeviceGrantsOneAnswerOneRedemption},
 	{"device grants/pending or denied grants are not redeemed", testDeviceGrantsRedeemOnlyApproved},

@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Verifications lists the one-time codes and sign-in links an identity
+// received by mail and by text (found once at receipt: Mail.inboundCopy,
+// SMS.Receive), and lets a caller wait for the next one.
+type Verifications struct {
+	base
+	store      ports.VerificationStore
+	identities *Identities
+	// arrived is signalled, per identity, when a message carrying a
+	// verification is stored by this process.
+	arrived *changeFeed[string]
+}
+
+// verificationRecheck is how often a waiting caller looks again for what
+// other instances stored, which this process's feed does not hear of.
+const verificationRecheck = 2 * time.Second
+
+// VerificationQuery is what a caller asks of the list.
+type VerificationQuery struct {
+	After  time.Time
+	From   string
+	Source core.VerificationSource
+	Limit  int
+	// Wait holds an empty answer up to this long for a verification to arrive.
+	Wait time.Duration
+}
+
+// List answers the verifications of identity id, newest first; with Wait,
+// an empty answer waits until one matching the query arrives or Wait ends.
+func (s *Verifications) List(ctx context.Context, p core.Principal, id string, q VerificationQuery) ([]core.ReceivedVerification, error) {
+	ident, err := s.identities.Get(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	f := ports.VerificationFilter{AccountID: ident.AccountID, IdentityID: ident.ID, After: q.After, From: q.From, Source: q.Source, Limit: q.Limit}
+	// Registered before the first look, so nothing stored in between is missed.
+	arrived, stop := s.arrived.watch(ident.ID)
+	defer stop()
+	deadline := time.NewTimer(q.Wait)
+	defer deadline.Stop()
+	recheck := time.NewTicker(verificationRecheck)
+	defer recheck.Stop()
+	for {
+		found, err := s.store.Verifications(ctx, f)
+		if err != nil || len(found) > 0 || q.Wait <= 0 {
+			return found, err
+		}
+		select {
+		case <-arrived:
+		case <-recheck.C:
+		case <-deadline.C:
+			return s.store.Verifications(ctx, f)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
