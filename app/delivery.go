@@ -251,6 +251,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 	}
 	header := parsed.Header
 	header.MessageID, header.FromEmail = msgID, from
+	header.Clean()
 	m := core.EmailMessage{AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID, Header: header,
 		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, Authentication: auth, Verification: verification, CreatedAt: now}
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, Dedupe: in.Dedupe}

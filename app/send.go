@@ -331,6 +331,12 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	if raw, err = s.domains.Sign(ctx, domain, raw); err != nil {
 		return core.EmailMessage{}, fmt.Errorf("signing: %w", err)
 	}
+	// What is sent is the encoded message (base64 adds a third to every
+	// attachment): that is what the size limit, ours and every receiver's,
+	// applies to.
+	if int64(len(raw)) > s.maxBytes {
+		return core.EmailMessage{}, core.TooLarge("The encoded message is %d bytes, larger than the %d allowed (CALLSIGN_SMTP_MAX_BYTES).", len(raw), s.maxBytes)
+	}
 	token, err := core.NewBounceToken(s.random)
 	if err != nil {
 		return core.EmailMessage{}, err

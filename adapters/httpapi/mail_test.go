@@ -237,6 +237,19 @@ func TestSendingMail(t *testing.T) {
 		}
 	}
 
+	// The limit applies to the encoded message: 900 KB of binary becomes
+	// 1.2 MB of base64, over the harness's 1 MiB.
+	var big bytes.Buffer
+	bw := multipart.NewWriter(&big)
+	bf, _ := bw.CreateFormFile("file", "big.bin")
+	bf.Write(bytes.Repeat([]byte{0xfe}, 900_000))
+	bw.Close()
+	bigUp := h.raw("POST", "/api/attachments/", bw.FormDataContentType(), &big, tn.keyOne).want(t, 201).object(t)
+	if e := h.do("POST", "/api/email-messages/compose/", map[string]any{"to_email": "x@example.org", "content": "hi",
+		"attachment_uuids": []any{bigUp["uuid"]}}, tn.keyOne).want(t, 413).object(t); !strings.Contains(e["detail"].(string), "encoded") {
+		t.Errorf("413: %v", e)
+	}
+
 	// An upload, then a message carrying it to two people and a Bcc.
 	var mp bytes.Buffer
 	w := multipart.NewWriter(&mp)

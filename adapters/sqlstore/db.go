@@ -105,10 +105,11 @@ func IsPostgresURL(u string) bool {
 }
 
 func openPostgres(u string) (*DB, error) {
-	db, err := sqlx.Open("pgx", u)
+	pool, err := cleanDB("pgx", u)
 	if err != nil {
 		return nil, err
 	}
+	db := sqlx.NewDb(pool, "pgx")
 	db.SetMaxOpenConns(32)
 	db.SetMaxIdleConns(32)
 	db.SetConnMaxIdleTime(5 * time.Minute)
@@ -149,19 +150,21 @@ func openSQLite(path string, opts Options) (*DB, error) {
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + sqlitePragmas
 	// IMMEDIATE transactions take the write lock at BEGIN, so a transaction
 	// never fails halfway on a lock upgrade.
-	w, err := sqlx.Open("sqlite", base+"&_txlock=immediate&_pragma=wal_autocheckpoint(0)"+
+	wp, err := cleanDB("sqlite", base+"&_txlock=immediate&_pragma=wal_autocheckpoint(0)"+
 		fmt.Sprintf("&_pragma=journal_size_limit(%d)", walRestartAt))
 	if err != nil {
 		return nil, err
 	}
+	w := sqlx.NewDb(wp, "sqlite")
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	r, err := sqlx.Open("sqlite", base+"&_pragma=query_only(1)")
+	rp, err := cleanDB("sqlite", base+"&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
 		return nil, err
 	}
+	r := sqlx.NewDb(rp, "sqlite")
 	n := opts.ReadConns
 	if n <= 0 {
 		n = 8
