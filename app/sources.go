@@ -205,6 +205,19 @@ func (s *Sources) Deliver(ctx context.Context, src core.MailSource, raw []byte) 
 	return err
 }
 
+// DefaultMaxMessageBytes bounds what a source fetches when no message size
+// limit is configured (CALLSIGN_SMTP_MAX_BYTES's default).
+const DefaultMaxMessageBytes = 25 << 20
+
+// MaxMessageBytes is the largest message a source may deliver: workers
+// skip larger ones without fetching them.
+func (s *Sources) MaxMessageBytes() int64 {
+	if s.mail.maxBytes <= 0 {
+		return DefaultMaxMessageBytes
+	}
+	return s.mail.maxBytes
+}
+
 // Record saves a worker's progress. It reports false when the source was
 // changed or removed since src was read: the worker is out of date and stops.
 func (s *Sources) Record(ctx context.Context, src core.MailSource, p core.SourceProgress) (bool, error) {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"slices"
@@ -143,9 +144,6 @@ type worker struct {
 // errOutdated ends a worker whose source changed or went away meanwhile.
 var errOutdated = errors.New("the source's settings changed")
 
-// fetchBatch is how many messages one FETCH of bodies asks for.
-const fetchBatch = 16
-
 func (w *worker) run(ctx context.Context) {
 	progress := w.src.Progress
 	pause := w.opts.RetryFirst
@@ -224,7 +222,7 @@ func (w *worker) record(ctx context.Context, p core.SourceProgress) error {
 // sync, and why it ended.
 func (w *worker) session(ctx context.Context, p *core.SourceProgress) (bool, error) {
 	wake := make(chan struct{}, 1)
-	c, err := w.dial(ctx, wake)
+	c, m, err := w.dial(ctx, wake)
 	if err != nil {
 		return false, err
 	}
@@ -254,32 +252,54 @@ func (w *worker) session(ctx context.Context, p *core.SourceProgress) (bool, err
 	if err := w.record(ctx, *p); err != nil {
 		return false, err
 	}
+	f := &folder{Client: c, meter: m, uidNext: sel.UIDNext}
 	for synced := false; ; synced = true {
-		if err := w.sync(ctx, c, p); err != nil {
-			return synced, err
+		if err := w.sync(ctx, f, p); err != nil {
+			return synced, f.blame(err)
 		}
 		now := time.Now().UTC()
 		p.LastSyncAt = &now
 		if err := w.record(ctx, *p); err != nil {
 			return true, err
 		}
+		m.credit(idleBytes)
 		if err := w.wait(ctx, c, wake); err != nil {
-			return true, err
+			return true, f.blame(err)
 		}
 	}
+}
+
+// folder is the open source folder of a session.
+type folder struct {
+	*imapclient.Client
+	meter *meter
+	// uidNext is the folder's UIDNEXT when it was opened: UIDs below it are
+	// listed in windows, and above it with one open-ended FETCH.
+	uidNext imap.UID
+}
+
+// blame says so when the server's answers ran over what was allowed: the
+// client only sees its connection fail.
+func (f *folder) blame(err error) error {
+	if f.meter.over() {
+		return failed(core.SourceErrorProtocol, fmt.Errorf("%w: %w", errOverBudget, err))
+	}
+	return err
 }
 
 // dial connects as the source's tls setting says, through the app's
 // outbound-destination policy (the host is checked again here: its
 // addresses may have changed since it was saved); wake is signalled when the
 // server announces new messages.
-func (w *worker) dial(ctx context.Context, wake chan struct{}) (*imapclient.Client, error) {
+func (w *worker) dial(ctx context.Context, wake chan struct{}) (*imapclient.Client, *meter, error) {
 	dctx, cancel := context.WithTimeout(ctx, w.opts.ConnectTimeout)
 	defer cancel()
-	conn, err := w.sources.Dial(dctx, w.src)
+	raw, err := w.sources.Dial(dctx, w.src)
 	if err != nil {
-		return nil, failed(core.SourceErrorConnect, err)
+		return nil, nil, failed(core.SourceErrorConnect, err)
 	}
+	// The handshake, greeting, LOGIN and EXAMINE together get sessionBytes.
+	conn := newMeter(raw, sessionBytes)
 	// STARTTLS and the greeting take no context (and the client sets its own
 	// read deadlines): closing the connection holds them to ours.
 	expired := context.AfterFunc(dctx, func() { conn.Close() })
@@ -318,61 +338,273 @@ func (w *worker) dial(ctx context.Context, wake chan struct{}) (*imapclient.Clie
 		tlsConfig.NextProtos = []string{"imap"}
 		tc := tls.Client(conn, tlsConfig)
 		if err := tc.HandshakeContext(dctx); err != nil {
-			return nil, step(core.SourceErrorTLS, err)
+			return nil, nil, step(core.SourceErrorTLS, err)
 		}
 		c = imapclient.New(tc, opts)
 	case core.SourceStartTLS:
 		if c, err = imapclient.NewStartTLS(conn, opts); err != nil {
-			return nil, step(core.SourceErrorTLS, err)
+			return nil, nil, step(core.SourceErrorTLS, err)
 		}
 	default:
 		c = imapclient.New(conn, opts)
 	}
 	if err := c.WaitGreeting(); err != nil {
-		return nil, step(core.SourceErrorProtocol, fmt.Errorf("reading the greeting: %w", err))
+		return nil, nil, step(core.SourceErrorProtocol, fmt.Errorf("reading the greeting: %w", err))
 	}
 	if !expired() {
-		return nil, step(core.SourceErrorTimeout, context.DeadlineExceeded)
+		return nil, nil, step(core.SourceErrorTimeout, context.DeadlineExceeded)
 	}
-	return c, nil
+	return c, conn, nil
+}
+
+// How much of a source's mail one worker holds at once: a server decides
+// what it sends, so every amount it controls is bounded here.
+const (
+	// batchBytes and fetchBatch: messages are fetched several at a time
+	// while their declared sizes add up to no more than batchBytes, and a
+	// larger one alone.
+	batchBytes = 4 << 20
+	fetchBatch = 16
+	// sizeSlack is how far a body may exceed the RFC822.SIZE the server
+	// declared for it (servers count line ends differently).
+	sizeSlack = 64 << 10
+	// maxListed is how many new messages one pass lists (the lowest UIDs);
+	// the next pass lists the rest.
+	maxListed = 10000
+	// The byte budget (meter): sessionBytes for the handshake, LOGIN and
+	// EXAMINE; listBytes plus perListed for each message a listing may
+	// show; responseBytes on top of the declared sizes for a FETCH of
+	// bodies; idleBytes for what a wait may bring (EXISTS, EXPUNGE).
+	sessionBytes  = 1 << 20
+	listBytes     = 64 << 10
+	perListed     = 128
+	responseBytes = 16 << 10
+	idleBytes     = 256 << 10
+	// listWindow is the span of UIDs one listing FETCH covers; it doubles
+	// (up to maxListWindow) across empty stretches of a sparse folder.
+	listWindow    = 2000
+	maxListWindow = 1 << 16
+)
+
+// listedMessage is a new message as the listing shows it.
+type listedMessage struct {
+	uid  imap.UID
+	size int64
 }
 
 // sync delivers every message above the cursor in UID order, moving the
 // cursor after each one, so a crash repeats at most one delivery (which
-// Message-ID deduplication then skips).
-func (w *worker) sync(ctx context.Context, c *imapclient.Client, p *core.SourceProgress) error {
-	var above imap.UIDSet
-	above.AddRange(imap.UID(p.LastUID+1), 0)
-	listed, err := c.Fetch(above, &imap.FetchOptions{UID: true}).Collect()
+// Message-ID deduplication then skips). Sizes are listed first: a message
+// over the size limit is skipped (and logged) without being fetched, and a
+// body larger than its declared size ends the session after the cursor
+// has moved past it.
+func (w *worker) sync(ctx context.Context, c *folder, p *core.SourceProgress) error {
+	listed, err := w.list(c, p.LastUID)
 	if err != nil {
-		return fmt.Errorf("listing new messages: %w", err)
+		return err
 	}
-	var uids []imap.UID
-	for _, m := range listed {
-		// "n:*" names the last message even when it is below n.
-		if uint32(m.UID) > p.LastUID {
-			uids = append(uids, m.UID)
+	limit := w.sources.MaxMessageBytes()
+	for len(listed) > 0 {
+		// The next batch: what fits in batchBytes, or one large message.
+		var batch []listedMessage
+		var total int64
+		for len(listed) > 0 && len(batch) < fetchBatch {
+			m := listed[0]
+			if m.size > limit {
+				if len(batch) > 0 {
+					break // deliver what precedes it first, to keep UID order
+				}
+				w.log.Warn("mail source: skipping a message over the size limit", "uid", m.uid, "size", m.size, "limit", limit)
+				listed = listed[1:]
+				if err := w.advance(ctx, p, m.uid); err != nil {
+					return err
+				}
+				continue
+			}
+			if len(batch) > 0 && total+m.size > batchBytes {
+				break
+			}
+			batch, total, listed = append(batch, m), total+m.size, listed[1:]
 		}
-	}
-	slices.Sort(uids)
-	body := &imap.FetchItemBodySection{Peek: true}
-	for batch := range slices.Chunk(uids, fetchBatch) {
-		msgs, err := c.Fetch(imap.UIDSetNum(batch...), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{body}}).Collect()
+		if len(batch) == 0 {
+			continue
+		}
+		bodies, tooBig, err := w.fetch(c, batch)
+		reached := true // every message before tooBig was dealt with
+		for _, m := range batch {
+			raw, ok := bodies[m.uid]
+			if tooBig != 0 && m.uid >= tooBig {
+				break
+			}
+			// A message the server did not send was expunged, unless the
+			// FETCH broke off: then the cursor stops before it.
+			if !ok && err != nil {
+				reached = false
+				break
+			}
+			if ok {
+				if err := w.deliver(ctx, m.uid, raw); err != nil {
+					return err
+				}
+			}
+			if err := w.advance(ctx, p, m.uid); err != nil {
+				return err
+			}
+		}
+		if tooBig != 0 && reached {
+			w.log.Warn("mail source: skipping a message whose body is larger than its declared size or the limit", "uid", tooBig)
+			if err := w.advance(ctx, p, tooBig); err != nil {
+				return err
+			}
+			return failed(core.SourceErrorProtocol, fmt.Errorf("message UID %d is larger than the server declared", tooBig))
+		}
 		if err != nil {
-			return fmt.Errorf("fetching messages: %w", err)
-		}
-		slices.SortFunc(msgs, func(a, b *imapclient.FetchMessageBuffer) int { return int(a.UID) - int(b.UID) })
-		for _, m := range msgs {
-			if err := w.deliver(ctx, m.UID, m.FindBodySection(body)); err != nil {
-				return err
-			}
-			p.LastUID = uint32(m.UID)
-			if err := w.record(ctx, *p); err != nil {
-				return err
-			}
+			return err
 		}
 	}
 	return nil
+}
+
+// advance moves the cursor past uid and records it.
+func (w *worker) advance(ctx context.Context, p *core.SourceProgress, uid imap.UID) error {
+	p.LastUID = uint32(uid)
+	return w.record(ctx, *p)
+}
+
+// list returns the UIDs and sizes of the messages above last, lowest
+// first, at most about maxListed of them. Below the folder's UIDNEXT it asks
+// for windows of UIDs, so that every answer has a bounded size; above it,
+// for the rest (mail that arrived since the folder was opened).
+func (w *worker) list(c *folder, last uint32) ([]listedMessage, error) {
+	var out []listedMessage
+	from, span := imap.UID(last+1), imap.UID(listWindow)
+	for from < c.uidNext && len(out) < maxListed {
+		to := min(from+span-1, c.uidNext-1)
+		var window imap.UIDSet
+		window.AddRange(from, to)
+		n := len(out)
+		var err error
+		if out, err = w.listRange(c, window, from, to, int64(min(span, maxListed)), out); err != nil {
+			return nil, err
+		}
+		if len(out) == n {
+			span = min(2*span, maxListWindow)
+		} else {
+			span = listWindow
+		}
+		from = to + 1
+	}
+	if len(out) >= maxListed {
+		return out, nil
+	}
+	var rest imap.UIDSet
+	rest.AddRange(from, 0)
+	// What came since EXAMINE: at most what the server says the folder holds.
+	return w.listRange(c, rest, from, 0, int64(min(c.Mailbox().NumMessages, maxListed)), out)
+}
+
+// listRange appends the messages of set with a UID from from to to (0: no
+// upper end), in UID order, streaming the answer and keeping only numbers.
+// expect is how many answers the budget allows for.
+func (w *worker) listRange(c *folder, set imap.UIDSet, from, to imap.UID, expect int64, out []listedMessage) ([]listedMessage, error) {
+	c.meter.credit(listBytes + perListed*expect)
+	cmd := c.Fetch(set, &imap.FetchOptions{UID: true, RFC822Size: true})
+	n := len(out)
+	for m := cmd.Next(); m != nil; m = cmd.Next() {
+		var l listedMessage
+		for item := m.Next(); item != nil; item = m.Next() {
+			switch it := item.(type) {
+			case imapclient.FetchItemDataUID:
+				l.uid = it.UID
+			case imapclient.FetchItemDataRFC822Size:
+				l.size = it.Size
+			}
+		}
+		// "n:*" names the last message even when it is below n.
+		if l.uid >= from && (to == 0 || l.uid <= to) {
+			out = append(out, l)
+		}
+	}
+	if err := cmd.Close(); err != nil {
+		return nil, fmt.Errorf("listing new messages: %w", err)
+	}
+	added := out[n:]
+	slices.SortFunc(added, func(a, b listedMessage) int { return int(a.uid) - int(b.uid) })
+	added = slices.CompactFunc(added, func(a, b listedMessage) bool { return a.uid == b.uid })
+	return out[:n+len(added)], nil
+}
+
+// fetch reads the bodies of batch, each held to its declared size (plus
+// sizeSlack) as it streams in. tooBig is the UID of a body over that (the
+// session cannot go on: the rest of it is still on the wire), or 0.
+func (w *worker) fetch(c *folder, batch []listedMessage) (bodies map[imap.UID][]byte, tooBig imap.UID, err error) {
+	declared := make(map[imap.UID]int64, len(batch))
+	uids := make([]imap.UID, len(batch))
+	var largest int64
+	for i, m := range batch {
+		declared[m.uid], uids[i] = m.size, m.uid
+		largest = max(largest, m.size)
+		c.meter.credit(m.size + sizeSlack + responseBytes)
+	}
+	section := &imap.FetchItemBodySection{Peek: true}
+	cmd := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{section}})
+	bodies = make(map[imap.UID][]byte, len(batch))
+	// abort ends the session midway through a response: closing the socket
+	// first makes Close's draining of the unread rest fail at once (the
+	// client's reader waits for us to take or drop each item).
+	abort := func() {
+		c.meter.Conn.Close()
+		_ = cmd.Close()
+	}
+	for m := cmd.Next(); m != nil; m = cmd.Next() {
+		var uid imap.UID
+		var raw []byte
+		for item := m.Next(); item != nil; item = m.Next() {
+			switch it := item.(type) {
+			case imapclient.FetchItemDataUID:
+				uid = it.UID
+			case imapclient.FetchItemDataBodySection:
+				// The UID may come after the body: until it is known, the
+				// largest declared size of the batch is the bound.
+				bound := largest
+				if d, ok := declared[uid]; ok {
+					bound = d
+				}
+				if it.Literal == nil {
+					continue
+				}
+				if it.Literal.Size() > bound+sizeSlack {
+					if uid == 0 {
+						uid = firstMissing(batch, bodies)
+					}
+					abort() // the rest of the literal is not read
+					return bodies, uid, fmt.Errorf("message UID %d: a %d-byte body declared as %d", uid, it.Literal.Size(), bound)
+				}
+				raw = make([]byte, it.Literal.Size())
+				if _, err := io.ReadFull(it.Literal, raw); err != nil {
+					abort()
+					return bodies, 0, failed(core.SourceErrorProtocol, fmt.Errorf("fetching messages: %w", err))
+				}
+			}
+		}
+		if _, asked := declared[uid]; asked && raw != nil {
+			bodies[uid] = raw
+		}
+	}
+	if err := cmd.Close(); err != nil {
+		return bodies, 0, fmt.Errorf("fetching messages: %w", err)
+	}
+	return bodies, 0, nil
+}
+
+// firstMissing is the lowest UID of batch without a body yet.
+func firstMissing(batch []listedMessage, bodies map[imap.UID][]byte) imap.UID {
+	for _, m := range batch {
+		if _, ok := bodies[m.uid]; !ok {
+			return m.uid
+		}
+	}
+	return batch[len(batch)-1].uid
 }
 
 // deliver hands one message to the inbound path. A message that can never
