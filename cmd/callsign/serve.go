@@ -27,18 +27,36 @@ import (
 // unreachable server fails start-up instead of hanging it.
 const databaseConnectTimeout = 15 * time.Second
 
+// tuneRuntime sets the collector for serving, where the environment's
+// GOGC and GOMEMLIMIT do not.
+func tuneRuntime(getenv func(string) string) {
+	if getenv("GOGC") == "" {
+		// Each message makes short-lived garbage a few times its size while
+		// the live heap stays small: collecting less often saves CPU on the
+		// ingest path for a little memory.
+		debug.SetGCPercent(400)
+	}
+	if getenv("GOMEMLIMIT") == "" {
+		// A soft limit keeps that from growing the heap past what serving
+		// needs: the collector runs more often near it instead of letting
+		// GOGC's headroom (five times the live heap) decide.
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
+}
+
+// softMemoryLimit is the Go runtime's soft memory limit for serve unless
+// GOMEMLIMIT sets one. The live heap under load is a few MiB; the rest of
+// the process (SQLite's page caches, outside Go's heap, and the binary) is
+// about as much again.
+const softMemoryLimit = 32 << 20
+
 func (c *cli) serve(*cobra.Command, []string) error {
 	cfg, err := c.config()
 	if err != nil {
 		return err
 	}
 	log := c.logger(cfg.LogLevel)
-	if c.getenv("GOGC") == "" {
-		// Each message makes short-lived garbage a few times its size while
-		// the live heap stays small: collecting less often saves CPU on the
-		// ingest path for a little memory. GOGC still overrides it.
-		debug.SetGCPercent(400)
-	}
+	tuneRuntime(c.getenv)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	svc, err := openService(ctx, cfg, log)
@@ -52,6 +70,9 @@ func (c *cli) serve(*cobra.Command, []string) error {
 		return err
 	}
 	svc.announce()
+	// What start-up made (migrations, templates, the API's documents) is
+	// garbage now; collected here, it does not set the first heap goal.
+	debug.FreeOSMemory()
 	c.nextSteps(ctx, svc)
 	return svc.serve(ctx)
 }
