@@ -92,6 +92,9 @@ type Settings struct {
 	// InboundAuth says which SMTP connections' mail gets SPF, DKIM and
 	// DMARC checks (CALLSIGN_INBOUND_AUTH); "" means off.
 	InboundAuth core.InboundAuth
+	// EventRetention is how long events are kept (CALLSIGN_EVENT_RETENTION);
+	// zero means core.EventRetention.
+	EventRetention time.Duration
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -113,6 +116,7 @@ type App struct {
 	Idempotency  *Idempotency
 	// Verifications lists the codes and links received mail and texts carried.
 	Verifications *Verifications
+	Events        *Events
 }
 
 // New builds the services over deps.
@@ -128,6 +132,9 @@ func New(deps Deps) *App {
 	}
 	if deps.Retry == (RetryPolicy{}) {
 		deps.Retry = DefaultRetry
+	}
+	if deps.EventRetention <= 0 {
+		deps.EventRetention = core.EventRetention
 	}
 	if deps.DevicePollInterval <= 0 {
 		deps.DevicePollInterval = DefaultDevicePollInterval
@@ -177,6 +184,7 @@ func New(deps Deps) *App {
 			publicURL: deps.PublicURL, verified: verified},
 		Idempotency:   &Idempotency{base: b, store: store, cipher: deps.Cipher},
 		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified},
+		Events:        &Events{base: b, store: store, retention: deps.EventRetention, changed: make(chan struct{})},
 	}
 }
 

@@ -252,8 +252,8 @@ func deletionWarning(ident core.Identity) string {
 		" and deletes its keys, passwords, secrets, contacts and text messages. Send confirm=true to go ahead."
 }
 
-// deleted is where an identity's deletion is told: the log now, and the
-// identity.deleted and phone.released events once events exist.
+// deleted logs an identity's deletion (DeleteIdentity wrote its
+// identity.deleted and phone.released events in its transaction).
 func (s *Identities) deleted(ident core.Identity, released *core.PhoneNumber) {
 	if released != nil {
 		s.log.Info("phone released", "identity", ident.ID, "phone", released.ID, "number", released.Number, "provider", released.Provider)

@@ -143,8 +143,10 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 		}
 	}
 	e, outcome := s.settle(ctx, log, e, retry, lastErr, fates)
-	if err := s.outbox.SetRecipients(ctx, e.MessageID, fates.list); err != nil && !isNotFound(err) {
-		log.Error("outbox: recording the recipients failed", "err", err)
+	if outcome != "sent" && outcome != "failed" { // a finished message's recipients were recorded with it
+		if err := s.outbox.SetRecipients(ctx, e.MessageID, fates.list); err != nil && !isNotFound(err) {
+			log.Error("outbox: recording the recipients failed", "err", err)
+		}
 	}
 	s.observeAttempt(log, e, outcome, lastErr, time.Since(start))
 }
@@ -186,9 +188,9 @@ func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry
 	switch {
 	case len(retry) == 0 && len(e.Failures) == 0:
 		outcome = "sent"
-		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliverySent, "")
+		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliverySent, "", fates.list)
 	case len(retry) == 0:
-		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
+		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "), fates.list)
 	case next.After(e.GiveUpAt):
 		for _, rcpt := range retry {
 			reason := fmt.Sprintf("gave up after %d attempts: %s", e.Attempts, lastErr)
@@ -196,7 +198,7 @@ func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry
 			fates.set(rcpt, core.RecipientBounced, reason)
 			s.bounced(ctx, fates.msg, rcpt, reason, 0, "")
 		}
-		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "))
+		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "), fates.list)
 	default:
 		outcome = "retry"
 		e.Recipients, e.NextAttempt = retry, next

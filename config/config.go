@@ -57,6 +57,8 @@ type Config struct {
 	LogLevel string
 	// ShutdownGrace is how long a stopping service waits for work in flight.
 	ShutdownGrace time.Duration
+	// EventRetention is how long events are kept (CALLSIGN_EVENT_RETENTION).
+	EventRetention time.Duration
 	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there.
 	DebugAddr string
 	// MetricsAddr, when set, serves Prometheus metrics there.
@@ -291,6 +293,9 @@ func Load(getenv Getenv) (Config, error) {
 
 	if c.ShutdownGrace, err = time.ParseDuration(get("CALLSIGN_SHUTDOWN_GRACE", "15s")); err != nil || c.ShutdownGrace <= 0 {
 		return fail("CALLSIGN_SHUTDOWN_GRACE", "want a positive duration such as 15s or 1m")
+	}
+	if c.EventRetention, err = time.ParseDuration(get("CALLSIGN_EVENT_RETENTION", "720h")); err != nil || c.EventRetention < time.Second {
+		return fail("CALLSIGN_EVENT_RETENTION", "want a duration of at least 1s, such as 720h (30 days)")
 	}
 
 	c.LogLevel = strings.ToLower(get("CALLSIGN_LOG_LEVEL", "info"))

@@ -19,7 +19,7 @@ func TestDefaults(t *testing.T) {
 	if c.DataDir != want.DataDir || c.DatabaseURL != want.DatabaseURL || c.HTTPAddr != want.HTTPAddr || c.SMTPAddr != want.SMTPAddr ||
 		c.IMAPAddr != want.IMAPAddr || c.BaseURL != want.BaseURL || c.Telephony != want.Telephony || c.SMTPMaxBytes != want.SMTPMaxBytes ||
 		c.RateLimitPerSecond != want.RateLimitPerSecond || c.RateLimitBurst != want.RateLimitBurst || c.LogLevel != want.LogLevel ||
-		c.ShutdownGrace != 15*time.Second {
+		c.ShutdownGrace != 15*time.Second || c.EventRetention != 720*time.Hour {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if len(c.MailDomains) != 1 || c.MailDomains[0] != "agents.localhost" || c.SMTPRelay != nil || c.VaultKey != nil {
@@ -94,6 +94,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_MCP", "yes", nil},
 		{"CALLSIGN_SOURCES_ALLOW_PRIVATE", "sure", nil},
 		{"CALLSIGN_SHUTDOWN_GRACE", "-1s", nil},
+		{"CALLSIGN_EVENT_RETENTION", "500ms", nil},
+		{"CALLSIGN_EVENT_RETENTION", "a month", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}
 		for k, v := range tc.alsoSet {

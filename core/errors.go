@@ -27,6 +27,7 @@ const (
 	KindRateLimited                 // too many requests
 	KindUnavailable                 // a dependency is down; try again later
 	KindUnprocessable               // well-formed, but contradicts what the request claims (an idempotency key reused); Fields names what
+	KindGone                        // existed once and is gone for good (an expired cursor)
 )
 
 // Error is the error every use case returns for an expected failure.
@@ -96,6 +97,11 @@ func Unauthorized(format string, args ...any) *Error {
 // Unavailable says a dependency failed in a way worth retrying.
 func Unavailable(format string, args ...any) *Error {
 	return &Error{Kind: KindUnavailable, Message: fmt.Sprintf(format, args...)}
+}
+
+// Gone says what was asked for existed and is gone for good.
+func Gone(format string, args ...any) *Error {
+	return &Error{Kind: KindGone, Message: fmt.Sprintf(format, args...)}
 }
 
 // TooLarge says a body or value is over its limit.

@@ -38,6 +38,7 @@ type Store interface {
 	SMSStore
 	IdempotencyStore
 	VerificationStore
+	EventStore
 }
 
 // VerificationFilter narrows the verifications one identity received.
@@ -350,8 +351,10 @@ type OutboxStore interface {
 	// RetryOutbox keeps an entry for another attempt at e.NextAttempt; the
 	// message, still queued, shows lastError as its delivery error.
 	RetryOutbox(ctx context.Context, e OutboxEntry, lastError string) error
-	// FinishOutbox removes an entry and records the message's final status.
-	FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error
+	// FinishOutbox removes an entry and records the message's final status
+	// and what became of each recipient, with the message's
+	// core.DeliveryEvent, in one transaction.
+	FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string, recipients []core.Recipient) error
 	// SetRecipients records what became of each recipient of a message.
 	SetRecipients(ctx context.Context, messageID int64, recipients []core.Recipient) error
 	// MessageByBounceToken finds the sent message a VERP token names.

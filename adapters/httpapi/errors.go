@@ -33,6 +33,8 @@ func statusOf(k core.Kind) int {
 		return http.StatusServiceUnavailable
 	case core.KindUnprocessable:
 		return http.StatusUnprocessableEntity
+	case core.KindGone:
+		return http.StatusGone
 	}
 	return http.StatusInternalServerError
 }

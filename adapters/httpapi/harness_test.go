@@ -69,6 +69,7 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := &harness{t: t, store: memory.NewStore(), clock: memory.NewClock(t0), relay: &memory.Relay{}, sim: simtel.New(), dns: memory.NewResolver(), logs: logs}
 	h.clock.Step = time.Millisecond
+	h.store.EventData = EventData("http://api.test")
 	deps := app.Deps{
 		Ports: app.Ports{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, Telephony: h.sim,
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay,

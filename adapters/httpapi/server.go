@@ -46,6 +46,9 @@ type Options struct {
 	// Console, when set, builds the web console served at ConsolePath;
 	// it is given what the API lends it (console.go). nil: no console.
 	Console func(host ConsoleHost) http.Handler
+	// Closing, once closed, ends the event streams (the service closes it
+	// when it shuts down: a stream would otherwise hold the drain).
+	Closing <-chan struct{}
 }
 
 // RequestObserver hears every request, once answered. route is the
@@ -67,13 +70,15 @@ type server struct {
 	requests      RequestObserver
 	table         *routeTable
 	openAPI       servedSchema
+	closing       <-chan struct{}
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New builds the API's handler.
 func New(a *app.App, opts Options) http.Handler {
-	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes, version: opts.Version, requests: opts.Requests}
+	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes, version: opts.Version, requests: opts.Requests,
+		closing: opts.Closing}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 25 << 20
 	}
@@ -213,6 +218,9 @@ func (s *server) routes(e *gin.Engine) {
 	authed.DELETE("/messages/:id/", s.handle(s.deleteSMS))
 	authed.GET("/sms-inbox/", s.handle(s.listConversations))
 	authed.GET("/sms-inbox/:id/", s.handle(s.getConversation))
+
+	authed.GET("/events/", s.handle(s.listEvents))
+	authed.GET("/events/stream/", s.streamEvents)
 
 	// Provider webhooks: Twilio signs its requests; the simulator's takes a key.
 	hooks := e.Group("/webhooks")

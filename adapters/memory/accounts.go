@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -91,6 +92,10 @@ func (s *Store) DeleteAccount(_ context.Context, id string) error {
 	delete(s.accounts, id)
 	s.deleteOwned(func(accountID, _ string) bool { return accountID == id })
 	s.deleteAccountDomains(id)
+	t := s.eventTables()
+	t.log = slices.DeleteFunc(t.log, func(e core.Event) bool { return e.AccountID == id })
+	delete(t.seq, id)
+	delete(t.pruned, id)
 	return nil
 }
 

@@ -30,16 +30,24 @@ func (s *Store) CreateIdentity(ctx context.Context, ident core.Identity, inbox c
 		return 0, err
 	}
 	ident.Inbox, ident.Phone = inbox.Email, ""
+	var events []core.NewEvent
 	if phone != nil {
-		if _, err := s.addPhone(*phone); err != nil {
+		p := *phone
+		var err error
+		if p.ID, err = s.addPhone(p); err != nil {
 			return 0, err
 		}
+		events = append(events, core.PhoneEvent(core.PhoneProvisioned, p))
 	}
 	s.identities[ident.ID] = &identityRow{ident}
 	inbox.ID = s.nextID()
 	s.inboxes[inbox.ID] = &inboxRow{inbox}
 	record(ports.EffectIdentity, ident.ID)
-	return inbox.ID, nil
+	if phone != nil {
+		ident.Phone = phone.Number
+	}
+	events = append([]core.NewEvent{core.IdentityEvent(core.IdentityCreated, ident), core.InboxEvent(inbox)}, events...)
+	return inbox.ID, s.writeEvents(events...)
 }
 
 func (s *Store) addressFree(email string) error {
@@ -130,7 +138,7 @@ func (s *Store) CreateInbox(ctx context.Context, in core.Inbox) (int64, error) {
 	in.ID = s.nextID()
 	s.inboxes[in.ID] = &inboxRow{in}
 	record(ports.EffectInbox, strconv.FormatInt(in.ID, 10))
-	return in.ID, nil
+	return in.ID, s.writeEvents(core.InboxEvent(in))
 }
 
 func (s *Store) Inbox(_ context.Context, id int64) (core.Inbox, error) {
@@ -194,8 +202,17 @@ func (s *Store) DeleteIdentity(_ context.Context, accountID, id string) error {
 	if !s.ownsIdentity(accountID, id) {
 		return core.NotFound("Identity not found.")
 	}
+	ident := s.identities[id].Identity
+	ident.Phone, ident.Inbox = s.phoneOf(id), s.inboxOf(id)
+	var events []core.NewEvent
+	for _, p := range s.phoneTables().phones {
+		if p.IdentityID == id {
+			events = append(events, core.PhoneEvent(core.PhoneReleased, *p))
+		}
+	}
+	events = append(events, core.IdentityEvent(core.IdentityDeleted, ident))
 	s.deleteOwned(func(_, identityID string) bool { return identityID == id })
-	return nil
+	return s.writeEvents(events...)
 }
 
 func (s *Store) DeleteInbox(_ context.Context, accountID string, id int64) error {

@@ -56,6 +56,7 @@ func (s *Store) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.Ema
 		}
 	}
 	out := make([]core.EmailMessage, 0, len(mails))
+	var events []core.NewEvent
 	for _, nm := range mails {
 		m := nm.Message
 		f, err := core.FileMail(m, nm.Dedupe, nm.NewThreadID, t.clocks[m.AccountID], messageIndex{s})
@@ -96,9 +97,12 @@ func (s *Store) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.Ema
 			e.MessageID = m.ID
 			t.outbox[m.ID] = &outboxRow{OutboxEntry: e}
 		}
+		if e, ok := core.MailEvent(m); ok {
+			events = append(events, e)
+		}
 		out = append(out, m)
 	}
-	return out, nil
+	return out, s.writeEvents(events...)
 }
 
 // messageIndex answers core.MessageIndex under the lock SaveMail holds.
@@ -354,7 +358,7 @@ func (s *Store) RetryOutbox(_ context.Context, e ports.OutboxEntry, lastError st
 	return nil
 }
 
-func (s *Store) FinishOutbox(_ context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error {
+func (s *Store) FinishOutbox(_ context.Context, messageID int64, status core.DeliveryStatus, deliveryError string, recipients []core.Recipient) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
@@ -365,7 +369,10 @@ func (s *Store) FinishOutbox(_ context.Context, messageID int64, status core.Del
 	if !ok {
 		return core.NotFound("Message not found.")
 	}
-	r.DeliveryStatus, r.DeliveryError = status, deliveryError
+	r.DeliveryStatus, r.DeliveryError, r.Recipients = status, deliveryError, recipients
+	if e, ok := core.DeliveryEvent(r.EmailMessage); ok {
+		return s.writeEvents(e)
+	}
 	return nil
 }
 

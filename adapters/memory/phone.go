@@ -63,11 +63,13 @@ func (s *Store) CreatePhone(ctx context.Context, p core.PhoneNumber) (int64, err
 		return 0, core.NotFound("Identity not found.")
 	}
 	id, err := s.addPhone(p)
-	if err == nil {
-		s.identities[p.IdentityID].UpdatedAt = p.CreatedAt
-		record(ports.EffectPhone, strconv.FormatInt(id, 10))
+	if err != nil {
+		return 0, err
 	}
-	return id, err
+	s.identities[p.IdentityID].UpdatedAt = p.CreatedAt
+	record(ports.EffectPhone, strconv.FormatInt(id, 10))
+	p.ID = id
+	return id, s.writeEvents(core.PhoneEvent(core.PhoneProvisioned, p))
 }
 
 func (s *Store) Phone(_ context.Context, accountID string, id int64) (core.PhoneNumber, error) {
@@ -156,6 +158,9 @@ func (s *Store) SaveSMS(ctx context.Context, n ports.NewSMS) (core.SMSMessage, b
 	if ct := n.Correspondent; ct != nil && s.contactClash(*ct) == "" {
 		s.contacts[ct.ID] = &contactRow{*ct}
 	}
+	if e, ok := core.SMSEvent(m); ok {
+		return m, true, s.writeEvents(e)
+	}
 	return m, true, nil
 }
 
@@ -219,10 +224,11 @@ func (s *Store) UpdateSMSStatus(_ context.Context, sid string, status core.SMSSt
 	defer s.mu.Unlock()
 	for _, m := range s.phoneTables().sms {
 		if m.ProviderSID == sid {
-			if core.SMSStatusFollows(m.Status, status) {
-				m.Status, m.Error = status, errText
+			if !core.SMSStatusFollows(m.Status, status) {
+				return true, nil
 			}
-			return true, nil
+			m.Status, m.Error = status, errText
+			return true, s.writeEvents(core.SMSReportEvent(*m))
 		}
 	}
 	return false, nil
@@ -238,7 +244,7 @@ func (s *Store) SetSMSProvider(_ context.Context, id int64, sid string, status c
 		return core.NotFound("Message not found.")
 	}
 	m.ProviderSID, m.Status = sid, status
-	return nil
+	return s.writeEvents(core.SMSProviderEvent(*m))
 }
 
 func (s *Store) DeleteSMS(_ context.Context, accountID string, id int64) error {

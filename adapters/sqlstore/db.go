@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -28,6 +29,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // Dialect names the SQL flavour behind a DB.
@@ -64,6 +66,15 @@ type DB struct {
 	reads, writes *stmtCache
 	// checkpoints copies SQLite's WAL back; nil on PostgreSQL.
 	checkpoints *checkpointer
+
+	// The event log (events.go): how subjects become data, the signal of
+	// committed events, and on PostgreSQL the listener that gives it.
+	encodeEvent   ports.EventEncoder
+	written       chan struct{}
+	url           string // PostgreSQL's, for the listener's own connection
+	listenOnce    sync.Once
+	stopListening context.CancelFunc
+	listening     sync.WaitGroup
 }
 
 // Options tune Open.
@@ -76,6 +87,9 @@ type Options struct {
 	// WALRestart, when set, hears how long each restart of SQLite's log
 	// held the writer (for metrics).
 	WALRestart func(held time.Duration)
+	// EventData renders events' data (the API's views); nil means plain
+	// JSON of the subject, for store tests.
+	EventData ports.EventEncoder
 }
 
 // Open connects to databaseURL: a postgres:// or postgresql:// URL, or a
@@ -92,6 +106,10 @@ func Open(ctx context.Context, databaseURL string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.mail.committed = opts.CommitBatch
+	db.url = databaseURL
+	if db.encodeEvent = opts.EventData; db.encodeEvent == nil {
+		db.encodeEvent = defaultEventData
+	}
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connecting to the %s database: %w", db.dialect, err)
@@ -118,7 +136,7 @@ func openPostgres(u string) (*DB, error) {
 
 // newDB is a DB over its pools, with its group commit running.
 func newDB(d Dialect, w, r *sqlx.DB) *DB {
-	db := &DB{dialect: d, w: w, r: r}
+	db := &DB{dialect: d, w: w, r: r, written: make(chan struct{}, 1)}
 	db.mail = newGroupCommit(maxMailBatch, db.storeMail)
 	if d == SQLite {
 		db.reads, db.writes = &stmtCache{pool: r}, &stmtCache{pool: w}
@@ -186,6 +204,10 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 // Close commits what is queued, then closes every connection.
 func (db *DB) Close() error {
 	db.mail.close()
+	if db.stopListening != nil {
+		db.stopListening()
+		db.listening.Wait()
+	}
 	if db.checkpoints != nil {
 		db.checkpoints.close()
 	}

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 
 	"github.com/jmoiron/sqlx"
@@ -37,25 +38,37 @@ var identityConflicts = map[string]string{
 	"email": "This address is already taken.",
 }
 
+// CreateIdentity implements ports.IdentityStore, writing identity.created,
+// inbox.created and, with a number, phone.provisioned.
 func (db *DB) CreateIdentity(ctx context.Context, ident core.Identity, inbox core.Inbox, phone *core.PhoneNumber) (int64, error) {
-	var inboxID int64
-	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+	err := db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
+		if err := db.lockAccount(ctx, tx, ident.AccountID, "Account"); err != nil {
+			return nil, err
+		}
 		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO identities (id, account_id, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`),
 			ident.ID, ident.AccountID, ident.Name, us(ident.CreatedAt), us(ident.UpdatedAt)); err != nil {
-			return err
+			return nil, err
 		}
 		var err error
-		if inboxID, err = db.insertInbox(ctx, tx, inbox); err != nil {
-			return err
+		if inbox.ID, err = db.insertInbox(ctx, tx, inbox); err != nil {
+			return nil, err
 		}
+		ident.Inbox, ident.Phone = inbox.Email, ""
+		var provisioned []core.NewEvent
 		if phone != nil {
-			if _, err = db.insertPhone(ctx, tx, *phone); err != nil {
-				return err
+			p := *phone
+			if p.ID, err = db.insertPhone(ctx, tx, p); err != nil {
+				return nil, err
 			}
+			ident.Phone = p.Number
+			provisioned = append(provisioned, core.PhoneEvent(core.PhoneProvisioned, p))
 		}
-		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectIdentity, ident.ID)
+		if err := db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectIdentity, ident.ID); err != nil {
+			return nil, err
+		}
+		return append([]core.NewEvent{core.IdentityEvent(core.IdentityCreated, ident), core.InboxEvent(inbox)}, provisioned...), nil
 	})
-	return inboxID, conflictOr(err, identityConflicts)
+	return inbox.ID, conflictOr(err, identityConflicts)
 }
 
 func (db *DB) insertInbox(ctx context.Context, ext sqlx.ExtContext, in core.Inbox) (int64, error) {
@@ -108,15 +121,20 @@ func (r inboxRow) core() core.Inbox {
 
 const inboxColumns = "id, uuid, account_id, identity_id, email, created_at"
 
+// CreateInbox implements ports.InboxStore, writing inbox.created.
 func (db *DB) CreateInbox(ctx context.Context, in core.Inbox) (int64, error) {
-	var id int64
-	err := db.tx(ctx, func(tx *sqlx.Tx) (err error) {
-		if id, err = db.insertInbox(ctx, tx, in); err != nil {
-			return err
+	err := db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
+		if err := db.lockAccount(ctx, tx, in.AccountID, "Account"); err != nil {
+			return nil, err
 		}
-		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectInbox, strconv.FormatInt(id, 10))
+		var err error
+		if in.ID, err = db.insertInbox(ctx, tx, in); err != nil {
+			return nil, err
+		}
+		return []core.NewEvent{core.InboxEvent(in)},
+			db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectInbox, strconv.FormatInt(in.ID, 10))
 	})
-	return id, conflictOr(err, identityConflicts)
+	return in.ID, conflictOr(err, identityConflicts)
 }
 
 func (db *DB) Inbox(ctx context.Context, id int64) (core.Inbox, error) {
@@ -163,12 +181,28 @@ func (db *DB) lockAccount(ctx context.Context, tx *sqlx.Tx, accountID, what stri
 
 // DeleteIdentity implements ports.IdentityStore: what the identity owns
 // goes with it by foreign key (ON DELETE CASCADE).
+// It writes identity.deleted, and phone.released when it had a number.
 func (db *DB) DeleteIdentity(ctx context.Context, accountID, id string) error {
-	return db.tx(ctx, func(tx *sqlx.Tx) error {
+	return db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
 		if err := db.lockAccount(ctx, tx, accountID, "Identity"); err != nil {
-			return err
+			return nil, err
 		}
-		return db.execOneOn(ctx, tx, "Identity", `DELETE FROM identities WHERE id = ? AND account_id = ?`, id, accountID)
+		var ir identityRow
+		if err := tx.GetContext(ctx, &ir, db.q(`SELECT `+identityColumns+` FROM identities i WHERE i.id = ? AND i.account_id = ?`),
+			id, accountID); err != nil {
+			return nil, notFound(err, "Identity")
+		}
+		var events []core.NewEvent
+		var pr phoneRow
+		err := tx.GetContext(ctx, &pr, db.q(`SELECT `+phoneColumns+` FROM phone_numbers WHERE identity_id = ?`), id)
+		switch {
+		case err == nil:
+			events = append(events, core.PhoneEvent(core.PhoneReleased, pr.core()))
+		case !errors.Is(err, sql.ErrNoRows):
+			return nil, err
+		}
+		events = append(events, core.IdentityEvent(core.IdentityDeleted, ir.core()))
+		return events, db.execOneOn(ctx, tx, "Identity", `DELETE FROM identities WHERE id = ? AND account_id = ?`, id, accountID)
 	})
 }
 

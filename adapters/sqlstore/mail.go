@@ -481,14 +481,33 @@ func (db *DB) RetryOutbox(ctx context.Context, e ports.OutboxEntry, lastError st
 	})
 }
 
-func (db *DB) FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string) error {
-	return db.tx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM email_outbox WHERE message_id = ?`), messageID); err != nil {
-			return err
+// FinishOutbox implements ports.OutboxStore, writing the message's
+// core.DeliveryEvent with it.
+func (db *DB) FinishOutbox(ctx context.Context, messageID int64, status core.DeliveryStatus, deliveryError string, recipients []core.Recipient) error {
+	return db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
+		var r messageRow
+		if err := tx.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ?`), messageID); err != nil {
+			return nil, notFound(err, "Message")
 		}
-		_, err := tx.ExecContext(ctx, db.q(`UPDATE email_messages SET delivery_status = ?, delivery_error = ? WHERE id = ?`),
-			string(status), deliveryError, messageID)
-		return err
+		if err := db.lockAccount(ctx, tx, r.AccountID, "Message"); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, db.q(`DELETE FROM email_outbox WHERE message_id = ?`), messageID); err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, db.q(`UPDATE email_messages SET delivery_status = ?, delivery_error = ?, recipients = ? WHERE id = ?`),
+			string(status), deliveryError, recipientsText(recipients), messageID); err != nil {
+			return nil, err
+		}
+		msgs := []core.EmailMessage{r.core()}
+		msgs[0].DeliveryStatus, msgs[0].DeliveryError, msgs[0].Recipients = status, deliveryError, recipients
+		if err := db.attachAttachments(ctx, tx.SelectContext, msgs); err != nil {
+			return nil, err
+		}
+		if e, ok := core.DeliveryEvent(msgs[0]); ok {
+			return []core.NewEvent{e}, nil
+		}
+		return nil, nil
 	})
 }
 

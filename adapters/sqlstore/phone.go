@@ -49,20 +49,24 @@ func (db *DB) insertPhone(ctx context.Context, q sqlx.QueryerContext, p core.Pho
 	return id, conflictOr(err, phoneConflicts)
 }
 
+// CreatePhone implements ports.PhoneStore, writing phone.provisioned.
 func (db *DB) CreatePhone(ctx context.Context, p core.PhoneNumber) (int64, error) {
-	var id int64
-	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+	err := db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
+		if err := db.lockAccount(ctx, tx, p.AccountID, "Identity"); err != nil {
+			return nil, err
+		}
 		var err error
-		if id, err = db.insertPhone(ctx, tx, p); err != nil {
-			return err
+		if p.ID, err = db.insertPhone(ctx, tx, p); err != nil {
+			return nil, err
 		}
 		if err := db.execOneOn(ctx, tx, "Identity", `UPDATE identities SET updated_at = ? WHERE id = ? AND account_id = ?`,
 			us(p.CreatedAt), p.IdentityID, p.AccountID); err != nil {
-			return err
+			return nil, err
 		}
-		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectPhone, strconv.FormatInt(id, 10))
+		return []core.NewEvent{core.PhoneEvent(core.PhoneProvisioned, p)},
+			db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectPhone, strconv.FormatInt(p.ID, 10))
 	})
-	return id, err
+	return p.ID, err
 }
 
 func (db *DB) Phone(ctx context.Context, accountID string, id int64) (core.PhoneNumber, error) {
@@ -168,56 +172,68 @@ const conversationColumns = `phone_id, counterpart, account_id, identity_id, pho
 func (db *DB) SaveSMS(ctx context.Context, n ports.NewSMS) (core.SMSMessage, bool, error) {
 	m := n.Message
 	created := false
-	code, link := verificationColumns(m.Verification)
-	err := db.tx(ctx, func(tx *sqlx.Tx) error {
-		err := tx.QueryRowxContext(ctx, db.q(`INSERT INTO sms_messages (account_id, identity_id, phone_id, phone_number, from_number,
-			to_number, counterpart, body, direction, is_read, status, error, provider_sid, media, verification_code, verification_link,
-			created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`),
-			m.AccountID, m.IdentityID, m.PhoneID, m.PhoneNumber, m.FromNumber, m.ToNumber, m.Counterpart(), m.Body,
-			string(m.Direction), m.IsRead, string(m.Status), m.Error, m.ProviderSID, smsMediaText(m.Media), code, link,
-			us(m.CreatedAt)).Scan(&m.ID)
-		if errors.Is(err, sql.ErrNoRows) {
-			var r smsRow
-			if err := tx.GetContext(ctx, &r, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE provider_sid = ?`), m.ProviderSID); err != nil {
-				return err
-			}
-			m = r.core()
-			return nil
+	err := db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
+		if err := db.lockAccount(ctx, tx, m.AccountID, "Account"); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return err
+		var err error
+		if m, created, err = db.saveSMS(ctx, tx, n); err != nil || !created {
+			return nil, err
 		}
-		created = true
 		if err := db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectSMS, strconv.FormatInt(m.ID, 10)); err != nil {
-			return err
+			return nil, err
 		}
-		c := core.StartConversation(m)
-		var r conversationRow
-		err = tx.GetContext(ctx, &r, db.q(`SELECT `+conversationColumns+` FROM sms_conversations
-			WHERE phone_id = ? AND counterpart = ?`+db.forUpdate()), m.PhoneID, m.Counterpart())
-		switch {
-		case err == nil:
-			c = r.core()
-		case errors.Is(err, sql.ErrNoRows):
-			if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO sms_conversations (phone_id, counterpart, account_id, identity_id,
-				phone_number) VALUES (?, ?, ?, ?, ?)`), c.PhoneID, c.Counterpart, c.AccountID, c.IdentityID, c.PhoneNumber); err != nil {
-				return err
-			}
-		default:
-			return err
+		if e, ok := core.SMSEvent(m); ok {
+			return []core.NewEvent{e}, nil
 		}
-		c.Add(m)
-		if err := db.writeConversation(ctx, tx, c); err != nil {
-			return err
-		}
-		if ct := n.Correspondent; ct != nil {
-			if _, err := tx.ExecContext(ctx, db.q(insertContact+` ON CONFLICT DO NOTHING`), contactArgs(*ct)...); err != nil {
-				return err
-			}
-		}
-		return nil
+		return nil, nil
 	})
 	return m, created, err
+}
+
+// saveSMS is SaveSMS's work in tx, after the account's lock.
+func (db *DB) saveSMS(ctx context.Context, tx *sqlx.Tx, n ports.NewSMS) (core.SMSMessage, bool, error) {
+	m := n.Message
+	code, link := verificationColumns(m.Verification)
+	err := tx.QueryRowxContext(ctx, db.q(`INSERT INTO sms_messages (account_id, identity_id, phone_id, phone_number, from_number,
+		to_number, counterpart, body, direction, is_read, status, error, provider_sid, media, verification_code, verification_link,
+		created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`),
+		m.AccountID, m.IdentityID, m.PhoneID, m.PhoneNumber, m.FromNumber, m.ToNumber, m.Counterpart(), m.Body,
+		string(m.Direction), m.IsRead, string(m.Status), m.Error, m.ProviderSID, smsMediaText(m.Media), code, link,
+		us(m.CreatedAt)).Scan(&m.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		var r smsRow
+		err := tx.GetContext(ctx, &r, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE provider_sid = ?`), m.ProviderSID)
+		return r.core(), false, err
+	}
+	if err != nil {
+		return m, false, err
+	}
+	c := core.StartConversation(m)
+	var r conversationRow
+	err = tx.GetContext(ctx, &r, db.q(`SELECT `+conversationColumns+` FROM sms_conversations
+		WHERE phone_id = ? AND counterpart = ?`+db.forUpdate()), m.PhoneID, m.Counterpart())
+	switch {
+	case err == nil:
+		c = r.core()
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO sms_conversations (phone_id, counterpart, account_id, identity_id,
+			phone_number) VALUES (?, ?, ?, ?, ?)`), c.PhoneID, c.Counterpart, c.AccountID, c.IdentityID, c.PhoneNumber); err != nil {
+			return m, false, err
+		}
+	default:
+		return m, false, err
+	}
+	c.Add(m)
+	if err := db.writeConversation(ctx, tx, c); err != nil {
+		return m, true, err
+	}
+	if ct := n.Correspondent; ct != nil {
+		if _, err := tx.ExecContext(ctx, db.q(insertContact+` ON CONFLICT DO NOTHING`), contactArgs(*ct)...); err != nil {
+			return m, true, err
+		}
+	}
+	return m, true, nil
 }
 
 func (db *DB) writeConversation(ctx context.Context, tx *sqlx.Tx, c core.Conversation) error {
@@ -271,29 +287,59 @@ func (db *DB) SetSMSRead(ctx context.Context, accountID string, id int64, read b
 	})
 }
 
+// UpdateSMSStatus implements ports.SMSStore, writing sms.status when the
+// message moves.
 func (db *DB) UpdateSMSStatus(ctx context.Context, sid string, status core.SMSStatus, errText string) (bool, error) {
 	found := false
-	err := db.tx(ctx, func(tx *sqlx.Tx) error {
-		var current string
-		err := tx.GetContext(ctx, &current, db.q(`SELECT status FROM sms_messages WHERE provider_sid = ?`+db.forUpdate()), sid)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
+	err := db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
+		m, err := db.lockSMS(ctx, tx, `provider_sid = ?`, sid)
+		if isNotFound(err) {
+			return nil, nil
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		found = true
-		if !core.SMSStatusFollows(core.SMSStatus(current), status) {
-			return nil // a late report of an earlier state, or after a final one
+		if !core.SMSStatusFollows(m.Status, status) {
+			return nil, nil // a late report of an earlier state, or after a final one
 		}
-		_, err = tx.ExecContext(ctx, db.q(`UPDATE sms_messages SET status = ?, error = ? WHERE provider_sid = ?`), string(status), errText, sid)
-		return err
+		if _, err = tx.ExecContext(ctx, db.q(`UPDATE sms_messages SET status = ?, error = ? WHERE id = ?`), string(status), errText, m.ID); err != nil {
+			return nil, err
+		}
+		m.Status, m.Error = status, errText
+		return []core.NewEvent{core.SMSReportEvent(m)}, nil
 	})
 	return found, err
 }
 
+// lockSMS reads the one message the condition names, under its account's
+// lock (taken first, as every writer of events takes it) and its own.
+func (db *DB) lockSMS(ctx context.Context, tx *sqlx.Tx, cond string, arg any) (core.SMSMessage, error) {
+	var accountID string
+	if err := tx.GetContext(ctx, &accountID, db.q(`SELECT account_id FROM sms_messages WHERE `+cond), arg); err != nil {
+		return core.SMSMessage{}, notFound(err, "Message")
+	}
+	if err := db.lockAccount(ctx, tx, accountID, "Message"); err != nil {
+		return core.SMSMessage{}, err
+	}
+	var r smsRow
+	err := tx.GetContext(ctx, &r, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE `+cond+db.forUpdate()), arg)
+	return r.core(), notFound(err, "Message")
+}
+
+// SetSMSProvider implements ports.SMSStore, writing core.SMSProviderEvent.
 func (db *DB) SetSMSProvider(ctx context.Context, id int64, sid string, status core.SMSStatus) error {
-	return db.execOne(ctx, "Message", `UPDATE sms_messages SET provider_sid = ?, status = ? WHERE id = ?`, sid, string(status), id)
+	return db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
+		m, err := db.lockSMS(ctx, tx, `id = ?`, id)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := tx.ExecContext(ctx, db.q(`UPDATE sms_messages SET provider_sid = ?, status = ? WHERE id = ?`), sid, string(status), id); err != nil {
+			return nil, err
+		}
+		m.ProviderSID, m.Status = sid, status
+		return []core.NewEvent{core.SMSProviderEvent(m)}, nil
+	})
 }
 
 // DeleteSMS removes a message and counts its conversation again from what

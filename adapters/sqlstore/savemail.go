@@ -35,12 +35,15 @@ type queuedMail struct {
 	claim *ports.IdempotencyClaim
 }
 
-// storeMail stores mails in one transaction.
+// storeMail stores mails in one transaction, with the events they make.
 func (db *DB) storeMail(ctx context.Context, mails []queuedMail) (out []core.EmailMessage, err error) {
 	err = db.preparedTx(ctx, func(tx *preparedTx) error {
 		out, err = db.saveMail(ctx, tx, mails)
 		return err
 	})
+	if err == nil {
+		db.eventsCommitted()
+	}
 	return out, err
 }
 
@@ -51,6 +54,7 @@ type mailTx struct {
 	tx      *preparedTx
 	clocks  map[string]time.Time    // per account: the last creation time given
 	threads map[string]*core.Thread // touched threads, written at the end
+	events  []core.NewEvent         // what the stored messages tell, written at the end
 }
 
 // saveMail stores mails in tx. Account rows are locked first, in a fixed
@@ -90,7 +94,7 @@ func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []queuedMail) 
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, db.writeEvents(ctx, tx, mt.events)
 }
 
 // save stores one message where core.FileMail puts it.
@@ -151,6 +155,9 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 			us(e.NextAttempt), us(e.GiveUpAt)); err != nil {
 			return m, err
 		}
+	}
+	if e, ok := core.MailEvent(m); ok {
+		mt.events = append(mt.events, e)
 	}
 	return m, nil
 }

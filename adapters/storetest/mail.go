@@ -390,7 +390,7 @@ func testMailOutbox(t *testing.T, f *fixture) {
 	if len(due) != 1 || due[0].Attempts != 2 || len(due[0].Recipients) != 1 || len(due[0].Failures) != 1 {
 		t.Fatalf("retried entry %+v", due)
 	}
-	f.must(f.s.FinishOutbox(f.ctx, m.ID, core.DeliveryFailed, "a@example.org: 550 no"))
+	f.must(f.s.FinishOutbox(f.ctx, m.ID, core.DeliveryFailed, "a@example.org: 550 no", m.Recipients))
 	got, _ := f.s.Message(f.ctx, a.ID, m.ID)
 	if got.DeliveryStatus != core.DeliveryFailed || got.DeliveryError != "a@example.org: 550 no" {
 		t.Fatalf("after finish %+v", got)

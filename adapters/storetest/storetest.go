@@ -91,6 +91,11 @@ var cases = []testCase{
 	{"inboxes/delete takes the inbox's mail; an identity keeps its last inbox", testInboxesDelete},
 	{"idempotency/claim, busy, mismatch, replay, lease, expiry, purge", testIdempotencyKeys},
 	{"idempotency/effects are recorded with the key, and refused once it is taken over", testIdempotencyEffects},
+	{"events/every change writes its events in its transaction, numbered per account", testEventsWrittenWithChanges},
+	{"events/cursor, types, prefixes, identity scope and limit", testEventsFilters},
+	{"events/a reader polling after its last id misses nothing while writers commit", testEventsCursorExact},
+	{"events/pruning deletes expired prefixes and says where each log starts", testEventsPrune},
+	{"events/a commit that wrote events signals the reader", testEventsSignal},
 }
 
 // t0 is the suite's epoch, with microseconds to catch lost precision.

@@ -75,7 +75,8 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 	}
 	generated := missingKeyFiles(cfg)
 	var m *metrics.Metrics
-	dbOptions := sqlstore.Options{}
+	// Events are rendered once, as written, by the API's own views.
+	dbOptions := sqlstore.Options{EventData: httpapi.EventData(cfg.BaseURL)}
 	if cfg.MetricsAddr != "" {
 		m = metrics.New()
 		dbOptions.CommitBatch = m.CommitBatch
@@ -105,7 +106,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		Ports: app.Ports{Store: db, Clock: system.Clock{}, IDs: system.IDs{}, Cipher: keyring, Log: log,
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: telephony(cfg), OTP: totp.Generator{}},
 		Settings: app.Settings{MailDomains: cfg.MailDomains, PublicURL: cfg.BaseURL, MaxMessageBytes: cfg.SMTPMaxBytes,
-			Postmaster: cfg.Postmaster},
+			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention},
 	}
 	if cfg.SMTPRelay != nil {
 		r, err := newRelay(cfg)
@@ -340,6 +341,9 @@ func (s *service) serve(ctx context.Context) error {
 		return console.New(s.app, console.Options{Log: s.log, BaseURL: s.cfg.BaseURL, FormKey: s.consoleKey, Host: host,
 			MaxUploadBytes: s.cfg.SMTPMaxBytes})
 	}
+	// Event streams end when shutdown begins, or they would hold the drain.
+	closing := make(chan struct{})
+	apiOptions.Closing = closing
 	handler := httpapi.New(s.app, apiOptions)
 	api := &http.Server{
 		Handler:           handler,
@@ -348,6 +352,7 @@ func (s *service) serve(ctx context.Context) error {
 		WriteTimeout:      2 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
 	}
+	api.RegisterOnShutdown(func() { close(closing) })
 	if mcpEndpoint != nil {
 		// MCP sessions hold streams open: end them, or shutdown waits.
 		api.RegisterOnShutdown(mcpEndpoint.Close)
@@ -378,6 +383,10 @@ func (s *service) serve(ctx context.Context) error {
 	})
 	s.drain.task("outbox", g, func() error {
 		s.app.Mail.RunOutbox(gctx)
+		return nil
+	})
+	s.drain.task("event retention", g, func() error {
+		s.app.Events.RunRetention(gctx)
 		return nil
 	})
 	s.drain.task("domain checks", g, func() error {

@@ -1,0 +1,209 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// eventView is an event as every reader gets it: the list, the stream and
+// webhooks' bodies.
+type eventView struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	CreatedDT apiTime         `json:"created_dt"`
+	Identity  *string         `json:"identity"`
+	Data      json.RawMessage `json:"data"`
+}
+
+func viewEvent(e core.Event) eventView {
+	return eventView{ID: e.ID(), Type: string(e.Type), CreatedDT: apiTime(e.CreatedAt), Identity: optString(e.IdentityID), Data: e.Data}
+}
+
+// EventJSON is an event's JSON as the API shows it (a webhook's body).
+func EventJSON(e core.Event) ([]byte, error) { return json.Marshal(viewEvent(e)) }
+
+// messageEventView is a message without its bodies and with a preview, as
+// email events carry it. The outer Content and HTML, never set, shadow
+// messageView's (encoding/json takes the shallower field) and are left out.
+type messageEventView struct {
+	messageView
+	Content string `json:"content,omitempty"`
+	HTML    string `json:"html,omitempty"`
+	Preview string `json:"preview"`
+}
+
+// EventData renders an event's subject with the API's own views; the
+// store calls it when it writes the event (ports.EventEncoder), so the log
+// holds what readers are sent.
+func EventData(baseURL string) ports.EventEncoder {
+	s := &server{baseURL: strings.TrimSuffix(baseURL, "/")}
+	return func(e core.NewEvent) ([]byte, error) {
+		var v any
+		switch subject := e.Subject.(type) {
+		case core.EmailMessage:
+			v = messageEventView{messageView: s.viewMessage(subject), Preview: core.Preview(subject.Text)}
+		case core.SMSMessage:
+			v = viewSMS(subject)
+		case core.Identity:
+			v = viewIdentity(subject)
+		case core.Inbox:
+			v = viewInbox(subject)
+		case core.PhoneNumber:
+			v = viewPhone(subject)
+		default:
+			return nil, fmt.Errorf("no view for the subject of a %s event (%T)", e.Type, e.Subject)
+		}
+		return json.Marshal(v)
+	}
+}
+
+// eventQuery reads the filters the list and the stream share.
+func (s *server) eventQuery(c *gin.Context, q *query) app.EventQuery {
+	eq := app.EventQuery{Identity: q.uuid("identity"), Limit: core.MaxPageLimit}
+	if a := q.str("after"); a != "" {
+		if n, ok := core.ParseEventID(a); ok {
+			eq.After = &n
+		} else {
+			q.problems.Add("after", "Enter an event id (a whole number, as an event's id).")
+		}
+	}
+	if t := q.str("types"); t != "" {
+		for _, p := range strings.Split(t, ",") {
+			p = strings.TrimSpace(p)
+			if !core.ValidEventPattern(p) {
+				q.problems.Add("types", "%q is not an event type; use types such as email.received, or prefixes such as email.*.", p)
+				continue
+			}
+			eq.Types = append(eq.Types, p)
+		}
+	}
+	return eq
+}
+
+// eventPage is the list's envelope: count is the number of results on this
+// page (the log is read forward from a cursor, never counted), next the
+// address of the page after its last event, previous always null.
+func (s *server) eventPage(c *gin.Context, events []core.Event, limit int) page[eventView] {
+	p := page[eventView]{Count: len(events), Results: viewAll(events, viewEvent)}
+	if len(events) == limit {
+		q := c.Request.URL.Query()
+		q.Set("after", events[len(events)-1].ID())
+		q.Del("wait")
+		u := s.baseURL + c.Request.URL.Path + "?" + q.Encode()
+		p.Next = &u
+	}
+	return p
+}
+
+func (s *server) listEvents(c *gin.Context) (int, any, error) {
+	q := newStrictQuery(c)
+	eq := s.eventQuery(c, q)
+	eq.Limit = q.limit()
+	eq.Wait = time.Duration(q.integer("wait", 0, 0, int64(app.MaxEventWait/time.Second))) * time.Second
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	events, err := s.app.Events.List(c.Request.Context(), principal(c), eq)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, s.eventPage(c, events, eq.Limit), nil
+}
+
+// The stream's timing: a comment line when nothing was sent for
+// streamHeartbeat, and a reader that takes longer than streamWriteTimeout
+// to accept what was written is cut off (nothing queues for it: the stream
+// reads the log only when its last write went through).
+const (
+	streamHeartbeat    = 15 * time.Second
+	streamWriteTimeout = 10 * time.Second
+)
+
+// streamEvents serves the log as Server-Sent Events: what follows the
+// cursor (Last-Event-ID, else after), then each event as it is committed.
+func (s *server) streamEvents(c *gin.Context) {
+	q := newStrictQuery(c)
+	eq := s.eventQuery(c, q)
+	if id := strings.TrimSpace(c.GetHeader("Last-Event-ID")); id != "" {
+		n, ok := core.ParseEventID(id)
+		if !ok {
+			q.problems.Add("Last-Event-ID", "Enter an event id (a whole number, as an event's id).")
+		}
+		eq.After = &n
+	}
+	if err := q.err(); err != nil {
+		s.fail(c, err)
+		return
+	}
+	ctx, p := c.Request.Context(), principal(c)
+	changed := s.app.Events.Changed()
+	events, err := s.app.Events.Page(ctx, p, eq)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	w, rc := c.Writer, http.NewResponseController(c.Writer)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // proxies such as nginx would hold the stream back
+	w.WriteHeader(http.StatusOK)
+	write := func(b []byte) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !write([]byte(": stream of events\n\n")) {
+		return
+	}
+	heartbeat := time.NewTimer(streamHeartbeat)
+	defer heartbeat.Stop()
+	var buf []byte
+	for {
+		if len(events) > 0 {
+			buf = buf[:0]
+			for _, e := range events {
+				data, _ := EventJSON(e)
+				buf = fmt.Appendf(buf, "id: %s\nevent: %s\ndata: %s\n\n", e.ID(), e.Type, data)
+			}
+			if !write(buf) {
+				return
+			}
+			last := events[len(events)-1].Seq
+			eq.After = &last
+			heartbeat.Reset(streamHeartbeat)
+		}
+		if len(events) < eq.Limit {
+			select {
+			case <-changed:
+			case <-heartbeat.C:
+				if !write([]byte(": heartbeat\n\n")) {
+					return
+				}
+				heartbeat.Reset(streamHeartbeat)
+			case <-ctx.Done():
+				return
+			case <-s.closing:
+				return
+			}
+		}
+		changed = s.app.Events.Changed()
+		if events, err = s.app.Events.Page(ctx, p, eq); err != nil {
+			if ctx.Err() == nil && core.KindOf(err) != core.KindGone {
+				s.log.Error("event stream: reading the log failed", "err", err)
+			}
+			return
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/callsign/callsign/core"
+)
+
+// The event log. Store methods that make a change worth telling write its
+// events in their own transaction (writeEvents), as core's rules say
+// (core.MailEvent, core.DeliveryEvent, …), and tell readers once the
+// transaction has committed: on SQLite through a channel of this process
+// (one writer process), on PostgreSQL through NOTIFY, which the database
+// delivers at commit to every instance's listener, this one's included.
+
+// eventsChannel is the PostgreSQL NOTIFY channel of committed events.
+const eventsChannel = "callsign_events"
+
+// txer is what writeEvents needs of a transaction (sqlx.Tx or preparedTx).
+type txer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	GetContext(ctx context.Context, dest any, query string, args ...any) error
+}
+
+// writeEvents appends events to their accounts' logs in tx. Each account's
+// event_seq moves under its row lock, so sequence numbers grow in commit
+// order per account. Callers that touch other rows lock the account first
+// (lockAccount, or SaveMail's clock), so instances never deadlock.
+func (db *DB) writeEvents(ctx context.Context, tx txer, events []core.NewEvent) error {
+	if len(events) == 0 {
+		return nil
+	}
+	now := us(time.Now())
+	next := map[string]int64{}
+	for _, e := range events {
+		if _, ok := next[e.AccountID]; ok {
+			continue
+		}
+		n := int64(0)
+		for _, o := range events {
+			if o.AccountID == e.AccountID {
+				n++
+			}
+		}
+		var last int64
+		if err := tx.GetContext(ctx, &last, db.q(`UPDATE accounts SET event_seq = event_seq + ? WHERE id = ? RETURNING event_seq`),
+			n, e.AccountID); err != nil {
+			return notFound(err, "Account")
+		}
+		next[e.AccountID] = last - n + 1
+	}
+	for _, e := range events {
+		data, err := db.encodeEvent(e)
+		if err != nil {
+			return err
+		}
+		seq := next[e.AccountID]
+		next[e.AccountID]++
+		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO events (account_id, seq, identity_id, type, created_at, data)
+			VALUES (?, ?, ?, ?, ?, ?)`), e.AccountID, seq, nullString(e.IdentityID), string(e.Type), now, string(data)); err != nil {
+			return err
+		}
+	}
+	if db.dialect == Postgres {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_notify('`+eventsChannel+`', '')`); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// defaultEventData renders an event's subject as plain JSON, for stores
+// opened without the API's encoder (store tests).
+func defaultEventData(e core.NewEvent) ([]byte, error) { return json.Marshal(e.Subject) }
+
+// txEvents runs f in a transaction that also writes the events f returns,
+// and tells readers after the commit.
+func (db *DB) txEvents(ctx context.Context, f func(tx *sqlx.Tx) ([]core.NewEvent, error)) error {
+	wrote := false
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		events, err := f(tx)
+		if err != nil {
+			return err
+		}
+		wrote = len(events) > 0
+		return db.writeEvents(ctx, tx, events)
+	})
+	if err == nil && wrote {
+		db.eventsCommitted()
+	}
+	return err
+}
+
+// eventsCommitted tells this process's reader that events were committed;
+// on PostgreSQL the NOTIFY written with them does.
+func (db *DB) eventsCommitted() {
+	if db.dialect == SQLite {
+		db.signalEvents()
+	}
+}
+
+func (db *DB) signalEvents() {
+	select {
+	case db.written <- struct{}{}:
+	default:
+	}
+}
+
+// EventsWritten implements ports.EventStore. On PostgreSQL the first call
+// starts the listener, which holds a connection of its own until Close.
+func (db *DB) EventsWritten() <-chan struct{} {
+	if db.dialect == Postgres {
+		db.listenOnce.Do(func() {
+			ctx, cancel := context.WithCancel(context.Background())
+			db.stopListening = cancel
+			db.listening.Add(1)
+			go func() { defer db.listening.Done(); db.listen(ctx) }()
+		})
+	}
+	return db.written
+}
+
+// listen keeps a LISTEN connection open, reconnecting after a pause when it
+// drops; every (re)connection counts as a signal, since a notification may
+// have been missed meanwhile.
+func (db *DB) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		conn, err := pgx.Connect(ctx, db.url)
+		if err == nil {
+			if _, err = conn.Exec(ctx, "LISTEN "+eventsChannel); err == nil {
+				db.signalEvents()
+				for err == nil {
+					if _, err = conn.WaitForNotification(ctx); err == nil {
+						db.signalEvents()
+					}
+				}
+			}
+			_ = conn.Close(context.Background())
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+type eventRow struct {
+	Seq        int64          `db:"seq"`
+	AccountID  string         `db:"account_id"`
+	IdentityID sql.NullString `db:"identity_id"`
+	Type       string         `db:"type"`
+	CreatedAt  int64          `db:"created_at"`
+	Data       string         `db:"data"`
+}
+
+func (r eventRow) core() core.Event {
+	return core.Event{Seq: r.Seq, AccountID: r.AccountID, IdentityID: r.IdentityID.String, Type: core.EventType(r.Type),
+		CreatedAt: fromUS(r.CreatedAt), Data: []byte(r.Data)}
+}
+
+// Events implements ports.EventStore: one indexed range of the account's
+// log (of the identity's, when the scope names one), types filtered in SQL.
+func (db *DB) Events(ctx context.Context, f core.EventFilter) ([]core.Event, error) {
+	if f.Scope.Empty {
+		return nil, nil
+	}
+	where := []string{"account_id = ?", "seq > ?"}
+	args := []any{f.Scope.AccountID, f.After}
+	if f.Scope.IdentityID != "" {
+		where = append(where, "identity_id = ?")
+		args = append(args, f.Scope.IdentityID)
+	}
+	if len(f.Types) > 0 {
+		var or []string
+		for _, p := range f.Types {
+			if prefix, ok := core.EventTypePrefix(p); ok {
+				or = append(or, "type LIKE ?")
+				args = append(args, prefix+"%")
+			} else {
+				or = append(or, "type = ?")
+				args = append(args, p)
+			}
+		}
+		where = append(where, "("+strings.Join(or, " OR ")+")")
+	}
+	args = append(args, f.Limit)
+	var rows []eventRow
+	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT seq, account_id, identity_id, type, created_at, data FROM events
+		WHERE `+strings.Join(where, " AND ")+` ORDER BY seq LIMIT ?`), args...)
+	return toCore(rows), err
+}
+
+// EventsPrunedThrough implements ports.EventStore.
+func (db *DB) EventsPrunedThrough(ctx context.Context, accountID string) (int64, error) {
+	var n int64
+	err := db.get(ctx, &n, db.q(`SELECT events_pruned FROM accounts WHERE id = ?`), accountID)
+	return n, notFound(err, "Account")
+}
+
+// PruneEvents implements ports.EventStore. It deletes whole prefixes of
+// accounts' logs (every event up to the newest expired one it found), so
+// events_pruned marks where each log now starts and no log has a hole.
+func (db *DB) PruneEvents(ctx context.Context, before time.Time, limit int) (int, error) {
+	var deleted int
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		var ends []struct {
+			AccountID string `db:"account_id"`
+			Seq       int64  `db:"seq"`
+		}
+		if err := tx.SelectContext(ctx, &ends, db.q(`SELECT account_id, MAX(seq) AS seq FROM
+			(SELECT account_id, seq FROM events WHERE created_at < ? ORDER BY created_at LIMIT ?) AS expired
+			GROUP BY account_id ORDER BY account_id`), us(before), limit); err != nil {
+			return err
+		}
+		for _, e := range ends {
+			if _, err := tx.ExecContext(ctx, db.q(`UPDATE accounts SET events_pruned = ? WHERE id = ? AND events_pruned < ?`),
+				e.Seq, e.AccountID, e.Seq); err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, db.q(`DELETE FROM events WHERE account_id = ? AND seq <= ?`), e.AccountID, e.Seq)
+			if err != nil {
+				return err
+			}
+			n, _ := res.RowsAffected()
+			deleted += int(n)
+		}
+		return nil
+	})
+	return deleted, err
+}
+
+func isNotFound(err error) bool { return err != nil && core.KindOf(err) == core.KindNotFound }

@@ -1,0 +1,130 @@
+package app
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Events reads the event log: pages of it, long polls on it, and the
+// signal that it has grown. The stores write it, in each change's own
+// transaction; this service never writes an event.
+type Events struct {
+	base
+	store     ports.EventStore
+	retention time.Duration
+
+	// changed is closed, and replaced, whenever the store says events were
+	// committed (watch starts the goroutine that listens, once).
+	mu      sync.Mutex
+	changed chan struct{}
+	watch   sync.Once
+}
+
+// MaxEventWait bounds a long poll.
+const MaxEventWait = 60 * time.Second
+
+// EventQuery is what a reader of the log asks for.
+type EventQuery struct {
+	// After is the cursor, nil when the reader starts at the oldest event kept.
+	After *int64
+	// Types are patterns (core.EventTypeMatches); validated by the caller.
+	Types    []string
+	Identity string
+	Limit    int
+	// Wait, when nothing matches yet, holds the call until something does
+	// or the time is up (at most MaxEventWait).
+	Wait time.Duration
+}
+
+// List returns the events the key may see after the cursor, oldest first;
+// with Wait, an empty answer waits for the next commit first. A cursor
+// older than what retention has kept is Gone: events after it were lost.
+func (s *Events) List(ctx context.Context, p core.Principal, q EventQuery) ([]core.Event, error) {
+	deadline := time.Now().Add(min(q.Wait, MaxEventWait))
+	for {
+		changed := s.Changed()
+		events, err := s.Page(ctx, p, q)
+		if err != nil || len(events) > 0 || !time.Now().Before(deadline) {
+			return events, err
+		}
+		timer := time.NewTimer(time.Until(deadline))
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, nil // the caller left; nothing arrived
+		}
+		timer.Stop()
+	}
+}
+
+// Page is one page of the log after the cursor, without waiting.
+func (s *Events) Page(ctx context.Context, p core.Principal, q EventQuery) ([]core.Event, error) {
+	f := core.EventFilter{Scope: p.Scope(q.Identity), Types: q.Types, Limit: q.Limit}
+	if q.After != nil {
+		pruned, err := s.store.EventsPrunedThrough(ctx, p.AccountID)
+		if err != nil {
+			return nil, err
+		}
+		if *q.After < pruned {
+			return nil, core.Gone("Events after %d are no longer kept (events are kept for %s); start again without after, "+
+				"or after %d, the oldest cursor still complete.", *q.After, s.retention, pruned)
+		}
+		f.After = *q.After
+	}
+	return s.store.Events(ctx, f)
+}
+
+// Changed is closed when events are next committed: take it before
+// reading the log, and wait on it when the read found nothing, so no
+// commit between the two is missed.
+func (s *Events) Changed() <-chan struct{} {
+	s.watch.Do(func() {
+		written := s.store.EventsWritten()
+		go func() {
+			for range written {
+				s.mu.Lock()
+				close(s.changed)
+				s.changed = make(chan struct{})
+				s.mu.Unlock()
+			}
+		}()
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// pruneBatch bounds one delete of expired events.
+const pruneBatch = 1000
+
+// RunRetention deletes events older than the retention period, looking
+// every second, until ctx ends.
+func (s *Events) RunRetention(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		for {
+			n, err := s.store.PruneEvents(ctx, s.now().Add(-s.retention), pruneBatch)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Error("deleting expired events failed", "err", err)
+				}
+				break
+			}
+			if n < pruneBatch {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

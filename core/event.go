@@ -1,0 +1,195 @@
+package core
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EventType names what happened: "email.received", "sms.status", …
+type EventType string
+
+// The event types. Each is written by the store in the transaction of the
+// change it tells (an event exists if and only if its change committed).
+const (
+	EmailReceived    EventType = "email.received"
+	EmailSent        EventType = "email.sent"
+	EmailFailed      EventType = "email.failed"
+	EmailBounced     EventType = "email.bounced" // reserved: the domains issue writes it
+	SMSReceivedEvent EventType = "sms.received"
+	SMSSentEvent     EventType = "sms.sent"
+	SMSStatusEvent   EventType = "sms.status"
+	CallReceived     EventType = "call.received"
+	CallCompleted    EventType = "call.completed"
+	IdentityCreated  EventType = "identity.created"
+	IdentityDeleted  EventType = "identity.deleted"
+	InboxCreated     EventType = "inbox.created"
+	PhoneProvisioned EventType = "phone.provisioned"
+	PhoneReleased    EventType = "phone.released"
+	WebhookTest      EventType = "webhook.test" // sent only to the endpoint being tested, never logged
+)
+
+// EventTypes lists every type a filter may name, in the order the API documents them.
+var EventTypes = []EventType{EmailReceived, EmailSent, EmailFailed, EmailBounced, SMSReceivedEvent, SMSSentEvent, SMSStatusEvent,
+	CallReceived, CallCompleted, IdentityCreated, IdentityDeleted, InboxCreated, PhoneProvisioned, PhoneReleased, WebhookTest}
+
+// Event is one entry of an account's event log.
+type Event struct {
+	// Seq is the event's id: strictly increasing per account in commit
+	// order, so "after Seq" is an exact cursor (the API shows it as a
+	// decimal string).
+	Seq        int64
+	AccountID  string
+	IdentityID string // "" for an event of no identity
+	Type       EventType
+	CreatedAt  time.Time
+	// Data is the JSON object the API shows as the event's data, rendered
+	// once when the event is written.
+	Data []byte
+}
+
+// ID is the event's id as the API shows it.
+func (e Event) ID() string { return strconv.FormatInt(e.Seq, 10) }
+
+// ParseEventID reads an event id given back as a cursor.
+func ParseEventID(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// NewEvent is an event on its way into the log: the store gives it its
+// sequence number and time, and renders Subject (the core value it is
+// about: an EmailMessage, SMSMessage, Identity, Inbox, PhoneNumber or
+// Call) into Data through its ports.EventEncoder.
+type NewEvent struct {
+	AccountID  string
+	IdentityID string
+	Type       EventType
+	Subject    any
+}
+
+// MailEvent is the event a stored message makes: received mail (from
+// SMTP, a local delivery or an IMAP source) is email.received; a message
+// being sent makes none until its delivery ends (DeliveryEvent).
+func MailEvent(m EmailMessage) (NewEvent, bool) {
+	if m.Direction != Incoming {
+		return NewEvent{}, false
+	}
+	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: EmailReceived, Subject: m}, true
+}
+
+// DeliveryEvent is the event an outgoing message's final delivery status
+// makes: email.sent when the relay or a local delivery accepted it,
+// email.failed when a recipient failed for good (the message's recipients
+// carry each address and reply).
+func DeliveryEvent(m EmailMessage) (NewEvent, bool) {
+	var t EventType
+	switch m.DeliveryStatus {
+	case DeliverySent:
+		t = EmailSent
+	case DeliveryFailed:
+		t = EmailFailed
+	default:
+		return NewEvent{}, false
+	}
+	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: t, Subject: m}, true
+}
+
+// SMSEvent is the event a newly stored text makes: sms.received for one
+// that arrived; one being sent makes sms.sent once the provider took it
+// (SMSSentEvent, by SetSMSProvider) and sms.status as reports move it.
+func SMSEvent(m SMSMessage) (NewEvent, bool) {
+	if m.Direction != Incoming {
+		return NewEvent{}, false
+	}
+	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: SMSReceivedEvent, Subject: m}, true
+}
+
+// SMSProviderEvent is the event of a text the provider has taken (or
+// refused at once): sms.sent, or sms.status for a refusal.
+func SMSProviderEvent(m SMSMessage) NewEvent {
+	t := SMSSentEvent
+	if m.Status == SMSFailed || m.Status == SMSUndelivered {
+		t = SMSStatusEvent
+	}
+	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: t, Subject: m}
+}
+
+// EventFilter selects events of one account.
+type EventFilter struct {
+	Scope Scope
+	// After is the cursor: only events with a greater Seq.
+	After int64
+	// Types, when set, keeps events whose type one of them names
+	// (EventTypeMatches).
+	Types []string
+	Limit int
+}
+
+// Keeps reports whether the filter keeps e (its scope, cursor and types).
+func (f EventFilter) Keeps(e Event) bool {
+	if !f.Scope.Allows(e.AccountID, e.IdentityID) || e.Seq <= f.After {
+		return false
+	}
+	if len(f.Types) == 0 {
+		return true
+	}
+	for _, p := range f.Types {
+		if EventTypeMatches(p, e.Type) {
+			return true
+		}
+	}
+	return false
+}
+
+// EventTypeMatches reports whether a filter's pattern names t: the type
+// itself, or a prefix ending in ".*" ("email.*").
+func EventTypeMatches(pattern string, t EventType) bool {
+	if prefix, ok := EventTypePrefix(pattern); ok {
+		return strings.HasPrefix(string(t), prefix)
+	}
+	return pattern == string(t)
+}
+
+// EventTypePrefix is the prefix a pattern of the "email.*" form names
+// ("email."), and whether it is of that form; any other pattern names one
+// type exactly.
+func EventTypePrefix(pattern string) (string, bool) {
+	prefix, ok := strings.CutSuffix(pattern, "*")
+	return prefix, ok && strings.HasSuffix(prefix, ".")
+}
+
+// ValidEventPattern reports whether a filter's pattern names at least one
+// known type ("email.*", "sms.status").
+func ValidEventPattern(pattern string) bool {
+	for _, t := range EventTypes {
+		if t != WebhookTest && EventTypeMatches(pattern, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// EventRetention is how long events are kept unless configured
+// (CALLSIGN_EVENT_RETENTION).
+const EventRetention = 720 * time.Hour
+
+// IdentityEvent is identity.created or identity.deleted.
+func IdentityEvent(t EventType, i Identity) NewEvent {
+	return NewEvent{AccountID: i.AccountID, IdentityID: i.ID, Type: t, Subject: i}
+}
+
+// InboxEvent is inbox.created.
+func InboxEvent(in Inbox) NewEvent {
+	return NewEvent{AccountID: in.AccountID, IdentityID: in.IdentityID, Type: InboxCreated, Subject: in}
+}
+
+// PhoneEvent is phone.provisioned or phone.released.
+func PhoneEvent(t EventType, p PhoneNumber) NewEvent {
+	return NewEvent{AccountID: p.AccountID, IdentityID: p.IdentityID, Type: t, Subject: p}
+}
+
+// SMSReportEvent is sms.status: a provider's report moved a text.
+func SMSReportEvent(m SMSMessage) NewEvent {
+	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: SMSStatusEvent, Subject: m}
+}
