@@ -141,11 +141,12 @@ func New(deps Deps) *App {
 	}
 	b := base{clock: deps.Clock, ids: deps.IDs, random: deps.Random, log: deps.Log, observer: deps.Observer}
 	store := deps.Store
+	g := gate{accounts: store}
 
 	numbers := &numbers{base: b, store: store, telephony: deps.Telephony, publicURL: deps.PublicURL}
-	domains := &Domains{base: b, store: store, accounts: store, resolver: deps.Resolver, names: deps.MailAuth,
+	domains := &Domains{base: b, store: store, gate: g, resolver: deps.Resolver, names: deps.MailAuth,
 		signer: deps.Signer, cipher: deps.Cipher, settings: deps.Domain, platform: deps.MailDomains, platformKey: deps.PlatformKey}
-	identities := &Identities{base: b, store: store, numbers: numbers, domains: domains, mailDomains: deps.MailDomains}
+	identities := &Identities{base: b, store: store, gate: g, numbers: numbers, domains: domains, mailDomains: deps.MailDomains}
 	auth := &Auth{base: b, keys: store, accounts: store, identities: identities,
 		hasher: deps.Hasher, tokens: deps.Tokens, external: deps.ExternalSignIn}
 	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher}
@@ -153,11 +154,11 @@ func New(deps Deps) *App {
 	verified := &changeFeed[string]{}
 	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: domains, suppressions: suppressions,
 		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, reports: deps.Reports,
-		accounts: accounts, identities: identities,
+		gate: g, identities: identities,
 		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,
 		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, postmaster: deps.Postmaster,
 		wake: make(chan struct{}, 1), verified: verified}
-	phone := &Phone{base: b, store: store, identities: identities, numbers: numbers, telephony: deps.Telephony}
+	phone := &Phone{base: b, store: store, gate: g, identities: identities, numbers: numbers, telephony: deps.Telephony}
 	sources := &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, destinations: deps.Destinations, changed: make(chan struct{}, 1)}
 	// What goes with deleted mailboxes: their addresses from the cache of
 	// recipients, and their IMAP sources' workers, at once.
@@ -180,7 +181,7 @@ func New(deps Deps) *App {
 		Sources:      sources,
 		Device:       &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},
 		Phone:        phone,
-		SMS: &SMS{base: b, store: store, numbers: store, identities: identities, telephony: deps.Telephony,
+		SMS: &SMS{base: b, store: store, gate: g, numbers: store, identities: identities, telephony: deps.Telephony,
 			publicURL: deps.PublicURL, verified: verified},
 		Idempotency:   &Idempotency{base: b, store: store, cipher: deps.Cipher},
 		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified},

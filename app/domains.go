@@ -18,7 +18,7 @@ import (
 type Domains struct {
 	base
 	store    ports.DomainStore
-	accounts ports.AccountStore // a new domain needs an active subscription
+	gate     gate // a new domain needs an active subscription
 	resolver ports.Resolver
 	names    ports.MailAuthenticator // which names are registrable
 	signer   ports.DKIMSigner
@@ -119,12 +119,8 @@ func (s *Domains) Create(ctx context.Context, p core.Principal, name string) (co
 	if s.isPlatform(name) {
 		return core.Domain{}, core.Invalid("name", "%s is a platform domain: every account has it already.", name)
 	}
-	acct, err := s.accounts.Account(ctx, p.AccountID)
-	if err != nil {
+	if err := s.gate.allow(ctx, p.AccountID, core.ActAddDomain); err != nil {
 		return core.Domain{}, err
-	}
-	if !acct.SubscriptionActive {
-		return core.Domain{}, core.PaymentRequired("Adding a domain needs an active subscription.")
 	}
 	if have, err := s.store.CustomDomains(ctx, p.AccountID); err != nil {
 		return core.Domain{}, err

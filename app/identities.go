@@ -14,6 +14,7 @@ import (
 type Identities struct {
 	base
 	store       ports.IdentityStore
+	gate        gate     // a new identity needs an active subscription
 	numbers     *numbers // an identity may get a phone number as it is made
 	domains     *Domains // which domains take inboxes
 	mailDomains []string
@@ -39,6 +40,9 @@ const generatedAttempts = 8
 // Create makes an identity and its inbox. Identity keys cannot create identities.
 func (s *Identities) Create(ctx context.Context, p core.Principal, in IdentityInput) (core.Identity, error) {
 	if err := requireManagement(p); err != nil {
+		return core.Identity{}, err
+	}
+	if err := s.gate.allow(ctx, p.AccountID, core.ActCreateIdentity); err != nil {
 		return core.Identity{}, err
 	}
 	var problems core.Problems

@@ -23,7 +23,7 @@ type Mail struct {
 	mailAuth     ports.MailAuthenticator // checks received mail
 	inboundAuth  core.InboundAuth        // which connections are checked
 	reports      ports.DSNReader         // reads bounces
-	accounts     *Accounts               // a new inbox needs an active subscription
+	gate         gate                    // new inboxes and sending need an active subscription
 	identities   *Identities             // mail is sent, and files uploaded, for an identity
 	parser       ports.MailParser
 	composer     ports.MailComposer
@@ -109,12 +109,8 @@ func (s *Mail) CreateInbox(ctx context.Context, p core.Principal, requested, add
 	if err != nil {
 		return core.Inbox{}, err
 	}
-	acct, err := s.accounts.Find(ctx, p.AccountID)
-	if err != nil {
+	if err := s.gate.allow(ctx, p.AccountID, core.ActCreateInbox); err != nil {
 		return core.Inbox{}, err
-	}
-	if !acct.SubscriptionActive {
-		return core.Inbox{}, core.PaymentRequired("Creating an inbox needs an active subscription.")
 	}
 	in := core.Inbox{AccountID: p.AccountID, IdentityID: ident.ID, CreatedAt: s.now()}
 	if strings.TrimSpace(addr) != "" {

@@ -13,6 +13,7 @@ import (
 type Phone struct {
 	base
 	store      ports.PhoneStore
+	gate       gate // a number needs an active subscription
 	identities *Identities
 	numbers    *numbers
 	telephony  ports.Telephony // points numbers' calls at voice agents
@@ -107,6 +108,9 @@ func (s *Phone) Provision(ctx context.Context, p core.Principal, identityID, cou
 		return core.Identity{}, core.Forbidden("Buying a phone number needs a management key, or an identity key created with can_provision: true.")
 	}
 	if country, err = normalizeCountry(country); err != nil {
+		return core.Identity{}, err
+	}
+	if err := s.gate.allow(ctx, p.AccountID, core.ActBuyNumber); err != nil {
 		return core.Identity{}, err
 	}
 	if ident.Phone != "" {

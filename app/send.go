@@ -292,6 +292,9 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	if err := problems.Err(); err != nil {
 		return core.EmailMessage{}, err
 	}
+	if err := s.gate.allow(ctx, d.inbox.AccountID, core.ActSendMail); err != nil {
+		return core.EmailMessage{}, err
+	}
 	if err := s.suppressions.refused(ctx, d.inbox.AccountID, map[string][]string{"to_email": d.To, "cc": d.Cc, "bcc": d.bcc}); err != nil {
 		return core.EmailMessage{}, err
 	}

@@ -15,6 +15,7 @@ import (
 type SMS struct {
 	base
 	store      ports.SMSStore
+	gate       gate             // sending needs an active subscription
 	numbers    ports.PhoneStore // the identity's number, and whose number a message came to
 	identities *Identities
 	telephony  ports.Telephony
@@ -35,6 +36,9 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 		return core.SMSMessage{}, err
 	}
 	if err := core.ValidateSMS(to, body); err != nil {
+		return core.SMSMessage{}, err
+	}
+	if err := s.gate.allow(ctx, p.AccountID, core.ActSendSMS); err != nil {
 		return core.SMSMessage{}, err
 	}
 	phone, err := s.numbers.PhoneOfIdentity(ctx, p.AccountID, identityID)

@@ -150,3 +150,25 @@ func RandomToken(random io.Reader, n int) (string, error) {
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
+
+// Act is something an account does that costs the operator: it needs an
+// active subscription (and, where quotas apply, room under them).
+type Act string
+
+const (
+	ActCreateIdentity Act = "Creating an identity"
+	ActCreateInbox    Act = "Creating an inbox"
+	ActBuyNumber      Act = "Buying a phone number"
+	ActAddDomain      Act = "Adding a domain"
+	ActSendMail       Act = "Sending mail"
+	ActSendSMS        Act = "Sending a text"
+)
+
+// Allows says whether the account may do act: only with an active
+// subscription (402 otherwise).
+func (a Account) Allows(act Act) error {
+	if !a.SubscriptionActive {
+		return PaymentRequired("%s needs an active subscription.", act)
+	}
+	return nil
+}

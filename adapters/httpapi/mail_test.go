@@ -392,3 +392,52 @@ func TestMailScoping(t *testing.T) {
 		t.Errorf("own identity sees %v", got)
 	}
 }
+
+// TestInactiveSubscriptionGatesEveryCost: without an active subscription
+// an account creates no identity (the API's and the device page's), inbox,
+// number or domain, and sends neither mail nor texts: 402 everywhere. It
+// still reads what it has.
+func TestInactiveSubscriptionGatesEveryCost(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	h.do("POST", "/api/identities/"+tn.one+"/provision-phone/", nil, tn.mgmt).want(t, 200)
+	h.receive("one@agents.test", mailFrom("ann@example.org", "g1@example.org", "Hi", "Hello"))
+	msgs := h.do("GET", "/api/email-messages/", nil, tn.keyOne).want(t, 200).object(t)["results"].([]any)
+	msg := msgs[0].(map[string]any)["id"]
+	ctx := context.Background()
+	account := principalOf(t, h, tn.mgmt).AccountID
+	if err := h.app.Accounts.SetSubscription(ctx, account, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method, path string
+		body         any
+		key          string
+	}{
+		{"POST", "/api/identities/", map[string]any{"name": "three"}, tn.mgmt},
+		{"POST", "/api/email/", nil, tn.keyOne},
+		{"POST", "/api/identities/" + tn.two + "/provision-phone/", nil, tn.mgmt},
+		{"POST", "/api/domains/", map[string]any{"name": "example.com"}, tn.mgmt},
+		{"POST", "/api/email-messages/compose/", map[string]any{"to_email": "x@example.org", "content": "hi"}, tn.keyOne},
+		{"POST", path("/api/email-messages/%v/reply/", msg), map[string]any{"content": "hi"}, tn.keyOne},
+		{"POST", path("/api/email-messages/%v/forward/", msg), map[string]any{"to_email": "x@example.org", "content": "hi"}, tn.keyOne},
+		{"POST", "/api/messages/send/", map[string]any{"to": "+14155550100", "body": "hi"}, tn.keyOne},
+	} {
+		if res := h.do(c.method, c.path, c.body, c.key); res.Status != 402 {
+			t.Errorf("%s %s: %d, want 402: %s", c.method, c.path, res.Status, res.Body)
+		}
+	}
+	start, err := h.app.Device.Start(ctx, "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "device agent"
+	if _, err := h.app.Device.Approve(ctx, account, start.UserCode, app.DeviceChoice{NewName: &name}); core.KindOf(err) != core.KindPaymentRequired {
+		t.Errorf("the device page's new identity: %v", err)
+	}
+	h.do("GET", "/api/email-messages/", nil, tn.keyOne).want(t, 200)
+	if err := h.app.Accounts.SetSubscription(ctx, account, true); err != nil {
+		t.Fatal(err)
+	}
+	h.do("POST", "/api/messages/send/", map[string]any{"to": "+14155550100", "body": "hi"}, tn.keyOne).want(t, 201)
+}
