@@ -83,6 +83,13 @@ type Config struct {
 	// link-local and metadata addresses (CALLSIGN_SOURCES_ALLOW_PRIVATE):
 	// for tests and local development only.
 	SourcesAllowPrivate bool
+
+	// SMTPMaxSessions and SMTPMaxSessionsPerIP cap concurrent inbound SMTP
+	// sessions, overall and per client address; SMTPDataTimeout bounds a
+	// DATA transfer, and three of it a whole session.
+	SMTPMaxSessions      int
+	SMTPMaxSessionsPerIP int
+	SMTPDataTimeout      time.Duration
 }
 
 // Relay is the outbound SMTP relay of CALLSIGN_SMTP_RELAY.
@@ -155,6 +162,18 @@ func Load(getenv Getenv) (Config, error) {
 
 	if c.SMTPMaxBytes, err = parseSize(get("CALLSIGN_SMTP_MAX_BYTES", "25MiB")); err != nil || c.SMTPMaxBytes < 1024 {
 		return fail("CALLSIGN_SMTP_MAX_BYTES", "want a size of at least 1KiB such as 26214400 or 25MiB")
+	}
+	for _, n := range []struct {
+		name string
+		v    *int
+		def  string
+	}{{"CALLSIGN_SMTP_MAX_SESSIONS", &c.SMTPMaxSessions, "1000"}, {"CALLSIGN_SMTP_MAX_SESSIONS_PER_IP", &c.SMTPMaxSessionsPerIP, "50"}} {
+		if *n.v, err = strconv.Atoi(get(n.name, n.def)); err != nil || *n.v < 1 {
+			return fail(n.name, "want a whole number of at least 1")
+		}
+	}
+	if c.SMTPDataTimeout, err = time.ParseDuration(get("CALLSIGN_SMTP_DATA_TIMEOUT", "10m")); err != nil || c.SMTPDataTimeout <= 0 {
+		return fail("CALLSIGN_SMTP_DATA_TIMEOUT", "want a positive duration such as 10m")
 	}
 	if c.SMTPHostname, err = smtpHostname(get("CALLSIGN_SMTP_HOSTNAME", ""), c.BaseURL); err != nil {
 		return fail("CALLSIGN_SMTP_HOSTNAME", "%v", err)

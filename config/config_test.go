@@ -93,6 +93,9 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_METRICS_ADDR", "9090", nil},
 		{"CALLSIGN_MCP", "yes", nil},
 		{"CALLSIGN_SOURCES_ALLOW_PRIVATE", "sure", nil},
+		{"CALLSIGN_SMTP_MAX_SESSIONS", "0", nil},
+		{"CALLSIGN_SMTP_MAX_SESSIONS_PER_IP", "many", nil},
+		{"CALLSIGN_SMTP_DATA_TIMEOUT", "10", nil},
 		{"CALLSIGN_SHUTDOWN_GRACE", "-1s", nil},
 		{"CALLSIGN_EVENT_RETENTION", "500ms", nil},
 		{"CALLSIGN_EVENT_RETENTION", "a month", nil},
@@ -158,6 +161,9 @@ func TestMailAuthenticationSettings(t *testing.T) {
 	}
 	if c, err := Load(env(map[string]string{"CALLSIGN_MCP": "OFF"})); err != nil || c.MCP {
 		t.Errorf("CALLSIGN_MCP=OFF: %v, %v", c.MCP, err)
+	}
+	if c, err := Load(env(nil)); err != nil || c.SMTPMaxSessions != 1000 || c.SMTPMaxSessionsPerIP != 50 || c.SMTPDataTimeout != 10*time.Minute {
+		t.Errorf("SMTP session limits by default: %d %d %v, %v", c.SMTPMaxSessions, c.SMTPMaxSessionsPerIP, c.SMTPDataTimeout, err)
 	}
 	if c, err := Load(env(nil)); err != nil || c.SourcesAllowPrivate {
 		t.Errorf("CALLSIGN_SOURCES_ALLOW_PRIVATE is off by default: %v, %v", c.SourcesAllowPrivate, err)

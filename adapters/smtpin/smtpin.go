@@ -42,6 +42,18 @@ type Options struct {
 	Log       *slog.Logger
 	// Timeout bounds each read and write, and the handling of each message.
 	Timeout time.Duration
+	// MaxSessions and MaxSessionsPerIP cap concurrent sessions, overall and
+	// per client address; one more is answered 421 4.7.0. 0 means
+	// DefaultMaxSessions and DefaultMaxSessionsPerIP.
+	MaxSessions, MaxSessionsPerIP int
+	// DataTimeout bounds the DATA transfer from its start, and the whole
+	// session to SessionTimeoutFactor times it; 0 means DefaultDataTimeout.
+	DataTimeout time.Duration
+	// UnknownRecipientDelay slows a session's RCPTs to unknown addresses:
+	// the nth after the first waits n-1 times it (at most
+	// maxUnknownRecipientDelay), so addresses cannot be tried quickly;
+	// 0 means 1 second.
+	UnknownRecipientDelay time.Duration
 }
 
 // Server accepts mail for our inboxes.
@@ -51,6 +63,7 @@ type Server struct {
 	timeout  time.Duration
 	hostname string
 	srv      *smtp.Server
+	opts     Options
 
 	// go-smtp's Shutdown closes only the listeners its Serve has already
 	// registered, so a Shutdown that wins the race with Serve would leave
@@ -68,7 +81,21 @@ func New(mail *app.Mail, opts Options) *Server {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Minute
 	}
-	s := &Server{mail: mail, log: opts.Log, timeout: opts.Timeout, hostname: opts.Hostname}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&opts.MaxSessions, DefaultMaxSessions}, {&opts.MaxSessionsPerIP, DefaultMaxSessionsPerIP}} {
+		if *d.v <= 0 {
+			*d.v = d.def
+		}
+	}
+	if opts.DataTimeout <= 0 {
+		opts.DataTimeout = DefaultDataTimeout
+	}
+	if opts.UnknownRecipientDelay <= 0 {
+		opts.UnknownRecipientDelay = time.Second
+	}
+	s := &Server{mail: mail, log: opts.Log, timeout: opts.Timeout, hostname: opts.Hostname, opts: opts}
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
 		return &session{s: s, conn: c, remote: c.Conn().RemoteAddr().String()}, nil
 	}))
@@ -94,7 +121,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.listeners = append(s.listeners, ln)
 	s.mu.Unlock()
-	err := s.srv.Serve(ln)
+	err := s.srv.Serve(limitSessions(ln, s.opts.MaxSessions, s.opts.MaxSessionsPerIP, SessionTimeoutFactor*s.opts.DataTimeout))
 	if errors.Is(err, smtp.ErrServerClosed) || (errors.Is(err, net.ErrClosed) && s.isClosed()) {
 		return nil
 	}
@@ -136,6 +163,8 @@ type session struct {
 	utf8    bool // SMTPUTF8 was asked for (RFC 6531)
 	rcpts   []string
 	inboxes []core.Inbox
+	// unknown counts this session's RCPTs to addresses we do not have.
+	unknown int
 }
 
 func (se *session) Reset() { se.from, se.utf8, se.rcpts, se.inboxes = "", false, nil, nil }
@@ -165,6 +194,7 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if err != nil {
 		switch core.KindOf(err) {
 		case core.KindNotFound:
+			se.slowDown()
 			return replyNoSuchUser
 		case core.KindForbidden:
 			return replyRelayDenied
@@ -184,9 +214,26 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	return nil
 }
 
+// maxUnknownRecipientDelay caps the pause before one 550 for an unknown
+// recipient.
+const maxUnknownRecipientDelay = 10 * time.Second
+
+// slowDown pauses before each 550 for an unknown recipient after the first,
+// longer each time, so that trying addresses one after another in a session
+// is slow (a sender's typo costs nothing).
+func (se *session) slowDown() {
+	se.unknown++
+	if d := min(time.Duration(se.unknown-1)*se.s.opts.UnknownRecipientDelay, maxUnknownRecipientDelay); d > 0 {
+		time.Sleep(d)
+	}
+}
+
 // Data reads the message and answers 250 only after it is stored; when the
 // store fails the sender hears 451 and retries, so nothing accepted is lost.
 func (se *session) Data(r io.Reader) error {
+	// The transfer has DataTimeout from its start, however slowly it trickles
+	// (go-smtp sets no deadline while DATA is read).
+	_ = se.conn.Conn().SetReadDeadline(time.Now().Add(se.s.opts.DataTimeout))
 	raw, err := io.ReadAll(r)
 	if err != nil {
 		return err // go-smtp answers 552 for an oversized message

@@ -62,6 +62,12 @@ func (b *syncBuffer) String() string {
 
 func newWorld(t *testing.T, tlsConfig *tls.Config, maxBytes int64) *world {
 	t.Helper()
+	return newWorldWith(t, tlsConfig, maxBytes, func(*smtpin.Options) {})
+}
+
+// newWorldWith lets a test change the listener's options first.
+func newWorldWith(t *testing.T, tlsConfig *tls.Config, maxBytes int64, change func(*smtpin.Options)) *world {
+	t.Helper()
 	w := &world{t: t, store: memory.NewStore(), inboxes: map[string]core.Inbox{}}
 	clock := memory.NewClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
 	clock.Step = time.Millisecond
@@ -89,8 +95,10 @@ func newWorld(t *testing.T, tlsConfig *tls.Config, maxBytes int64) *world {
 		}
 		w.inboxes[name] = in
 	}
-	srv := smtpin.New(w.app.Mail, smtpin.Options{Hostname: "mx.agents.test", MaxMessageBytes: maxBytes, TLSConfig: tlsConfig, Timeout: 10 * time.Second,
-		Log: slog.New(slog.NewTextHandler(&w.logs, nil))})
+	opts := smtpin.Options{Hostname: "mx.agents.test", MaxMessageBytes: maxBytes, TLSConfig: tlsConfig, Timeout: 10 * time.Second,
+		Log: slog.New(slog.NewTextHandler(&w.logs, nil))}
+	change(&opts)
+	srv := smtpin.New(w.app.Mail, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -326,7 +326,8 @@ func (s *service) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: s.cfg.SMTPHostname, MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log})
+	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: s.cfg.SMTPHostname, MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log,
+		MaxSessions: s.cfg.SMTPMaxSessions, MaxSessionsPerIP: s.cfg.SMTPMaxSessionsPerIP, DataTimeout: s.cfg.SMTPDataTimeout})
 	var mcpEndpoint *mcpserver.HTTP
 	apiOptions := httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
 		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
