@@ -177,9 +177,11 @@ func (s *Mail) inboxByID(ctx context.Context, id int64) (core.Inbox, error) {
 }
 
 // Threads lists thread summaries in scope, latest activity first: a page
-// of them, and their number when the page asks for it.
-func (s *Mail) Threads(ctx context.Context, p core.Principal, requested string, inboxID int64, hasUnread *bool, page ports.Page) ([]core.Thread, int, error) {
-	return s.messages.Threads(ctx, ports.ThreadFilter{Scope: p.Scope(requested), InboxID: inboxID, HasUnread: hasUnread, Page: page})
+// of them, and their number when the page asks for it. f's scope is the
+// principal's, narrowed to the requested identity.
+func (s *Mail) Threads(ctx context.Context, p core.Principal, requested string, f ports.ThreadFilter) ([]core.Thread, int, error) {
+	f.Scope = p.Scope(requested)
+	return s.messages.Threads(ctx, f)
 }
 
 // Thread shows a thread and its messages, oldest first.

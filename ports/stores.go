@@ -295,8 +295,19 @@ type ThreadFilter struct {
 	Scope     core.Scope
 	InboxID   int64
 	HasUnread *bool
+	// After, when set, starts the list after this thread (keyset paging:
+	// a deep page costs what the first does, where an offset reads every
+	// thread before it).
+	After *ThreadCursor
 	// Page bounds the list; a zero Limit reads every match.
 	Page Page
+}
+
+// ThreadCursor is a place in the thread list, which runs by latest
+// activity, newest first, then by id.
+type ThreadCursor struct {
+	LastMessageAt time.Time
+	ID            string
 }
 
 // MailboxEntry is a message as a mailbox view lists it.

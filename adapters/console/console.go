@@ -379,8 +379,9 @@ func pageNumber(r *http.Request) int {
 
 // pager is a paged list's links.
 type pager struct {
-	Page, Pages int
+	Page, Pages int    // 0 when not known
 	Prev, Next  string // addresses; "" when there is none
+	First       bool   // Prev goes back to the first page
 }
 
 // newPager makes the links of page n of total items, keeping the query.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/microcosm-cc/bluemonday"
 
@@ -32,19 +33,43 @@ func (c *console) mailPage(v *visit) error {
 	if unread {
 		hasUnread = &unread
 	}
-	n := pageNumber(v.r)
-	// One more than a page tells whether there is a next one, without
-	// counting every thread of a large inbox.
-	threads, _, err := c.app.Mail.Threads(v.r.Context(), v.principal, ident.ID, 0, hasUnread,
-		ports.Page{Limit: pageSize + 1, Offset: (n - 1) * pageSize})
+	// Pages continue after a thread (?after=), not at an offset: the
+	// thousandth page of a large inbox costs what the first does. One more
+	// than a page tells whether there is a next one, without counting.
+	after := parseThreadCursor(v.r.URL.Query().Get("after"))
+	threads, _, err := c.app.Mail.Threads(v.r.Context(), v.principal, ident.ID,
+		ports.ThreadFilter{HasUnread: hasUnread, After: after, Page: ports.Page{Limit: pageSize + 1}})
 	if err != nil {
 		return err
 	}
-	more := len(threads) > pageSize
-	threads = threads[:min(len(threads), pageSize)]
+	var p pager
+	if after != nil {
+		p.Prev, p.First = v.r.URL.Path, true
+		if unread {
+			p.Prev += "?unread=1"
+		}
+	}
+	if len(threads) > pageSize {
+		threads = threads[:pageSize]
+		last := threads[pageSize-1]
+		q := v.r.URL.Query()
+		q.Set("after", strconv.FormatInt(last.LastMessageAt.UnixMicro(), 10)+"."+last.ID)
+		p.Next = v.r.URL.Path + "?" + q.Encode()
+	}
 	c.render(v, http.StatusOK, "mail", view{Title: "Mail", Identity: &ident, Section: "mail",
-		Data: mailData{Threads: threads, Unread: unread, Pager: openPager(v.r, n, more)}})
+		Data: mailData{Threads: threads, Unread: unread, Pager: p}})
 	return nil
+}
+
+// parseThreadCursor reads ?after=<microseconds>.<thread id>; nil for the
+// first page, or for anything else.
+func parseThreadCursor(s string) *ports.ThreadCursor {
+	at, id, ok := strings.Cut(s, ".")
+	micros, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil || id == "" {
+		return nil
+	}
+	return &ports.ThreadCursor{LastMessageAt: time.UnixMicro(micros).UTC(), ID: id}
 }
 
 type threadData struct {

@@ -23,7 +23,7 @@ func (c *console) pulse(v *visit) error {
 	}
 	ctx := v.r.Context()
 	one := ports.Page{Limit: 1}
-	threads, _, err := c.app.Mail.Threads(ctx, v.principal, identity, 0, nil, one)
+	threads, _, err := c.app.Mail.Threads(ctx, v.principal, identity, ports.ThreadFilter{Page: one})
 	if err != nil {
 		return err
 	}

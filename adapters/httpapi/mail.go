@@ -203,7 +203,7 @@ func (s *server) listThreads(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity, inbox, hasUnread, lq.page)
+	list, total, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity, ports.ThreadFilter{InboxID: inbox, HasUnread: hasUnread, Page: lq.page})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -280,7 +280,8 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 	defer s.mu.Unlock()
 	rows := values(s.mailTables().threads, func(th *core.Thread) bool {
 		return f.Scope.Allows(th.AccountID, th.IdentityID) && (f.InboxID == 0 || th.InboxID == f.InboxID) &&
-			(f.HasUnread == nil || (th.UnreadCount > 0) == *f.HasUnread)
+			(f.HasUnread == nil || (th.UnreadCount > 0) == *f.HasUnread) &&
+			(f.After == nil || th.LastMessageAt.Before(f.After.LastMessageAt) || th.LastMessageAt.Equal(f.After.LastMessageAt) && th.ID > f.After.ID)
 	}, func(a, b *core.Thread) bool {
 		if !a.LastMessageAt.Equal(b.LastMessageAt) {
 			return a.LastMessageAt.After(b.LastMessageAt)

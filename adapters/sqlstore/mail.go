@@ -395,6 +395,9 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 		w.add("inbox_id = ?", f.InboxID)
 	}
 	w.hasUnread(f.HasUnread)
+	if a := f.After; a != nil {
+		w.add("(last_message_at < ? OR (last_message_at = ? AND id > ?))", us(a.LastMessageAt), us(a.LastMessageAt), a.ID)
+	}
 	var rows []threadRow
 	total, err := db.selectPage(ctx, &rows, threadColumns, `FROM email_threads`+w.sql(), `ORDER BY last_message_at DESC, id`, w.args, f.Page)
 	return toCore(rows), total, err

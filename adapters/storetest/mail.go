@@ -338,6 +338,26 @@ func testMailThreadList(t *testing.T, f *fixture) {
 	if total != 2 || len(list) != 1 || list[0].ID != t2.ThreadID {
 		t.Fatalf("second page: %d %+v", total, list)
 	}
+	// Keyset: after the first thread comes the second, after the second none.
+	list, _, err = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID},
+		After: &ports.ThreadCursor{LastMessageAt: list[0].LastMessageAt, ID: list[0].ID}})
+	f.must(err)
+	if len(list) != 0 {
+		t.Fatalf("after the last thread: %+v", list)
+	}
+	first, _, _ := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}, Page: ports.Page{Limit: 1}})
+	list, _, err = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID},
+		After: &ports.ThreadCursor{LastMessageAt: first[0].LastMessageAt, ID: first[0].ID}})
+	f.must(err)
+	if len(list) != 1 || list[0].ID != t2.ThreadID {
+		t.Fatalf("after the first thread: %+v", list)
+	}
+	// Two threads with the same time are told apart by id.
+	list, _, _ = f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID},
+		After: &ports.ThreadCursor{LastMessageAt: first[0].LastMessageAt, ID: ""}})
+	if len(list) != 2 || list[0].ID != t1.ThreadID {
+		t.Fatalf("after the first thread's time and a smaller id: %+v", list)
+	}
 }
 
 func testMailDedupe(t *testing.T, f *fixture) {

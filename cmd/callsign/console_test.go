@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,12 +17,12 @@ import (
 
 // person is a browser without a browser: a cookie jar on the console.
 type person struct {
-	t    *testing.T
+	t    testing.TB
 	r    *running
 	http *http.Client
 }
 
-func (r *running) person(t *testing.T) *person {
+func (r *running) person(t testing.TB) *person {
 	jar, _ := cookiejar.New(nil)
 	return &person{t: t, r: r, http: &http.Client{Jar: jar, Timeout: 30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
@@ -135,10 +137,10 @@ func TestConsoleGuards(t *testing.T) {
 		}
 		adaPath := strings.TrimSuffix(loc, "mail/")
 
-		html := "<p>Hello <b>Ada</b></p><script>document.title='ran'</script><img src=\"http://127.0.0.1:9/pixel.png\" onerror=\"x()\">"
+		htmlBody := "<p>Hello <b>Ada</b></p><script>document.title='ran'</script><img src=\"http://127.0.0.1:9/pixel.png\" onerror=\"x()\">"
 		raw := "From: Bob <bob@example.org>\r\nTo: ada@agents.test\r\nSubject: Plans\r\nMessage-ID: <plans@example.org>\r\n" +
 			"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b1\r\n\r\n" +
-			"--b1\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + html + "\r\n" +
+			"--b1\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + htmlBody + "\r\n" +
 			"--b1\r\nContent-Type: text/html; name=page.html\r\nContent-Disposition: attachment; filename=page.html\r\n\r\n<script>alert(1)</script>\r\n--b1--\r\n"
 		sendSMTP(t, r.svc.smtpLn.Addr().String(), "bob@example.org", []string{"ada@agents.test"}, raw)
 		_, _, mail := ann.get(adaPath + "mail/")
@@ -170,6 +172,22 @@ func TestConsoleGuards(t *testing.T) {
 		res.Body.Close()
 		if res.Header.Get("Content-Disposition") != "attachment; filename=page.html" || res.Header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Fatalf("attachment headers: %v", res.Header)
+		}
+
+		// Fifty threads to a page; "Older" continues after the last one.
+		for n := range 55 {
+			sendSMTP(t, r.svc.smtpLn.Addr().String(), "bob@example.org", []string{"ada@agents.test"}, plainMail("ada@agents.test", fmt.Sprintf("p%d@example.org", n), fmt.Sprintf("Paged %d", n)))
+		}
+		rows := regexp.MustCompile(`class="row-title" href="/console/threads/`)
+		_, _, first := ann.get(adaPath + "mail/")
+		next := regexp.MustCompile(`href="([^"]+)" rel="next"`).FindStringSubmatch(first)
+		if n := len(rows.FindAllString(first, -1)); n != 50 || next == nil || !strings.Contains(first, "Paged 54") {
+			t.Fatalf("the first page: %d threads, next %v", n, next)
+		}
+		_, _, second := ann.get(html.UnescapeString(next[1]))
+		if n := len(rows.FindAllString(second, -1)); n != 6 || !strings.Contains(second, "Plans") || strings.Contains(second, `rel="next"`) ||
+			!strings.Contains(second, ">Newest<") {
+			t.Fatalf("the second page: %d threads\n%s", n, second)
 		}
 
 		// A secret: stored, listed without its value, shown after the
