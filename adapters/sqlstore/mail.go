@@ -396,7 +396,9 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 	}
 	w.hasUnread(f.HasUnread)
 	if a := f.After; a != nil {
-		w.add("(last_message_at < ? OR (last_message_at = ? AND id > ?))", us(a.LastMessageAt), us(a.LastMessageAt), a.ID)
+		// The first condition alone is a range the index can seek to; the
+		// second then tells the threads of the cursor's own time apart.
+		w.add("last_message_at <= ? AND (last_message_at < ? OR id > ?)", us(a.LastMessageAt), us(a.LastMessageAt), a.ID)
 	}
 	var rows []threadRow
 	total, err := db.selectPage(ctx, &rows, threadColumns, `FROM email_threads`+w.sql(), `ORDER BY last_message_at DESC, id`, w.args, f.Page)
