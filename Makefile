@@ -8,7 +8,7 @@ BIN      := bin/callsign
 # The OpenAPI linter's npm package, pinned in its package-lock.json.
 OPENAPI_LINT := scripts/openapi-lint
 
-.PHONY: run build test bench lint tidy
+.PHONY: run build test bench bench-long lint tidy
 
 run: build
 	./$(BIN) serve
@@ -31,6 +31,12 @@ BENCH ?= .
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench '$(BENCH)' -count=1 ./...
 	scripts/bench-smtp.sh
+
+# The long SQLite cases (tens of minutes; not in CI): the WAL over a
+# 200,000-message run, and ingest and list pages with 1,000,000 messages
+# stored (scripts/bench-long.sh).
+bench-long:
+	scripts/bench-long.sh
 
 # staticcheck at a pinned version, built from the module proxy like any
 # module (`go run pkg@version` keeps it out of go.mod).

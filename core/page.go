@@ -14,7 +14,7 @@ const (
 	// match costs a walk over all of them on every page, so past this many
 	// the count stops and says "at least" unless the caller asks for the
 	// exact number.
-	MaxCounted = 10_000
+	MaxCounted = 1_000
 )
 
 // CountBound is how many matches a page of limit items from offset counts
