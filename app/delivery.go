@@ -149,6 +149,9 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 	}
 	// What the sender sent is judged and read; the trace only goes on top.
 	parsed, err := s.parser.Parse(in.Raw)
+	if core.KindOf(err) == core.KindTooLarge {
+		return nil, err
+	}
 	if err != nil {
 		return nil, core.Invalid(core.NonFieldErrors, "Unreadable message: %v", err)
 	}

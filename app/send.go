@@ -28,6 +28,10 @@ const maxSubjectLength = 900
 // maxRecipients bounds the recipients of one message, as the SMTP listener does.
 const maxRecipients = 100
 
+// maxAttachments bounds the files of one message, leaving room in
+// core.MaxMessageParts for the text, HTML and multipart parts around them.
+const maxAttachments = core.MaxMessageParts - 10
+
 // draft is a message on its way to being composed and queued: queue gives
 // its header a Message-ID and the inbox's address as From.
 type draft struct {
@@ -285,6 +289,9 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 			return core.EmailMessage{}, err
 		}
 		d.attachments = append(d.attachments, a)
+	}
+	if len(d.attachments) > maxAttachments {
+		problems.Add("attachment_uuids", "A message may carry at most %d attachments.", maxAttachments)
 	}
 	if len(d.To)+len(d.Cc)+len(d.bcc) > maxRecipients {
 		problems.Add(core.NonFieldErrors, "A message may have at most %d recipients.", maxRecipients)

@@ -90,6 +90,11 @@ const PreviewLength = 200
 // space is folded, whatever the body's length.
 const PreviewHead = 1024
 
+// MaxMessageParts bounds the MIME parts (at any depth, the message itself
+// counted) of a message received or sent: reading and forwarding then
+// cost memory bounded by a message's size, not by how finely it is cut.
+const MaxMessageParts = 500
+
 // MaxStoredBody bounds, in bytes, the text and the HTML body stored with a
 // message (each), so that reading one message costs a bounded amount of
 // memory whatever was sent; the raw source is kept whole.

@@ -35,7 +35,8 @@ type MailPart struct {
 // MailParser reads inbound mail.
 type MailParser interface {
 	// Parse reads raw. It fails only when nothing at all can be read (the
-	// bytes are not a message); broken parts are reported in Problems.
+	// bytes are not a message), or with core.KindTooLarge when raw has more
+	// than core.MaxMessageParts parts; broken parts are reported in Problems.
 	Parse(raw []byte) (ParsedMail, error)
 }
 

@@ -414,8 +414,8 @@ func TestCutMatchesEnmime(t *testing.T) {
 func TestParseDeepNesting(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("From: a@example.com\r\nSubject: deep\r\n")
-	for range 20000 {
-		b.WriteString("Content-Type: multipart/mixed; boundary=a\r\n\r\n--a\r\n")
+	for i := range 20000 {
+		fmt.Fprintf(&b, "Content-Type: multipart/mixed; boundary=a%d\r\n\r\n--a%d\r\n", i, i)
 	}
 	b.WriteString("Content-Type: text/plain\r\n\r\nhi\r\n")
 	pm, err := Parser{}.Parse([]byte(b.String()))

@@ -90,6 +90,9 @@ func (Parser) Parse(raw []byte) (ports.ParsedMail, error) {
 	// White space before the first field is read as Postfix and Dovecot
 	// do, which prepend a field of their own that it then continues.
 	raw = bytes.TrimLeft(raw, " \t")
+	if err := tooManyParts(raw); err != nil {
+		return ports.ParsedMail{}, err
+	}
 	env, problems, err := readEnvelope(raw)
 	switch {
 	case err != nil:

@@ -247,8 +247,10 @@ func (se *session) Data(r io.Reader) error {
 		case core.KindInvalid:
 			se.s.log.Warn("smtp: refused a message that is not one", "remote", se.remote, "from", se.from, "bytes", len(raw), "reason", err)
 			return replyUnreadable
-		case core.KindTooLarge:
-			return smtp.ErrDataTooLarge
+		case core.KindTooLarge: // over the size or the part limit: say which
+			var ce *core.Error
+			errors.As(err, &ce)
+			return &smtp.SMTPError{Code: 552, EnhancedCode: smtp.EnhancedCode{5, 3, 4}, Message: ce.Message}
 		}
 		se.s.log.Error("smtp: storing a message failed", "remote", se.remote, "err", err)
 		return replyTryLater

@@ -460,3 +460,23 @@ func TestShutdownStopsServeWithoutError(t *testing.T) {
 		t.Fatalf("Serve: %v", err)
 	}
 }
+
+// A message of more MIME parts than core.MaxMessageParts is refused with
+// 552 5.3.4 naming the limit, and nothing is stored.
+func TestTooManyPartsRefused(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	var b strings.Builder
+	b.WriteString("From: a@example.org\r\nSubject: parts\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=B\r\n\r\n")
+	for i := range core.MaxMessageParts + 1 {
+		fmt.Fprintf(&b, "--B\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename=f%d\r\n\r\nx\r\n", i)
+	}
+	b.WriteString("--B--\r\n")
+	err := send(w.dial(), "s@example.org", []string{"alice@agents.test"}, []byte(b.String()))
+	wantCode(t, err, 552, smtp.EnhancedCode{5, 3, 4})
+	if !strings.Contains(err.Error(), "MIME parts") {
+		t.Errorf("the reply does not say why: %v", err)
+	}
+	if n := len(w.messages("alice")); n != 0 {
+		t.Fatalf("stored %d", n)
+	}
+}
