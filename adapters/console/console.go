@@ -44,6 +44,8 @@ type Host interface {
 	GuessAllowed(r *http.Request) error
 	WrongGuess(r *http.Request)
 	Status(err error) int
+	// Closing is closed when the service begins to stop: open streams end.
+	Closing() <-chan struct{}
 }
 
 // Options configure the console.

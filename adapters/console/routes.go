@@ -63,7 +63,10 @@ func (c *console) routes() {
 	m.HandleFunc("POST /console/domains/{name}/verify/", c.signedIn(c.verifyDomain))
 	m.HandleFunc("POST /console/domains/{name}/delete/", c.signedIn(c.deleteDomain))
 
+	m.HandleFunc("GET /console/events/", c.signedIn(c.eventsPage))
+
 	m.HandleFunc("GET /console/pulse/", c.signedIn(c.pulse))
+	m.HandleFunc("GET /console/stream/", c.signedIn(c.stream))
 
 	m.HandleFunc("/console/", c.open(func(*visit) error { return errNoPage }))
 }

@@ -50,6 +50,10 @@ func (h ConsoleHost) Status(err error) int {
 	return http.StatusInternalServerError
 }
 
+// Closing is closed when the service begins to stop, as the API's own
+// event streams hear it.
+func (h ConsoleHost) Closing() <-chan struct{} { return h.s.closing }
+
 // mountConsole serves the console under ConsolePath, with the client's
 // address in each request's context.
 func (s *server) mountConsole(e *gin.Engine, console http.Handler) {

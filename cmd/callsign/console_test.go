@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"html"
 	"io"
@@ -266,4 +267,66 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestConsoleLiveStream: the console's stream tells a person when their
+// own mail arrives, and tells another account nothing; the events page
+// lists what the log kept.
+func TestConsoleLiveStream(t *testing.T) {
+	r := startPublic(t, sqlstore.SQLite, nil)
+	r.owner("owner@example.com")
+	r.owner("other@example.com")
+	ann, bea := r.person(t), r.person(t)
+	ann.signIn("owner@example.com")
+	bea.signIn("other@example.com")
+	if s, _, _ := ann.post("/console/identities/", url.Values{"name": {"Ada"}, "email_identifier": {"ada"}}); s != 303 {
+		t.Fatalf("create: %d", s)
+	}
+	// listen reads a stream's lines into a channel.
+	listen := func(p *person) <-chan string {
+		res, err := p.http.Get(r.baseURL + "/console/stream/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		lines := make(chan string, 16)
+		go func() {
+			defer res.Body.Close()
+			sc := bufio.NewScanner(res.Body)
+			for sc.Scan() {
+				if sc.Text() != "" {
+					lines <- sc.Text()
+				}
+			}
+			close(lines)
+		}()
+		if first := <-lines; first != ": live" {
+			t.Fatalf("the stream began with %q", first)
+		}
+		return lines
+	}
+	annLines, beaLines := listen(ann), listen(bea)
+	sendSMTP(t, r.svc.smtpLn.Addr().String(), "bob@example.org", []string{"ada@agents.test"}, plainMail("ada@agents.test", "live@example.org", "Live"))
+	select {
+	case line := <-annLines:
+		if line != "event: changed" {
+			t.Fatalf("ann's stream said %q", line)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("ann's stream said nothing of her new mail")
+	}
+	select {
+	case line := <-beaLines:
+		t.Fatalf("another account's stream said %q", line)
+	case <-time.After(3 * time.Second):
+	}
+	_, _, events := ann.get("/console/events/")
+	if !strings.Contains(events, "email.received") || !strings.Contains(events, "identity.created") {
+		t.Fatalf("the events page:\n%s", events)
+	}
+	if _, _, other := bea.get("/console/events/"); strings.Contains(other, "email.received") {
+		t.Fatal("another account's events page shows ann's mail")
+	}
 }

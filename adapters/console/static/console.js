@@ -1,6 +1,7 @@
 // Callsign console: small conveniences on pages that work without it.
-// - A live indicator: every 10 seconds it asks /console/pulse/ whether
-//   mail or texts arrived, and says so with a link that reloads the page.
+// - A live indicator: it listens to /console/stream/ (EventSource; without
+//   it, it asks /console/pulse/ every 10 seconds) and says when mail or
+//   texts arrived, with a link that reloads the page.
 // - Copy buttons: <button data-copy="element-id"> copies that element's text.
 // - Keyboard shortcuts: a link with data-key="c" follows on the key c,
 //   unless a field has the focus.
@@ -11,27 +12,34 @@
 
   if (live && main) {
     var identity = main.getAttribute("data-identity") || "";
-    var url = "/console/pulse/" + (identity ? "?identity=" + encodeURIComponent(identity) : "");
-    var first = null;
-    var poll = function () {
-      fetch(url, { credentials: "same-origin", headers: { "Accept": "application/json" } })
-        .then(function (r) { return r.ok ? r.json() : null; })
-        .then(function (p) {
-          if (!p) { return; }
-          if (first === null) { first = p.stamp; return; }
-          if (p.stamp !== first) {
-            live.textContent = "";
-            var a = document.createElement("a");
-            a.href = location.href;
-            a.textContent = "New messages: reload";
-            live.appendChild(a);
-            live.hidden = false;
-          }
-        })
-        .catch(function () {});
+    var query = identity ? "?identity=" + encodeURIComponent(identity) : "";
+    var announce = function () {
+      if (!live.hidden) { return; }
+      live.textContent = "";
+      var a = document.createElement("a");
+      a.href = location.href;
+      a.textContent = "New messages: reload";
+      live.appendChild(a);
+      live.hidden = false;
     };
-    poll();
-    setInterval(poll, 10000);
+    if (window.EventSource) {
+      // The server says "changed" when this person's mail or texts change.
+      var source = new EventSource("/console/stream/" + query);
+      source.addEventListener("changed", announce);
+    } else {
+      var first = null;
+      var poll = function () {
+        fetch("/console/pulse/" + query, { credentials: "same-origin", headers: { "Accept": "application/json" } })
+          .then(function (r) { return r.ok ? r.json() : null; })
+          .then(function (p) {
+            if (!p) { return; }
+            if (first === null) { first = p.stamp; } else if (p.stamp !== first) { announce(); }
+          })
+          .catch(function () {});
+      };
+      poll();
+      setInterval(poll, 10000);
+    }
   }
 
   document.addEventListener("click", function (e) {
