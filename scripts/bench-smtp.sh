@@ -6,8 +6,10 @@
 #   scripts/bench-smtp.sh            # every case
 #   N=3000 RUNS=3 scripts/bench-smtp.sh     # messages per run, runs per case
 #
-# Result lines (JSON) go to bench/results/<date>-smtp.jsonl and a Markdown
-# summary is printed at the end.
+# Each ingest run is preceded by a run against the generator's null sink,
+# and carries the server's peak RSS, CPU and disk (jq adds them). Result
+# lines (JSON) go to bench/results/<date>-smtp.jsonl and a Markdown summary
+# (medians, with the sink's rate beside ours) is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +19,7 @@ RUNS=${RUNS:-3}
 FILL=${FILL:-100000}
 HTTP_PORT=${HTTP_PORT:-18080}
 SMTP_PORT=${SMTP_PORT:-12525}
+SINK_PORT=${SINK_PORT:-12526}
 
 if [ ! -d "$SMTPLOAD_DIR" ]; then
   echo "the load generator is not at $SMTPLOAD_DIR (set SMTPLOAD_DIR)" >&2
@@ -65,6 +68,28 @@ start_server() {
 
 stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""; }
 
+# measure ARGS…: one smtpload run against the server, its JSON line with the
+# server's peak RSS during the run (VmHWM reset first), its CPU ticks
+# (utime+stime, 10 ms each) and the data directory's size added.
+measure() {
+  local t0 line
+  echo 5 >"/proc/$server_pid/clear_refs"
+  t0=$(awk '{print $14+$15}' "/proc/$server_pid/stat")
+  line=$(./bin/smtpload "$@" -json)
+  echo "$line" | jq -c --argjson hwm "$(awk '/VmHWM/{print $2}' "/proc/$server_pid/status")" \
+    --argjson cpu "$(($(awk '{print $14+$15}' "/proc/$server_pid/stat") - t0))" --argjson disk "$(du -sk "$CALLSIGN_DATA_DIR" | cut -f1)" \
+    '. + {vmhwm_kb: $hwm, peer_cpu_ticks: $cpu, disk_kb: $disk}' | tee -a "$out"
+}
+
+# sink_run C: the generator against the null sink, the ceiling of any server.
+sink_run() {
+  ./bin/smtpload -sink "127.0.0.1:$SINK_PORT" >/dev/null 2>&1 &
+  local sink=$!
+  sleep 0.3
+  ./bin/smtpload -addr "127.0.0.1:$SINK_PORT" -n "$N" -c "$1" -label "null sink c=$1" -json | tee -a "$out"
+  kill -INT "$sink"; wait "$sink" 2>/dev/null || true
+}
+
 dialects="sqlite"
 [ -n "${CALLSIGN_TEST_POSTGRES_URL:-}" ] && dialects="sqlite postgres"
 for dialect in $dialects; do
@@ -72,8 +97,9 @@ for dialect in $dialects; do
   for attach in 0 20; do
     for c in 1 4 16; do
       for _ in $(seq "$RUNS"); do
-        ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$N" -c "$c" -attach-kb "$attach" -rcpt "$RCPTS" \
-          -label "$dialect c=$c attach=${attach}KiB" -json | tee -a "$out"
+        [ "$attach" = 0 ] && sink_run "$c"
+        measure -addr "127.0.0.1:$SMTP_PORT" -n "$N" -c "$c" -attach-kb "$attach" -rcpt "$RCPTS" \
+          -label "$dialect c=$c attach=${attach}KiB"
       done
     done
   done
@@ -88,6 +114,10 @@ for dialect in $dialects; do
   for _ in $(seq "$RUNS"); do
     ./bin/smtpload -n 0 -label "$dialect created_after, $FILL stored" -json -probe-n 500 -probe-min-bytes 1000 \
       -auth "Bearer $KEY" -http-probe "http://127.0.0.1:$HTTP_PORT/api/email-messages/?created_after=$cursor" | tee -a "$out"
+    ./bin/smtpload -n 0 -label "$dialect page without a cursor, $FILL stored" -json -probe-n 500 -probe-min-bytes 1000 \
+      -auth "Bearer $KEY" -http-probe "http://127.0.0.1:$HTTP_PORT/api/email-messages/?limit=50" | tee -a "$out"
+    ./bin/smtpload -n 0 -label "$dialect thread list page, $FILL stored" -json -probe-n 500 -probe-min-bytes 1000 \
+      -auth "Bearer $KEY" -http-probe "http://127.0.0.1:$HTTP_PORT/api/email-inbox/?limit=50" | tee -a "$out"
   done
   stop_server
 done
