@@ -264,7 +264,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	t.Cleanup(cancelLaptop)
 	do(t, laptop, chromedp.EmulateViewport(1280, 800))
 	for name, path := range map[string]string{"identities": "/console/", "mail": strings.TrimPrefix(mailURL, r.baseURL),
-		"thread": strings.TrimPrefix(threadURL, r.baseURL), "keys": "/console/keys/", "domains": "/console/domains/"} {
+		"thread": strings.TrimPrefix(threadURL, r.baseURL), "keys": "/console/keys/", "domains": "/console/domains/", "events": "/console/events/",
+		"vault": strings.TrimPrefix(strings.TrimSuffix(mailURL, "mail/")+"vault/", r.baseURL)} {
 		do(t, laptop, chromedp.Navigate(r.baseURL+path), chromedp.WaitVisible(chromedp.CSS(`h1`)))
 		consoleLooksRight(t, laptop, "laptop-"+name)
 	}

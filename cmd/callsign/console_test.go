@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"html"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -229,6 +231,43 @@ func TestConsoleGuards(t *testing.T) {
 		}
 		if s, _, body := bea.post(reveal[1], url.Values{"password": {ownerPassword}}); s != 404 || strings.Contains(body, "tok-9431-value") {
 			t.Errorf("revealing another account's secret: %d", s)
+		}
+
+		// Write a message with an attachment: it goes out, in a thread of
+		// its own, with the file.
+		var form bytes.Buffer
+		mw := multipart.NewWriter(&form)
+		_ = mw.WriteField("csrf_token", ann.token())
+		_ = mw.WriteField("to", "carol@example.net")
+		_ = mw.WriteField("subject", "Report")
+		_ = mw.WriteField("content", "Attached.")
+		fw, _ := mw.CreateFormFile("attachments", "report.csv")
+		_, _ = fw.Write([]byte("a,b\n1,2\n"))
+		_ = mw.Close()
+		res, err = ann.http.Post(r.baseURL+adaPath+"compose/", mw.FormDataContentType(), &form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if loc := res.Header.Get("Location"); res.StatusCode != 303 || !strings.HasPrefix(loc, "/console/threads/") {
+			t.Fatalf("compose: %d %s", res.StatusCode, loc)
+		}
+		if _, _, sent := ann.get(res.Header.Get("Location")); !strings.Contains(sent, "Sent by ada@agents.test") || !strings.Contains(sent, "report.csv") ||
+			!strings.Contains(sent, "carol@example.net") {
+			t.Fatalf("the sent message:\n%s", sent)
+		}
+
+		// Delete an identity: the page says what goes; confirming deletes it.
+		_, loc, _ = ann.post("/console/identities/", url.Values{"name": {"Temp"}})
+		tempPath := strings.TrimSuffix(loc, "mail/")
+		if _, _, confirm := ann.get(tempPath + "delete/"); !strings.Contains(confirm, "deletes its inboxes") || strings.Contains(confirm, "confirm=true") {
+			t.Fatalf("the confirmation page:\n%s", confirm)
+		}
+		if s, loc, _ := ann.post(tempPath+"delete/", url.Values{"confirm": {"yes"}}); s != 303 || loc != "/console/" {
+			t.Fatalf("delete: %d %s", s, loc)
+		}
+		if s, _, _ := ann.get(tempPath + "mail/"); s != 404 {
+			t.Fatalf("a deleted identity's mail: %d", s)
 		}
 
 		// Sign-out ends the session.
