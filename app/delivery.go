@@ -226,6 +226,27 @@ func examine(parsed ports.ParsedMail, envelopeFrom string) *core.Verification {
 		Text: parsed.Text, HTML: parsed.HTML})
 }
 
+// searchAttachmentText bounds how much attachment text a message's search
+// index holds.
+const searchAttachmentText = 64 << 10
+
+// attachmentsText is what the search index holds of a message's
+// attachments: the text of its text/* files other than HTML, up to
+// searchAttachmentText bytes. PDFs are not read (no pure-Go PDF text
+// extractor is both well kept and cheap enough to run at receipt).
+func attachmentsText(parts []ports.MailPart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if !strings.HasPrefix(p.ContentType, "text/") || p.ContentType == "text/html" || b.Len() >= searchAttachmentText {
+			continue
+		}
+		n := min(len(p.Content), searchAttachmentText-b.Len())
+		b.WriteString(strings.ToValidUTF8(string(p.Content[:n]), "\uFFFD"))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 // senderOf is who sent a received message: its From, else its envelope sender.
 func senderOf(parsed ports.ParsedMail, envelopeFrom string) string {
 	if parsed.FromEmail != "" {
@@ -259,6 +280,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, Authentication: auth, Verification: verification, CreatedAt: now}
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, Dedupe: in.Dedupe}
 	// The bytes stay in the source, which is stored anyway.
+	nm.SearchText = attachmentsText(parsed.Attachments)
 	for i, part := range parsed.Attachments {
 		nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
 			Attachment: core.Attachment{ID: s.ids.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,

@@ -46,6 +46,8 @@ func (c *Client) Inboxes(ctx context.Context) ([]Inbox, error) {
 
 // MessageFilter narrows the email message list; zero fields do not filter.
 type MessageFilter struct {
+	// Query is a search (q): see docs/api.md, "Search".
+	Query     string
 	Inbox     int64
 	ThreadID  string
 	FromEmail string
@@ -71,6 +73,7 @@ func (f MessageFilter) query() url.Values {
 	if f.Inbox != 0 {
 		set("inbox", strconv.FormatInt(f.Inbox, 10))
 	}
+	set("q", f.Query)
 	set("thread_id", f.ThreadID)
 	set("from_email", f.FromEmail)
 	set("direction", f.Direction)

@@ -55,6 +55,7 @@ type MessageSummary struct {
 	Recipients      []Recipient     `json:"recipients"`
 	Authentication  *Authentication `json:"authentication"`
 	Verification    *Verification   `json:"verification"`
+	Highlights      []string        `json:"highlights"`
 	CreatedDT       string          `json:"created_dt"`
 }
 

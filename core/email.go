@@ -65,6 +65,9 @@ type EmailMessage struct {
 	// Verification is the code or link a received message carries
 	// (FindVerification, at receipt); nil for none.
 	Verification *Verification
+	// Highlights are a search hit's snippets (core.Highlights); nil
+	// outside a search.
+	Highlights []string
 	CreatedAt    time.Time
 }
 

@@ -247,6 +247,9 @@ type NewMail struct {
 	// received it: for redeliveries (a retried local delivery, a resynced
 	// IMAP source) that must not make copies.
 	Dedupe bool
+	// SearchText is more text the search index holds for the message
+	// beside its subject and text body: its text/* attachments' text.
+	SearchText string
 }
 
 // AttachmentContent is an attachment with its bytes. The attachments of a
@@ -288,6 +291,11 @@ type MessageFilter struct {
 	Offset        int
 	// CountUpTo, when not 0, stops counting matches at this many.
 	CountUpTo int
+	// Search, when set, keeps the messages the query matches, most
+	// relevant first (then newest), each with its Highlights.
+	Search *core.SearchQuery
+	// NewestFirst orders by creation time, newest first, even a search.
+	NewestFirst bool
 }
 
 // ThreadFilter narrows the thread summaries.

@@ -418,3 +418,34 @@ func (in *input) uuid(name string) string {
 	}
 	return u.String()
 }
+
+// search reads q, a search query (core.ParseSearch); nil when absent. A q
+// that is present but empty is a 400, as is any query ParseSearch refuses.
+func (q *query) search() *core.SearchQuery {
+	raw := q.raw("q")
+	if _, sent := q.values["q"]; !sent {
+		return nil
+	}
+	s, err := core.ParseSearch(raw)
+	if !q.problems.Merge(err) && err != nil {
+		q.problems.Add("q", "%s", err.Error())
+	}
+	if err != nil {
+		return nil
+	}
+	return &s
+}
+
+// newestFirst reads ordering: created_dt (oldest first) or -created_dt
+// (newest first, which also keeps a search in plain recency).
+func (q *query) newestFirst() bool {
+	switch o := q.str("ordering"); o {
+	case "", "created_dt":
+		return false
+	case "-created_dt":
+		return true
+	default:
+		q.problems.Add("ordering", "%q is not a valid choice; use created_dt or -created_dt.", o)
+		return false
+	}
+}

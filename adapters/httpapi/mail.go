@@ -79,7 +79,9 @@ type messageSummaryView struct {
 	Recipients      []recipientView   `json:"recipients"`
 	Authentication  *authView         `json:"authentication"`
 	Verification    *verificationView `json:"verification"`
-	CreatedDT       apiTime           `json:"created_dt"`
+	// Highlights are a search hit's snippets; empty outside a search (q).
+	Highlights []string `json:"highlights"`
+	CreatedDT  apiTime  `json:"created_dt"`
 }
 
 // messageView is one message with its stored bodies, each at most
@@ -138,7 +140,7 @@ func (s *server) viewSummary(m core.EmailMessage) messageSummaryView {
 		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Preview: m.Preview, Truncated: m.Truncated,
 		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment),
 		Recipients: viewAll(m.Recipients, viewRecipient), Authentication: viewAuthentication(m.Authentication),
-		Verification: viewVerification(m.Verification), CreatedDT: apiTime(m.CreatedAt)}
+		Verification: viewVerification(m.Verification), Highlights: nonNil(m.Highlights), CreatedDT: apiTime(m.CreatedAt)}
 	if m.Direction == core.Outgoing {
 		v.DeliveryStatus, v.DeliveryError = optString(string(m.DeliveryStatus)), optString(m.DeliveryError)
 	}
@@ -241,6 +243,7 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 		Offset:        q.offset(),
 	}
 	f.CountUpTo = q.countUpTo(f.Offset, f.Limit)
+	f.Search, f.NewestFirst = q.search(), q.newestFirst()
 	if d := q.str("direction"); d != "" {
 		var ok bool
 		if f.Direction, ok = core.ParseDirection(d); !ok {

@@ -23,6 +23,7 @@ type emailSummary struct {
 	Direction       string   `json:"direction" jsonschema:"incoming (received) or outgoing (sent)"`
 	IsRead          bool     `json:"is_read"`
 	Attachments     []string `json:"attachments" jsonschema:"the attachments' file names"`
+	Highlights      []string `json:"highlights,omitempty" jsonschema:"for a search: snippets with the matched words in <mark>…</mark>"`
 	CreatedDT       string   `json:"created_dt"`
 }
 
@@ -32,7 +33,7 @@ func summarize(m client.MessageSummary) emailSummary {
 		names[i] = a.Filename
 	}
 	return emailSummary{ID: m.ID, ThreadID: m.ThreadID, FromEmail: m.FromEmail, FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail,
-		Subject: m.Subject, Preview: m.Preview, Direction: m.Direction, IsRead: m.IsRead, Attachments: names, CreatedDT: m.CreatedDT}
+		Subject: m.Subject, Preview: m.Preview, Direction: m.Direction, IsRead: m.IsRead, Attachments: names, Highlights: m.Highlights, CreatedDT: m.CreatedDT}
 }
 
 // email is a message to read: its text and what is known about it.
@@ -67,6 +68,7 @@ func readable(m client.Message) email {
 
 type listEmailsIn struct {
 	Scope
+	Query         string `json:"query,omitempty" jsonschema:"search words (all must match, stemmed), \"exact phrase\", -word, from:, to:, subject:, filename:, has:attachment, is:unread, before:/after: YYYY-MM-DD; hits come most relevant first"`
 	IsRead        *bool  `json:"is_read,omitempty" jsonschema:"true for read messages only, false for unread only"`
 	FromEmail     string `json:"from_email,omitempty" jsonschema:"only messages from this address (ignoring case)"`
 	Direction     string `json:"direction,omitempty" jsonschema:"incoming (received) or outgoing (sent)"`
@@ -180,7 +182,7 @@ func (s *session) addMailTools() {
 	addTool(s, tool{name: "list_emails", title: "List emails", readOnly: true,
 		description: "List email messages (oldest first, 50 at a time) with a short preview of each; filter by read state, sender, direction or thread. Use read_email for a message's full text."},
 		func(ctx context.Context, c *client.Client, in listEmailsIn) (listEmailsOut, error) {
-			p, err := c.Messages(ctx, client.MessageFilter{Inbox: in.Inbox, ThreadID: in.ThreadID, FromEmail: in.FromEmail, Direction: in.Direction,
+			p, err := c.Messages(ctx, client.MessageFilter{Query: in.Query, Inbox: in.Inbox, ThreadID: in.ThreadID, FromEmail: in.FromEmail, Direction: in.Direction,
 				IsRead: in.IsRead, Authenticated: in.Authenticated, CreatedAfter: in.CreatedAfter, Limit: in.Limit, Offset: in.Offset})
 			out := listEmailsOut{Count: p.Count, Emails: make([]emailSummary, len(p.Results))}
 			for i, m := range p.Results {

@@ -13,6 +13,7 @@ import (
 type messageRow struct {
 	core.EmailMessage // Attachments are kept in the attachments table
 	raw               []byte
+	searchText        string // ports.NewMail.SearchText
 }
 
 type outboxRow struct {
@@ -87,7 +88,7 @@ func (s *Store) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.Ema
 			m.Attachments = append(m.Attachments, a.Attachment)
 		}
 		t.threads[m.ThreadID].Add(m)
-		t.messages[m.ID] = &messageRow{EmailMessage: m, raw: nm.Raw}
+		t.messages[m.ID] = &messageRow{EmailMessage: m, raw: nm.Raw, searchText: nm.SearchText}
 		record(ports.EffectMessage, strconv.FormatInt(m.ID, 10))
 		if c := nm.Correspondent; c != nil && s.contactClash(*c) == "" {
 			s.contacts[c.ID] = &contactRow{*c}
@@ -177,15 +178,17 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 			f.FromEmail != "" && !strings.EqualFold(r.FromEmail, f.FromEmail),
 			f.IsRead != nil && r.IsRead != *f.IsRead,
 			f.Authenticated != nil && *f.Authenticated != (r.Authentication != nil && r.Authentication.Verdict == core.AuthPass),
-			f.CreatedAfter != nil && !r.CreatedAt.After(*f.CreatedAfter):
+			f.CreatedAfter != nil && !r.CreatedAt.After(*f.CreatedAfter),
+			f.Search != nil && !s.searchMatches(*f.Search, r):
 			return false
 		}
 		return true
 	}, func(a, b *messageRow) bool {
+		newest := f.NewestFirst || f.Search != nil // the fake does not rank: newest first
 		if !a.CreatedAt.Equal(b.CreatedAt) {
-			return a.CreatedAt.Before(b.CreatedAt)
+			return a.CreatedAt.Before(b.CreatedAt) != newest
 		}
-		return a.ID < b.ID
+		return (a.ID < b.ID) != newest
 	})
 	total := countUpTo(len(rows), f.CountUpTo)
 	rows = rows[min(f.Offset, len(rows)):]
@@ -195,8 +198,56 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 	out := make([]core.EmailMessage, len(rows))
 	for i, r := range rows {
 		out[i] = r.EmailMessage.Summary()
+		if f.Search != nil {
+			out[i].Highlights = core.Highlights(*f.Search, r.Subject, r.Text+"\n"+r.searchText)
+		}
 	}
 	return out, total, nil
+}
+
+// searchMatches is the SQL store's search of one message: the words by
+// core.SearchMatches (without a real stemmer), the filters as its SQL.
+func (s *Store) searchMatches(q core.SearchQuery, r *messageRow) bool {
+	if !core.SearchMatches(q, r.Subject, r.Text+"\n"+r.searchText) {
+		return false
+	}
+	contains := func(list []string, sub string) bool {
+		for _, v := range list {
+			if strings.Contains(strings.ToLower(v), sub) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, v := range q.From {
+		if !strings.Contains(strings.ToLower(r.FromEmail), v) {
+			return false
+		}
+	}
+	for _, v := range q.To {
+		if !contains(r.To, v) && !contains(r.Cc, v) {
+			return false
+		}
+	}
+	var names []string
+	attached := false
+	for _, a := range s.mailTables().attachments {
+		if a.MessageID == r.ID {
+			names = append(names, a.Filename)
+			attached = attached || !a.Inline
+		}
+	}
+	for _, v := range q.Filenames {
+		if !contains(names, v) {
+			return false
+		}
+	}
+	switch {
+	case q.HasAttachment && !attached, q.Unread && r.IsRead,
+		q.After != nil && r.CreatedAt.Before(*q.After), q.Before != nil && !r.CreatedAt.Before(*q.Before):
+		return false
+	}
+	return true
 }
 
 func (s *Store) RawMessage(_ context.Context, accountID string, id int64) ([]byte, error) {

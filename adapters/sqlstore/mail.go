@@ -306,7 +306,20 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	if f.CreatedAfter != nil {
 		w.add("created_at > ?", us(*f.CreatedAfter))
 	}
-	total, err := db.count(ctx, `FROM email_messages`+w.sql(), w.args, f.CountUpTo)
+	var search searchSQL
+	order := "created_at, id"
+	if f.Search != nil {
+		search = db.messageSearch(*f.Search, &w)
+		order = "created_at DESC, email_messages.id DESC"
+		if search.rank != "" && !f.NewestFirst {
+			order = search.rank + ", " + order
+		}
+	} else if f.NewestFirst {
+		order = "created_at DESC, id DESC"
+	}
+	from := `FROM email_messages` + search.join + w.sql()
+	args := append(search.joinArgs, w.args...)
+	total, err := db.count(ctx, from, args, f.CountUpTo)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -317,15 +330,18 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	if limit <= 0 {
 		limit = total
 	}
-	var rows []messageRow
-	err = db.sel(ctx, &rows, db.q(`SELECT `+summaryColumns+` FROM email_messages`+w.sql()+
-		` ORDER BY created_at, id LIMIT ? OFFSET ?`), append(w.args, limit, f.Offset)...)
+	var rows []searchRow
+	err = db.sel(ctx, &rows, db.q(`SELECT `+searchColumns+` `+from+` ORDER BY `+order+` LIMIT ? OFFSET ?`),
+		append(args, limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, err
 	}
 	msgs := make([]core.EmailMessage, len(rows))
 	for i, r := range rows {
 		msgs[i] = r.core().Summary()
+		if f.Search != nil {
+			msgs[i].Highlights = core.Highlights(*f.Search, r.Subject, r.Head)
+		}
 	}
 	return msgs, total, db.attachAttachments(ctx, db.sel, msgs)
 }

@@ -131,6 +131,9 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	if _, err := mt.tx.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
 		return m, err
 	}
+	if err := db.indexMessage(ctx, mt.tx, m, nm.SearchText); err != nil {
+		return m, err
+	}
 	if err := db.recordEffect(ctx, mt.tx, nm.claim, ports.EffectMessage, strconv.FormatInt(m.ID, 10)); err != nil {
 		return m, err
 	}

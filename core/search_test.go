@@ -1,0 +1,94 @@
+package core
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestParseSearch(t *testing.T) {
+	day := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	cases := map[string]SearchQuery{
+		"Invoice  Café":                {Terms: []SearchTerm{{Words: []string{"invoice"}}, {Words: []string{"cafe"}}}},
+		`"exact phrase" -spam`:         {Terms: []SearchTerm{{Words: []string{"exact", "phrase"}}, {Words: []string{"spam"}, Negated: true}}},
+		`-"not this" e-mail`:           {Terms: []SearchTerm{{Words: []string{"not", "this"}, Negated: true}, {Words: []string{"e", "mail"}}}},
+		`"open quote runs to the end`:  {Terms: []SearchTerm{{Words: []string{"open", "quote", "runs", "to", "the", "end"}}}},
+		`subject:"Your receipt" x`:     {Terms: []SearchTerm{{Words: []string{"your", "receipt"}, Subject: true}, {Words: []string{"x"}}}},
+		"from:Bank.Example to:me@x.io": {From: []string{"bank.example"}, To: []string{"me@x.io"}},
+		"has:attachment is:unread":     {HasAttachment: true, Unread: true},
+		"-is:read filename:Report.PDF": {Unread: true, Filenames: []string{"report.pdf"}},
+		"after:2026-11-01 before:2026-11-21T08:00:00+01:00": {After: &day,
+			Before: func() *time.Time { t := time.Date(2026, 11, 21, 7, 0, 0, 0, time.UTC); return &t }()},
+		"re:hello":       {Terms: []SearchTerm{{Words: []string{"re"}}, {Words: []string{"hello"}}}},
+		"color:blue":     {Terms: []SearchTerm{{Words: []string{"color"}}, {Words: []string{"blue"}}}},
+		"Größe ÉTÉ":      {Terms: []SearchTerm{{Words: []string{"grosse"}}, {Words: []string{"ete"}}}},
+		`"" word`:        {Terms: []SearchTerm{{Words: []string{"word"}}}},
+		"-- word":        {Terms: []SearchTerm{{Words: []string{"word"}}}},
+		"https://x.io/a": {Terms: []SearchTerm{{Words: []string{"https"}}, {Words: []string{"x"}}, {Words: []string{"io"}}, {Words: []string{"a"}}}},
+	}
+	for in, want := range cases {
+		got, err := ParseSearch(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q:\n got %+v %v\nwant %+v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "   ", `""`, "-", "before:yesterday", "after:2026-13-01", "has:pdf", "is:starred",
+		"from:", "-from:x", strings.Repeat("a ", 600), strings.Repeat("w ", MaxSearchTerms+1), "\xff"} {
+		_, err := ParseSearch(bad)
+		if e, ok := err.(*Error); !ok || e.Kind != KindInvalid || len(e.Fields["q"]) == 0 {
+			t.Errorf("%q: %v, want a validation error on q", bad, err)
+		}
+	}
+}
+
+func TestHighlights(t *testing.T) {
+	q, _ := ParseSearch(`invoices "due date" -spam`)
+	got := Highlights(q, "Your invoice <#42>", "Hello,\n\nthe invoiced amount & the due  date are below. "+
+		"One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty Invoices again.")
+	want := []string{
+		"Your <mark>invoice</mark> &lt;#42&gt;",
+		"Hello, the <mark>invoiced</mark> amount &amp; the <mark>due</mark> <mark>date</mark> are below. One two three four five six seven eight nine ten eleven…",
+		"…fifteen sixteen seventeen eighteen nineteen twenty <mark>Invoices</mark> again.",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got\n%q\nwant\n%q", got, want)
+	}
+	if h := Highlights(SearchQuery{Unread: true}, "text"); h == nil || len(h) != 0 {
+		t.Fatalf("no words: %v", h)
+	}
+	if !SearchMatches(q, "Invoice", "the due date") || SearchMatches(q, "Invoice", "the due date, spam") || SearchMatches(q, "Invoice", "date due") {
+		t.Fatal("SearchMatches")
+	}
+}
+
+// FuzzParseSearch: whatever a person types, the parser answers a query or
+// a validation error on q, and highlights are well-formed.
+func FuzzParseSearch(f *testing.F) {
+	for _, s := range []string{`"a b" -c from:x subject:"y`, "before:2026-01-01", `-"`, `:::`, `a:"b`, "is:unread", "\x00\"\\'--;DROP TABLE"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q, err := ParseSearch(s)
+		if err != nil {
+			if e, ok := err.(*Error); !ok || e.Kind != KindInvalid || len(e.Fields["q"]) == 0 {
+				t.Fatalf("%q: %v", s, err)
+			}
+			return
+		}
+		for _, term := range q.Terms {
+			for _, w := range term.Words {
+				if w == "" || strings.ContainsFunc(w, func(r rune) bool { return !isSearchRune(r) }) {
+					t.Fatalf("%q: word %q is not letters and digits", s, w)
+				}
+			}
+		}
+		for _, h := range Highlights(q, s, s) {
+			if !utf8.ValidString(h) || strings.Count(h, "<mark>") != strings.Count(h, "</mark>") ||
+				strings.Count(h, "<") != 2*strings.Count(h, "<mark>") {
+				t.Fatalf("%q: highlight %q", s, h)
+			}
+		}
+	})
+}
