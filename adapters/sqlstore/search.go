@@ -8,7 +8,7 @@ import (
 	"github.com/callsign/callsign/core"
 )
 
-// The full-text index of mail (migration 00015): SQLite's FTS5 table
+// The full-text index of mail (migration 00016): SQLite's FTS5 table
 // email_search (columns search_subject, search_body; rowid = message id)
 // and PostgreSQL's email_search (email_id, doc tsvector: subject weight A,
 // text weight B). core.ParseSearch reads the query; this file says it in
