@@ -68,7 +68,7 @@ type EmailMessage struct {
 	// Highlights are a search hit's snippets (core.Highlights); nil
 	// outside a search.
 	Highlights []string
-	CreatedAt    time.Time
+	CreatedAt  time.Time
 }
 
 // Attachment is a file carried by a message, or uploaded to be sent.
