@@ -115,6 +115,9 @@ type InboundMail struct {
 	// Envelope are the RCPT TO addresses: a bounce address among them
 	// (bounces+<token>@…) makes the message a possible bounce report.
 	Envelope []string
+	// sourceHash is the hex SHA-256 of Raw as the SMTP sender sent it,
+	// which recognises its retries (core.FileMail); "" for other mail.
+	sourceHash string
 }
 
 // authCheckTimeout bounds the checks of one message: SPF may chain up to
@@ -157,6 +160,10 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 	}
 	if in.Inboxes, err = s.takeReports(ctx, in); err != nil || len(in.Inboxes) == 0 {
 		return nil, err
+	}
+	if in.Origin != nil && !in.Dedupe {
+		sum := sha256.Sum256(in.Raw)
+		in.sourceHash = hex.EncodeToString(sum[:])
 	}
 	// The checks read the sender's bytes; the verdict goes on top of them,
 	// below the trace.
@@ -277,7 +284,8 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 	header.MessageID, header.FromEmail = msgID, from
 	header.Clean()
 	m := core.EmailMessage{AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID, Header: header,
-		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, Authentication: auth, Verification: verification, CreatedAt: now}
+		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, Authentication: auth, Verification: verification,
+		SourceHash: in.sourceHash, CreatedAt: now}
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, Dedupe: in.Dedupe}
 	// The bytes stay in the source, which is stored anyway.
 	nm.SearchText = attachmentsText(parsed.Attachments)

@@ -59,6 +59,10 @@ type EmailMessage struct {
 	Recipients []Recipient
 	// BounceToken names an outgoing message in its envelope sender (VERP).
 	BounceToken string
+	// SourceHash is the hex SHA-256 of the bytes the sender sent, for a
+	// message received over SMTP ("" otherwise): a retried delivery of
+	// the same bytes is recognised by it (FileMail).
+	SourceHash string
 	// Authentication is what the checks of a received message found; nil
 	// when none ran.
 	Authentication *Authentication

@@ -315,7 +315,8 @@ func TestTraceFields(t *testing.T) {
 	if err := send(w.dial(), "bounces@example.org", []string{"alice@agents.test"}, raw); err != nil {
 		t.Fatal(err)
 	}
-	if err := send(w.dial(), "", []string{"alice@agents.test", "bob@agents.test"}, raw); err != nil {
+	// Other bytes: the same bytes again would be a retry, which makes no copy.
+	if err := send(w.dial(), "", []string{"alice@agents.test", "bob@agents.test"}, append([]byte("X-Again: yes\r\n"), raw...)); err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []string{

@@ -64,6 +64,7 @@ type messageRow struct {
 	BounceToken    sql.NullString `db:"bounce_token"`
 	VerifyCode     string         `db:"verification_code"`
 	VerifyLink     string         `db:"verification_link"`
+	SourceHash     string         `db:"source_hash"`
 	CreatedAt      int64          `db:"created_at"`
 }
 
@@ -73,7 +74,7 @@ func (r messageRow) core() core.EmailMessage {
 			FromName: r.FromName, To: parseList(r.To), Cc: parseList(r.Cc), Subject: r.Subject},
 		Bcc: parseList(r.Bcc), Text: r.Text, HTML: r.HTML, Truncated: r.Truncated,
 		Direction: core.Direction(r.Direction), IsRead: r.IsRead, DeliveryStatus: core.DeliveryStatus(r.DeliveryStatus),
-		DeliveryError: r.DeliveryError, Recipients: parseRecipients(r.Recipients), BounceToken: r.BounceToken.String,
+		DeliveryError: r.DeliveryError, Recipients: parseRecipients(r.Recipients), BounceToken: r.BounceToken.String, SourceHash: r.SourceHash,
 		Authentication: authOf(r.AuthSPF, r.AuthDKIM, r.AuthDMARC, r.AuthVerdict, r.AuthPolicy),
 		Verification:   core.NewVerification(r.VerifyCode, r.VerifyLink), CreatedAt: fromUS(r.CreatedAt)}
 }
@@ -136,7 +137,7 @@ func nullToken(t string) sql.NullString { return sql.NullString{String: t, Valid
 
 const messageColumns = `id, account_id, identity_id, inbox_id, thread_id, message_id, in_reply_to, refs, from_email, from_name,
 	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, body_truncated, direction, is_read, delivery_status, delivery_error,
-	auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, verification_code, verification_link, created_at`
+	auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, verification_code, verification_link, source_hash, created_at`
 
 // summaryColumns are messageColumns as a list reads them: the head of the
 // text body, for the preview (core.EmailMessage.Summary), and no HTML.

@@ -376,6 +376,32 @@ func testMailDedupe(t *testing.T, f *fixture) {
 	}
 }
 
+// testMailRedelivery: an SMTP sender's retry of the same bytes (the same
+// Message-ID and source hash within core.RedeliveryWindow) is the first
+// copy; other bytes, or the same a day later, are stored.
+func testMailRedelivery(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	nm := incoming(in, "retry@x", "r", f.tick(), "")
+	nm.Message.SourceHash = "h1"
+	first := f.save(nm)[0]
+	nm.Message.CreatedAt, nm.NewThreadID = f.tick(), uuid.NewString()[:12]
+	if again := f.save(nm)[0]; again.ID != first.ID {
+		t.Fatalf("a retried delivery made a copy: %d vs %d", again.ID, first.ID)
+	}
+	other := nm
+	other.Message.SourceHash, other.NewThreadID = "h2", uuid.NewString()[:12]
+	if m := f.save(other)[0]; m.ID == first.ID {
+		t.Fatal("other bytes under the same Message-ID were taken for a retry")
+	}
+	later := nm
+	later.Message.SourceHash = "h1"
+	later.Message.CreatedAt, later.NewThreadID = first.CreatedAt.Add(core.RedeliveryWindow+time.Second), uuid.NewString()[:12]
+	if m := f.save(later)[0]; m.ID == first.ID {
+		t.Fatal("the same bytes a day later were taken for a retry")
+	}
+}
+
 func testMailOutbox(t *testing.T, f *fixture) {
 	a := f.account()
 	_, in := f.identity(a.ID)

@@ -80,3 +80,27 @@ func TestNULAndInvalidUTF8AreStored(t *testing.T) {
 		}
 	})
 }
+
+// TestSMTPRetryMakesNoCopy: a sender that delivers the same message again
+// (it never heard the 250: a crash, a dropped connection) hears 250 and
+// the inbox keeps one copy; another message under the same Message-ID is
+// stored.
+func TestSMTPRetryMakesNoCopy(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		r := start(t, d, nil)
+		mgmt := r.bootstrap("retry@example.com")
+		var ident struct{ UUID, Inbox string }
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Retry"}, &ident)
+		raw := "From: zed@example.org\r\nTo: " + ident.Inbox + "\r\nSubject: once\r\nMessage-ID: <retry-1@example.org>\r\n\r\nhello\r\n"
+		smtpAddr := r.svc.smtpLn.Addr().String()
+		for range 3 {
+			sendSMTP(t, smtpAddr, "zed@example.org", []string{ident.Inbox}, raw)
+		}
+		sendSMTP(t, smtpAddr, "zed@example.org", []string{ident.Inbox}, strings.Replace(raw, "hello", "changed", 1))
+		var pg apiPage
+		r.call("GET", "/api/email-messages/?identity="+ident.UUID, mgmt, nil, &pg)
+		if pg.Count != 2 {
+			t.Fatalf("three deliveries of one message and one other: %d stored", pg.Count)
+		}
+	})
+}
