@@ -57,6 +57,11 @@ type Ports struct {
 	MailAuth ports.MailAuthenticator
 	// Signer makes DKIM keys and signs outgoing mail.
 	Signer ports.DKIMSigner
+	// WebhookSender makes webhook requests under the outbound-destination
+	// policy; nil: webhooks cannot be created.
+	WebhookSender ports.WebhookSender
+	// EventJSON renders an event as the API shows it (a webhook's body).
+	EventJSON func(core.Event) ([]byte, error)
 	// Reports reads delivery status notifications (bounces).
 	Reports ports.DSNReader
 	// OTP computes the TOTP codes of password entries.
@@ -117,6 +122,7 @@ type App struct {
 	// Verifications lists the codes and links received mail and texts carried.
 	Verifications *Verifications
 	Events        *Events
+	Webhooks      *Webhooks
 }
 
 // New builds the services over deps.
@@ -132,6 +138,12 @@ func New(deps Deps) *App {
 	}
 	if deps.Retry == (RetryPolicy{}) {
 		deps.Retry = DefaultRetry
+	}
+	if deps.WebhookSender == nil {
+		deps.WebhookSender = noWebhooks{}
+	}
+	if deps.EventJSON == nil {
+		deps.EventJSON = func(e core.Event) ([]byte, error) { return e.Data, nil }
 	}
 	if deps.EventRetention <= 0 {
 		deps.EventRetention = core.EventRetention
@@ -167,6 +179,7 @@ func New(deps Deps) *App {
 		mail.recipients.forgetIdentity(ident.ID)
 		sources.nudge()
 	}
+	events := &Events{base: b, store: store, retention: deps.EventRetention, changed: make(chan struct{})}
 	return &App{
 		Accounts:     accounts,
 		Auth:         auth,
@@ -185,7 +198,9 @@ func New(deps Deps) *App {
 			publicURL: deps.PublicURL, verified: verified},
 		Idempotency:   &Idempotency{base: b, store: store, cipher: deps.Cipher},
 		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified},
-		Events:        &Events{base: b, store: store, retention: deps.EventRetention, changed: make(chan struct{})},
+		Events:        events,
+		Webhooks: &Webhooks{base: b, store: store, identities: identities, events: events, sender: deps.WebhookSender,
+			cipher: deps.Cipher, render: deps.EventJSON},
 	}
 }
 

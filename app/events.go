@@ -100,6 +100,15 @@ func (s *Events) Changed() <-chan struct{} {
 	return s.changed
 }
 
+// wake wakes every reader and the webhook worker, as a commit does.
+func (s *Events) wake() {
+	s.Changed() // the listener exists, so changed is never a closed channel
+	s.mu.Lock()
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
 // pruneBatch bounds one delete of expired events.
 const pruneBatch = 1000
 

@@ -83,6 +83,9 @@ type Config struct {
 	// link-local and metadata addresses (CALLSIGN_SOURCES_ALLOW_PRIVATE):
 	// for tests and local development only.
 	SourcesAllowPrivate bool
+	// WebhookAllowPrivate is the same for webhook endpoints
+	// (CALLSIGN_WEBHOOK_ALLOW_PRIVATE).
+	WebhookAllowPrivate bool
 
 	// SMTPMaxSessions and SMTPMaxSessionsPerIP cap concurrent inbound SMTP
 	// sessions, overall and per client address; SMTPDataTimeout bounds a
@@ -303,6 +306,9 @@ func Load(getenv Getenv) (Config, error) {
 	}
 	if c.SourcesAllowPrivate, err = parseBool(get("CALLSIGN_SOURCES_ALLOW_PRIVATE", "false")); err != nil {
 		return fail("CALLSIGN_SOURCES_ALLOW_PRIVATE", "%s", err)
+	}
+	if c.WebhookAllowPrivate, err = parseBool(get("CALLSIGN_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
+		return fail("CALLSIGN_WEBHOOK_ALLOW_PRIVATE", "%s", err)
 	}
 	if c.DebugAddr = get("CALLSIGN_DEBUG_ADDR", ""); c.DebugAddr != "" {
 		if msg := checkListenAddr(c.DebugAddr); msg != "" {

@@ -46,10 +46,18 @@ type Event struct {
 	// Data is the JSON object the API shows as the event's data, rendered
 	// once when the event is written.
 	Data []byte
+	// Name is the id of an event outside the log (webhook.test), which has
+	// no sequence number.
+	Name string
 }
 
 // ID is the event's id as the API shows it.
-func (e Event) ID() string { return strconv.FormatInt(e.Seq, 10) }
+func (e Event) ID() string {
+	if e.Name != "" {
+		return e.Name
+	}
+	return strconv.FormatInt(e.Seq, 10)
+}
 
 // ParseEventID reads an event id given back as a cursor.
 func ParseEventID(s string) (int64, bool) {

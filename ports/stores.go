@@ -39,6 +39,7 @@ type Store interface {
 	IdempotencyStore
 	VerificationStore
 	EventStore
+	WebhookStore
 }
 
 // VerificationFilter narrows the verifications one identity received.

@@ -222,6 +222,17 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/events/", s.handle(s.listEvents))
 	authed.GET("/events/stream/", s.streamEvents)
 
+	authed.GET("/webhooks/", s.handle(s.listWebhooks))
+	authed.POST("/webhooks/", s.handle(s.createWebhook))
+	authed.GET("/webhooks/:uuid/", s.handle(s.webhookAction(s.getWebhook)))
+	authed.PATCH("/webhooks/:uuid/", s.handle(s.webhookAction(s.patchWebhook)))
+	authed.DELETE("/webhooks/:uuid/", s.handle(s.webhookAction(s.deleteWebhook)))
+	authed.GET("/webhooks/:uuid/secret/", s.handle(s.webhookAction(s.webhookSecret)))
+	authed.POST("/webhooks/:uuid/rotate-secret/", s.handle(s.webhookAction(s.rotateWebhookSecret)))
+	authed.POST("/webhooks/:uuid/test/", s.handle(s.webhookAction(s.testWebhook)))
+	authed.GET("/webhooks/:uuid/deliveries/", s.handle(s.webhookAction(s.listDeliveries)))
+	authed.POST("/webhooks/:uuid/deliveries/:delivery/retry/", s.handle(s.webhookAction(s.retryDelivery)))
+
 	// Provider webhooks: Twilio signs its requests; the simulator's takes a key.
 	hooks := e.Group("/webhooks")
 	hooks.POST("/twilio/sms/", s.inboundSMSWebhook)

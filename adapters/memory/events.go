@@ -45,8 +45,10 @@ func (s *Store) writeEvents(events ...core.NewEvent) error {
 			return err
 		}
 		t.seq[e.AccountID]++
-		t.log = append(t.log, core.Event{Seq: t.seq[e.AccountID], AccountID: e.AccountID, IdentityID: e.IdentityID, Type: e.Type,
-			CreatedAt: time.Now().UTC().Truncate(time.Microsecond), Data: data})
+		stored := core.Event{Seq: t.seq[e.AccountID], AccountID: e.AccountID, IdentityID: e.IdentityID, Type: e.Type,
+			CreatedAt: time.Now().UTC().Truncate(time.Microsecond), Data: data}
+		t.log = append(t.log, stored)
+		s.writeDeliveries(stored)
 	}
 	select {
 	case t.written <- struct{}{}:

@@ -209,6 +209,9 @@ func (s *Store) sealedCells() []sealedCell {
 	for id, r := range s.sourceRows() {
 		cells = append(cells, sealedCell{"mail_sources", id, "password", &r.Password})
 	}
+	for id, w := range s.webhookTables().hooks {
+		cells = append(cells, sealedCell{"webhooks", id, "secret", &w.Secret}, sealedCell{"webhooks", id, "previous_secret", &w.PreviousSecret})
+	}
 	sort.Slice(cells, func(i, j int) bool { return sealedBefore(cells[i].value(), cells[j].value()) })
 	return cells
 }

@@ -29,7 +29,8 @@ type txer interface {
 	GetContext(ctx context.Context, dest any, query string, args ...any) error
 }
 
-// writeEvents appends events to their accounts' logs in tx. Each account's
+// writeEvents appends events to their accounts' logs in tx, with a
+// webhook delivery for each endpoint that wants one. Each account's
 // event_seq moves under its row lock, so sequence numbers grow in commit
 // order per account. Callers that touch other rows lock the account first
 // (lockAccount, or SaveMail's clock), so instances never deadlock.
@@ -56,15 +57,22 @@ func (db *DB) writeEvents(ctx context.Context, tx txer, events []core.NewEvent) 
 		}
 		next[e.AccountID] = last - n + 1
 	}
+	hooks := map[string][]core.Webhook{}
 	for _, e := range events {
 		data, err := db.encodeEvent(e)
 		if err != nil {
 			return err
 		}
-		seq := next[e.AccountID]
+		stored := core.Event{Seq: next[e.AccountID], AccountID: e.AccountID, IdentityID: e.IdentityID, Type: e.Type,
+			CreatedAt: fromUS(now), Data: data}
 		next[e.AccountID]++
-		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO events (account_id, seq, identity_id, type, created_at, data)
-			VALUES (?, ?, ?, ?, ?, ?)`), e.AccountID, seq, nullString(e.IdentityID), string(e.Type), now, string(data)); err != nil {
+		var id int64
+		if err := tx.GetContext(ctx, &id, db.q(`INSERT INTO events (account_id, seq, identity_id, type, created_at, data)
+			VALUES (?, ?, ?, ?, ?, ?) RETURNING id`), e.AccountID, stored.Seq, nullString(e.IdentityID), string(e.Type), now,
+			string(data)); err != nil {
+			return err
+		}
+		if err := db.writeDeliveries(ctx, tx, hooks, id, stored); err != nil {
 			return err
 		}
 	}

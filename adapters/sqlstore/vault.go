@@ -148,6 +148,8 @@ var sealedColumns = []struct{ table, field string }{
 	{"passwords", "password"},
 	{"passwords", "totp"},
 	{"secrets", "value"},
+	{"webhooks", "previous_secret"},
+	{"webhooks", "secret"},
 }
 
 func isSealedColumn(table, field string) bool {

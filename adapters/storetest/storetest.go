@@ -97,6 +97,7 @@ var cases = []testCase{
 	{"events/a reader polling after its last id misses nothing while writers commit", testEventsCursorExact},
 	{"events/pruning deletes expired prefixes and says where each log starts", testEventsPrune},
 	{"events/a commit that wrote events signals the reader", testEventsSignal},
+	{"webhooks/deliveries written with events, leased, attempted, retried, deleted", testWebhookDeliveries},
 }
 
 // t0 is the suite's epoch, with microseconds to catch lost precision.

@@ -34,6 +34,7 @@ import (
 	"github.com/callsign/callsign/adapters/totp"
 	"github.com/callsign/callsign/adapters/twilio"
 	"github.com/callsign/callsign/adapters/vaultcipher"
+	"github.com/callsign/callsign/adapters/webhook"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/config"
 	"github.com/callsign/callsign/core"
@@ -159,6 +160,11 @@ func useMailTrust(cfg config.Config, deps *app.Deps) error {
 		hosts = r
 	}
 	deps.Destinations = egress.New(core.DestinationPolicy{AllowPrivate: cfg.SourcesAllowPrivate}, hosts)
+	// Webhooks go out through the same policy, with their own allowance.
+	hooks := egress.New(core.DestinationPolicy{AllowPrivate: cfg.WebhookAllowPrivate}, hosts)
+	deps.WebhookSender = webhook.New(webhook.Options{DialContext: hooks.DialContext,
+		Resolve: func(ctx context.Context, host string) error { _, err := hooks.Resolve(ctx, host); return err }})
+	deps.EventJSON = httpapi.EventJSON
 	deps.Domain = core.DomainSettings{MXHost: cfg.MXHost, SPFInclude: cfg.SPFInclude}
 	deps.Reports, deps.InboundAuth = mailmime.Parser{}, core.InboundAuth(cfg.InboundAuth)
 	if cfg.DKIMKeyFile != "" {
@@ -384,6 +390,10 @@ func (s *service) serve(ctx context.Context) error {
 	})
 	s.drain.task("outbox", g, func() error {
 		s.app.Mail.RunOutbox(gctx)
+		return nil
+	})
+	s.drain.task("webhook deliveries", g, func() error {
+		s.app.Webhooks.RunDeliveries(gctx)
 		return nil
 	})
 	s.drain.task("event retention", g, func() error {

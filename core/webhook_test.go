@@ -1,0 +1,83 @@
+package core
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The example of the Standard Webhooks specification's reference libraries.
+func TestSignWebhookMatchesTheSpecificationsExample(t *testing.T) {
+	got := SignWebhook([]string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, []byte(`{"test": 2432232314}`))
+	if want := "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+	two := SignWebhook([]string{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, []byte(`{"test": 2432232314}`))
+	if parts := strings.Fields(two); len(parts) != 2 || parts[0] != got {
+		t.Fatalf("two secrets: %q", two)
+	}
+}
+
+func TestNewWebhookSecret(t *testing.T) {
+	s, err := NewWebhookSecret(bytes.NewReader(make([]byte, 32)))
+	if err != nil || s != "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" {
+		t.Fatalf("%q %v", s, err)
+	}
+}
+
+func TestWebhookWantsAndManagedBy(t *testing.T) {
+	w := Webhook{AccountID: "a", Enabled: true, EventTypes: []string{"email.*", "sms.status"}, Identities: []string{"i1"}}
+	for _, tc := range []struct {
+		e    Event
+		want bool
+	}{
+		{Event{Type: EmailReceived, IdentityID: "i1"}, true},
+		{Event{Type: SMSStatusEvent, IdentityID: "i1"}, true},
+		{Event{Type: SMSReceivedEvent, IdentityID: "i1"}, false},
+		{Event{Type: EmailReceived, IdentityID: "i2"}, false},
+		{Event{Type: WebhookTest, IdentityID: "i1"}, false},
+	} {
+		if got := w.Wants(tc.e); got != tc.want {
+			t.Errorf("%+v: %v", tc.e, got)
+		}
+	}
+	all := Webhook{AccountID: "a", Enabled: true}
+	if !all.Wants(Event{Type: IdentityDeleted}) || (Webhook{}).Wants(Event{Type: EmailSent}) {
+		t.Fatal("no filters: every event of an enabled endpoint")
+	}
+	if !w.ManagedBy(Principal{AccountID: "a", KeyType: KeyIdentity, IdentityID: "i1"}) ||
+		w.ManagedBy(Principal{AccountID: "a", KeyType: KeyIdentity, IdentityID: "i2"}) ||
+		all.ManagedBy(Principal{AccountID: "a", KeyType: KeyIdentity, IdentityID: "i1"}) ||
+		!all.ManagedBy(Principal{AccountID: "a", KeyType: KeyManagement}) || all.ManagedBy(Principal{AccountID: "b", KeyType: KeyManagement}) {
+		t.Fatal("managed by")
+	}
+}
+
+func TestWebhookAttemptsBackOffThenFail(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	d := WebhookDelivery{Status: WebhookPending, CreatedAt: t0}
+	now := t0
+	want := []time.Duration{5 * time.Second, 30 * time.Second, 2 * time.Minute, 10 * time.Minute, 30 * time.Minute, time.Hour, time.Hour}
+	for i, w := range want {
+		d = WebhookAttempted(d, now, 500, "status 500", time.Millisecond)
+		if wait := d.NextAt.Sub(now); d.Status != WebhookPending || wait < w*9/10 || wait > w*11/10 || d.Attempts != i+1 {
+			t.Fatalf("attempt %d: %+v (waits %v)", i+1, d, wait)
+		}
+		now = d.NextAt
+	}
+	for d.Status == WebhookPending {
+		now = d.NextAt
+		d = WebhookAttempted(d, now, 0, "connect", 0)
+	}
+	if d.Status != WebhookFailed || now.Sub(t0) > WebhookGiveUp || now.Sub(t0) < WebhookGiveUp-2*time.Hour {
+		t.Fatalf("failed at %v after creation: %+v", now.Sub(t0), d)
+	}
+	if ok := WebhookAttempted(WebhookDelivery{CreatedAt: t0}, t0, 204, "", 0); ok.Status != WebhookDelivered || ok.Error != "" {
+		t.Fatalf("a 2xx: %+v", ok)
+	}
+	w := Webhook{CreatedAt: t0, LastSuccessAt: t0.Add(time.Hour)}
+	if WebhookDisabledReason(w, t0.Add(24*time.Hour)) != "" || WebhookDisabledReason(w, t0.Add(25*time.Hour)) == "" {
+		t.Fatal("disabled after 24 hours without a success")
+	}
+}
