@@ -304,6 +304,9 @@ type ThreadFilter struct {
 	Scope     core.Scope
 	InboxID   int64
 	HasUnread *bool
+	// Search, when set, keeps threads with a message the query matches
+	// (as MessageFilter.Search); the order stays newest activity first.
+	Search *core.SearchQuery
 	// After, when set, starts the list after this thread (keyset paging:
 	// a deep page costs what the first does, where an offset reads every
 	// thread before it).

@@ -201,11 +201,13 @@ func (s *server) listThreads(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, hasUnread := q.uuid("identity"), q.boolean("has_unread")
 	inbox := q.integer("inbox", 0, 1, 1<<62)
+	search := q.search()
 	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity, ports.ThreadFilter{InboxID: inbox, HasUnread: hasUnread, Page: lq.page})
+	list, total, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity,
+		ports.ThreadFilter{InboxID: inbox, HasUnread: hasUnread, Search: search, Page: lq.page})
 	if err != nil {
 		return 0, nil, err
 	}

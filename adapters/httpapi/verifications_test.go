@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The verification field and list, and a password's TOTP code, through
+// The verification field and list, a search and a password's TOTP code, through
 // the router: every response is held to the OpenAPI document.
 func TestVerificationsAndTOTPMatchTheDocument(t *testing.T) {
 	h := newHarness(t)
@@ -21,6 +21,16 @@ func TestVerificationsAndTOTPMatchTheDocument(t *testing.T) {
 	if v, _ := m["verification"].(map[string]any); v["code"] != "482913" || v["kind"] != "code" {
 		t.Fatalf("message verification %v", m["verification"])
 	}
+	// The same mail found by a search, with highlights, and its thread.
+	page := h.do("GET", "/api/email-messages/?q=sign-in+code", nil, tn.keyOne).want(t, 200).object(t)
+	hits, _ := page["results"].([]any)
+	if len(hits) != 1 || len(hits[0].(map[string]any)["highlights"].([]any)) == 0 {
+		t.Fatalf("search %v", page)
+	}
+	if th := h.do("GET", "/api/email-inbox/?q=code+-newsletter", nil, tn.keyOne).want(t, 200).list(t); len(th) != 1 {
+		t.Fatalf("threads %v", th)
+	}
+	h.do("GET", "/api/email-messages/?q=", nil, tn.keyOne).want(t, 400)
 	h.do("GET", list, nil, tn.mgmt).want(t, 200)
 	h.do("GET", list, nil, tn.keyTwo).want(t, 404)
 	h.do("GET", list, nil, tn.otherAccount).want(t, 404)

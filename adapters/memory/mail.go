@@ -205,6 +205,16 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 	return out, total, nil
 }
 
+// threadMatches reports whether a message of the thread matches q.
+func (s *Store) threadMatches(q core.SearchQuery, threadID string) bool {
+	for _, r := range s.mailTables().messages {
+		if r.ThreadID == threadID && s.searchMatches(q, r) {
+			return true
+		}
+	}
+	return false
+}
+
 // searchMatches is the SQL store's search of one message: the words by
 // core.SearchMatches (without a real stemmer), the filters as its SQL.
 func (s *Store) searchMatches(q core.SearchQuery, r *messageRow) bool {
@@ -332,7 +342,8 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 	rows := values(s.mailTables().threads, func(th *core.Thread) bool {
 		return f.Scope.Allows(th.AccountID, th.IdentityID) && (f.InboxID == 0 || th.InboxID == f.InboxID) &&
 			(f.HasUnread == nil || (th.UnreadCount > 0) == *f.HasUnread) &&
-			(f.After == nil || th.LastMessageAt.Before(f.After.LastMessageAt) || th.LastMessageAt.Equal(f.After.LastMessageAt) && th.ID > f.After.ID)
+			(f.After == nil || th.LastMessageAt.Before(f.After.LastMessageAt) || th.LastMessageAt.Equal(f.After.LastMessageAt) && th.ID > f.After.ID) &&
+			(f.Search == nil || s.threadMatches(*f.Search, th.ID))
 	}, func(a, b *core.Thread) bool {
 		if !a.LastMessageAt.Equal(b.LastMessageAt) {
 			return a.LastMessageAt.After(b.LastMessageAt)

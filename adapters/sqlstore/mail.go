@@ -412,6 +412,12 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 		w.add("inbox_id = ?", f.InboxID)
 	}
 	w.hasUnread(f.HasUnread)
+	if f.Search != nil {
+		var m where
+		m.scope(f.Scope)
+		s := db.messageSearch(*f.Search, &m)
+		w.add("id IN (SELECT email_messages.thread_id FROM email_messages"+s.join+m.sql()+")", append(s.joinArgs, m.args...)...)
+	}
 	if a := f.After; a != nil {
 		// The first condition alone is a range the index can seek to; the
 		// second then tells the threads of the cursor's own time apart.

@@ -95,6 +95,15 @@ func TestSearchMail(t *testing.T) {
 		if got := subjects(search(key, "invoice", "&ordering=-created_dt")); got != "Receipt | Your invoice for October" {
 			t.Errorf("-created_dt: %q", got)
 		}
+		// Threads with a matching message, newest activity first.
+		var threads []struct{ Subject string }
+		if s := r.call("GET", "/api/email-inbox/?q="+url.QueryEscape("invoice -receipt"), key, nil, &threads); s != 200 ||
+			len(threads) != 1 || threads[0].Subject != "Your invoice for October" {
+			t.Errorf("threads: %d %+v", s, threads)
+		}
+		if s := r.call("GET", "/api/email-inbox/?q=", key, nil, nil); s != 400 {
+			t.Errorf("threads, empty q: %d", s)
+		}
 		// Highlights: marked words, the rest escaped.
 		p := search(key, "map umbrella")
 		if len(p.Results) != 1 || len(p.Results[0].Highlights) != 1 ||

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Search figures, against the real binary with the team's load generator
+# (../shared/tools/smtpload): SQLite always, PostgreSQL when
+# CALLSIGN_TEST_POSTGRES_URL is set.
+#
+# 1. What the search index costs SMTP ingest: runs of N messages (c=4)
+#    against a binary without the index (BIN_OFF, built from the commit
+#    before it) and one with it (this tree), interleaved, each on a fresh
+#    database.
+# 2. Search latency (p50/p99 of GET /api/email-messages/?q=…) with FILL
+#    messages stored: a word nearly every message holds (smtpload's
+#    vocabulary is small), a phrase, a word none holds, and the common word
+#    in plain recency.
+#
+#   BIN_OFF=/tmp/callsign-before-search scripts/bench-search.sh
+#   FILL=1000000 N=3000 RUNS=5 BIN_OFF=… scripts/bench-search.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SMTPLOAD_DIR=${SMTPLOAD_DIR:-../shared/tools/smtpload}
+BIN_OFF=${BIN_OFF:?set BIN_OFF to a callsign binary built without the search index}
+N=${N:-2000}
+RUNS=${RUNS:-3}
+FILL=${FILL:-100000}
+HTTP_PORT=${HTTP_PORT:-18180}
+SMTP_PORT=${SMTP_PORT:-12625}
+
+mkdir -p bin bench/results
+(cd "$SMTPLOAD_DIR" && go build -o "$OLDPWD/bin/smtpload" .)
+make -s build
+out="bench/results/$(date -u +%Y-%m-%d)-search.jsonl"
+: >"$out"
+
+server_pid=""
+cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+# start_server BINARY DIALECT: a fresh database and data directory.
+start_server() {
+  local bin=$1 dialect=$2 data
+  data=$(mktemp -d)
+  export CALLSIGN_DATA_DIR=$data CALLSIGN_HTTP_ADDR=127.0.0.1:$HTTP_PORT CALLSIGN_SMTP_ADDR=127.0.0.1:$SMTP_PORT \
+    CALLSIGN_IMAP_ADDR=127.0.0.1:0 CALLSIGN_MAIL_DOMAINS=agents.test CALLSIGN_LOG_LEVEL=warn CALLSIGN_RATE_LIMIT=off
+  if [ "$dialect" = postgres ]; then
+    local schema="bench_search_$(date +%s%N)"
+    psql "$CALLSIGN_TEST_POSTGRES_URL" -qc "CREATE SCHEMA $schema" >/dev/null
+    case "$CALLSIGN_TEST_POSTGRES_URL" in
+      *\?*) export CALLSIGN_DATABASE_URL="$CALLSIGN_TEST_POSTGRES_URL&search_path=$schema" ;;
+      *) export CALLSIGN_DATABASE_URL="$CALLSIGN_TEST_POSTGRES_URL?search_path=$schema" ;;
+    esac
+  else
+    unset CALLSIGN_DATABASE_URL
+  fi
+  "$bin" serve >/dev/null 2>&1 &
+  server_pid=$!
+  for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$HTTP_PORT/api/health/ping/" >/dev/null && break
+    sleep 0.1
+  done
+  KEY=$("$bin" account create --email "bench-$dialect@example.com" | sed 's/.*"management_key":"\([^"]*\)".*/\1/')
+  RCPTS=""
+  for i in 1 2 3 4; do
+    curl -sf -X POST "http://127.0.0.1:$HTTP_PORT/api/identities/" -H "Authorization: Bearer $KEY" \
+      -d "name=agent$i" -d "email_identifier=agent$i" >/dev/null
+    RCPTS="$RCPTS${RCPTS:+,}agent$i@agents.test"
+  done
+}
+
+stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""; }
+
+probe() { # LABEL QUERY
+  ./bin/smtpload -n 0 -label "$1" -json -probe-n 200 -auth "Bearer $KEY" \
+    -http-probe "http://127.0.0.1:$HTTP_PORT/api/email-messages/?limit=50&$2" | tee -a "$out"
+}
+
+dialects="sqlite"
+[ -n "${CALLSIGN_TEST_POSTGRES_URL:-}" ] && dialects="sqlite postgres"
+for dialect in $dialects; do
+  for _ in $(seq "$RUNS"); do
+    for variant in off on; do
+      bin=./bin/callsign
+      [ "$variant" = off ] && bin=$BIN_OFF
+      start_server "$bin" "$dialect"
+      ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$N" -c 4 -rcpt "$RCPTS" -label "$dialect ingest c=4 index=$variant" -json | tee -a "$out"
+      stop_server
+    done
+  done
+  start_server ./bin/callsign "$dialect"
+  ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$FILL" -c 16 -rcpt "$RCPTS" -run-id "fill$dialect" -json >/dev/null
+  probe "$dialect q=invoice (in nearly every message), $FILL stored" "q=invoice"
+  probe "$dialect q=\"error budget\" (a phrase), $FILL stored" "q=%22error%20budget%22"
+  probe "$dialect q=xylophone (in none), $FILL stored" "q=xylophone"
+  probe "$dialect q=invoice ordering=-created_dt, $FILL stored" "q=invoice&ordering=-created_dt"
+  probe "$dialect q=invoice from:loadgen is:unread, $FILL stored" "q=invoice%20from%3Aloadgen%20is%3Aunread"
+  stop_server
+done
+
+./bin/smtpload -summarize "$out"
