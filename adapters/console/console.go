@@ -46,6 +46,9 @@ type Host interface {
 	Status(err error) int
 	// Closing is closed when the service begins to stop: open streams end.
 	Closing() <-chan struct{}
+	// StartExternalSignIn sends the browser to the OpenID Connect
+	// provider; its callback gives the session to SignedIn.
+	StartExternalSignIn(w http.ResponseWriter, r *http.Request) error
 }
 
 // Options configure the console.
@@ -129,13 +132,18 @@ func parsePages() map[string]*template.Template {
 // sniffed, and let them load only the console's own style sheet, script
 // and message frames.
 var pageHeaders = map[string]string{
-	"Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; " +
-		"frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-	"X-Frame-Options":        "DENY",
-	"Referrer-Policy":        "same-origin",
-	"X-Content-Type-Options": "nosniff",
-	"Cache-Control":          "no-store",
+	"Content-Security-Policy": pagePolicy + "; form-action 'self'",
+	"X-Frame-Options":         "DENY",
+	"Referrer-Policy":         "same-origin",
+	"X-Content-Type-Options":  "nosniff",
+	"Cache-Control":           "no-store",
 }
+
+// pagePolicy is every page's Content-Security-Policy but form-action,
+// which the sign-in page leaves open: its provider button's answer is a
+// redirect to the provider, which form-action would block.
+const pagePolicy = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; " +
+	"frame-src 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range pageHeaders {

@@ -13,6 +13,7 @@ func (c *console) routes() {
 
 	m.HandleFunc("GET /console/signin/", c.open(c.signInPage))
 	m.HandleFunc("POST /console/signin/", c.open(c.signIn))
+	m.HandleFunc("POST /console/signin/provider/", c.open(c.signInWithProvider))
 	m.HandleFunc("POST /console/signout/", c.open(c.signOut))
 
 	m.HandleFunc("GET /console/{$}", c.signedIn(c.identitiesPage))

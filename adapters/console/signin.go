@@ -11,8 +11,9 @@ import (
 var errNoPage = core.NotFound("There is no such page in the console.")
 
 type signInData struct {
-	Email string
-	Next  string
+	Email    string
+	Next     string
+	Provider string // the OpenID Connect provider's name; "" without one
 }
 
 // safeNext keeps a sign-in's return address inside the console.
@@ -28,15 +29,17 @@ func (c *console) signInPage(v *visit) error {
 	if v.signedIn() {
 		return redirect(v, next)
 	}
-	c.render(v, http.StatusOK, "signin", view{Title: "Sign in", Data: signInData{Next: next}})
+	v.w.Header().Set("Content-Security-Policy", pagePolicy)
+	c.render(v, http.StatusOK, "signin", view{Title: "Sign in", Data: signInData{Next: next, Provider: c.app.Auth.ExternalProvider()}})
 	return nil
 }
 
 // signIn checks the account's password. Wrong passwords count against the
 // client's address in the API's buckets: past them, 429 until it refills.
 func (c *console) signIn(v *visit) error {
-	data := signInData{Email: formValue(v, "email"), Next: safeNext(v.r.PostFormValue("next"))}
+	data := signInData{Email: formValue(v, "email"), Next: safeNext(v.r.PostFormValue("next")), Provider: c.app.Auth.ExternalProvider()}
 	pv := view{Title: "Sign in", Data: data}
+	v.w.Header().Set("Content-Security-Policy", pagePolicy)
 	if err := c.host.GuessAllowed(v.r); err != nil {
 		c.render(v, c.withProblem(v, &pv, err), "signin", pv)
 		return nil
@@ -53,6 +56,21 @@ func (c *console) signIn(v *visit) error {
 	}
 	c.setCookie(v.w, sessionCookie, session, int(app.SessionLifetime.Seconds()))
 	return redirect(v, data.Next)
+}
+
+// signInWithProvider starts a sign-in at the OpenID Connect provider.
+func (c *console) signInWithProvider(v *visit) error {
+	if c.app.Auth.ExternalProvider() == "" {
+		return app.ErrNoExternalSignIn
+	}
+	return c.host.StartExternalSignIn(v.w, v.r)
+}
+
+// SignedIn is where the API's provider callback hands over the session of
+// a sign-in that started here (httpapi.ConsoleSignIn).
+func (c *console) SignedIn(w http.ResponseWriter, r *http.Request, session string) {
+	c.setCookie(w, sessionCookie, session, int(app.SessionLifetime.Seconds()))
+	http.Redirect(w, r, root, http.StatusSeeOther)
 }
 
 func (c *console) signOut(v *visit) error {

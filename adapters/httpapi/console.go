@@ -54,9 +54,25 @@ func (h ConsoleHost) Status(err error) int {
 // event streams hear it.
 func (h ConsoleHost) Closing() <-chan struct{} { return h.s.closing }
 
+// ConsoleSignIn is the part of the console the API's provider callback
+// hands a new session to, when the sign-in started on the console.
+type ConsoleSignIn interface {
+	SignedIn(w http.ResponseWriter, r *http.Request, session string)
+}
+
+// StartExternalSignIn sends the browser to the OpenID Connect provider;
+// the provider comes back to the API's callback (the one redirect URL the
+// provider knows), which gives the session to the console's SignedIn.
+func (h ConsoleHost) StartExternalSignIn(w http.ResponseWriter, r *http.Request) error {
+	var failed error
+	h.s.startProviderSignIn(w, r, signInState{Console: true}, func(err error) { failed = err })
+	return failed
+}
+
 // mountConsole serves the console under ConsolePath, with the client's
 // address in each request's context.
 func (s *server) mountConsole(e *gin.Engine, console http.Handler) {
+	s.console, _ = console.(ConsoleSignIn)
 	serve := func(c *gin.Context) {
 		ctx := context.WithValue(c.Request.Context(), clientAddressKey{}, c.ClientIP())
 		console.ServeHTTP(c.Writer, c.Request.WithContext(ctx))

@@ -71,6 +71,7 @@ type server struct {
 	table         *routeTable
 	openAPI       servedSchema
 	closing       <-chan struct{}
+	console       ConsoleSignIn // nil without a console
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }

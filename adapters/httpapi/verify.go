@@ -263,28 +263,35 @@ type signInState struct {
 	Verifier string `json:"v"`
 	UserCode string `json:"c"`
 	Expires  int64  `json:"e"`
+	// Console: the sign-in started on the console, which gets the session.
+	Console bool `json:"k,omitempty"`
 }
 
 func (s *server) signInWithProvider(c *gin.Context, typed string) {
-	var st signInState
+	s.startProviderSignIn(c.Writer, c.Request, signInState{UserCode: displayCode(typed)}, func(err error) { s.failPage(c, err) })
+}
+
+// startProviderSignIn sends the browser to the provider, with the round
+// trip's state in a signed cookie for the callback.
+func (s *server) startProviderSignIn(w http.ResponseWriter, r *http.Request, st signInState, fail func(error)) {
 	for _, field := range []*string{&st.State, &st.Nonce, &st.Verifier} {
 		token, err := core.RandomToken(rand.Reader, 32) // 43 characters, as PKCE wants
 		if err != nil {
-			s.failPage(c, err)
+			fail(err)
 			return
 		}
 		*field = token
 	}
-	authURL, err := s.app.Auth.ExternalSignInURL(c.Request.Context(), st.State, st.Nonce, st.Verifier)
+	authURL, err := s.app.Auth.ExternalSignInURL(r.Context(), st.State, st.Nonce, st.Verifier)
 	if err != nil {
-		s.failPage(c, err)
+		fail(err)
 		return
 	}
-	st.UserCode, st.Expires = displayCode(typed), s.now().Add(signInLifetime).Unix()
+	st.Expires = s.now().Add(signInLifetime).Unix()
 	data, _ := json.Marshal(st)
 	value := base64.RawURLEncoding.EncodeToString(data)
-	s.setCookie(c, signInCookie, value+"."+s.mac(signInCookie, value), callbackPath, int(signInLifetime.Seconds()))
-	c.Redirect(http.StatusSeeOther, authURL)
+	s.writeCookie(w, signInCookie, value+"."+s.mac(signInCookie, value), callbackPath, int(signInLifetime.Seconds()))
+	http.Redirect(w, r, authURL, http.StatusSeeOther)
 }
 
 // externalCallback is where the provider sends the browser back.
@@ -307,6 +314,10 @@ func (s *server) externalCallback(c *gin.Context) {
 	session, err := s.app.Auth.ExternalSignIn(c.Request.Context(), c.Query("code"), st.Nonce, st.Verifier)
 	if err != nil {
 		s.failPage(c, err)
+		return
+	}
+	if st.Console && s.console != nil {
+		s.console.SignedIn(c.Writer, c.Request, session)
 		return
 	}
 	s.setCookie(c, sessionCookie, session, devicePath, int(app.SessionLifetime.Seconds()))
@@ -398,7 +409,11 @@ func (s *server) mac(purpose, value string) string {
 }
 
 func (s *server) setCookie(c *gin.Context, name, value, path string, maxAge int) {
-	http.SetCookie(c.Writer, &http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge,
+	s.writeCookie(c.Writer, name, value, path, maxAge)
+}
+
+func (s *server) writeCookie(w http.ResponseWriter, name, value, path string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge,
 		HttpOnly: true, Secure: s.secureCookies, SameSite: http.SameSiteLaxMode})
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/callsign/callsign/adapters/oidc/oidctest"
 	"github.com/callsign/callsign/adapters/sqlstore"
 )
 
@@ -271,4 +272,25 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	do(t, tab, at("/console/"), chromedp.WaitVisible(chromedp.CSS(`.rows`)))
 	consoleLooksRight(t, tab, "phone-identities")
+}
+
+// TestConsoleSignInWithProvider: with an OpenID Connect provider
+// configured, the console signs in through it (the provider returns to
+// the API's callback, which hands the session to the console).
+func TestConsoleSignInWithProvider(t *testing.T) {
+	browser := newBrowser(t)
+	idp := oidctest.Start(t, "callsign", "idp-secret", oidctest.Person{Subject: "p-1", Email: "Owner@Example.com", EmailVerified: true})
+	r := startPublic(t, sqlstore.SQLite, map[string]string{
+		"CALLSIGN_OIDC_ISSUER": idp.URL, "CALLSIGN_OIDC_CLIENT_ID": "callsign", "CALLSIGN_OIDC_CLIENT_SECRET": "idp-secret",
+	})
+	r.owner("owner@example.com")
+	tab := phone(t, browser)
+	do(t, tab, chromedp.Navigate(r.baseURL+"/console/"), chromedp.WaitVisible(chromedp.CSS(`form[action="/console/signin/provider/"] button`)))
+	consoleLooksRight(t, tab, "phone-signin-provider")
+	do(t, tab, chromedp.Click(chromedp.CSS(`form[action="/console/signin/provider/"] button`)), chromedp.WaitVisible(chromedp.ID("new-h")))
+	if who := read(t, tab, chromedp.Text(chromedp.CSS(`.who`))); who != "owner@example.com" {
+		t.Fatalf("signed in as %q", who)
+	}
+	// The device page's own session was not touched: it still asks to sign in.
+	do(t, tab, chromedp.Navigate(r.baseURL+"/api/auth/device/verify/"), chromedp.WaitVisible(chromedp.ID("email")))
 }
