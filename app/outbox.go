@@ -15,8 +15,12 @@ const (
 	// outboxLease is how long a claimed entry is ours; a worker that dies
 	// with it leaves it to be claimed again after this.
 	outboxLease = 5 * time.Minute
-	// outboxBatch is how many entries a worker claims at once.
-	outboxBatch = 16
+	// outboxBatch is how many entries a worker claims at once: one, so that
+	// nothing it holds waits behind a slow attempt, and nothing claimed is
+	// left unattempted when it stops. An attempt is bounded well within the
+	// lease (the relay's whole connection by 2 minutes), so no other worker
+	// can claim an entry while it is being sent.
+	outboxBatch = 1
 	// outboxPoll is how often the worker looks for due retries when nothing
 	// nudges it.
 	outboxPoll = time.Second
@@ -33,11 +37,23 @@ func (s *Mail) nudgeOutbox() {
 // RunOutbox delivers queued messages until ctx ends. Several workers, in
 // this instance or others sharing the database, may run at once: each entry
 // is leased to one of them at a time.
-func (s *Mail) RunOutbox(ctx context.Context) {
+//
+// When ctx ends no entry is claimed any more, but the attempt under way
+// goes on, for up to grace, on a context of its own, and its outcome is
+// recorded: cancelling it mid-transaction could leave a message the relay
+// took recorded as unsent, and sent again after the lease. What remains
+// at-least-once: a process killed (or an attempt cut at grace) after the
+// relay accepted and before the outcome was stored sends the message
+// again once its lease runs out.
+func (s *Mail) RunOutbox(ctx context.Context, grace time.Duration) {
 	tick := time.NewTicker(outboxPoll)
 	defer tick.Stop()
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	stopWaiting := context.AfterFunc(ctx, func() { time.AfterFunc(grace, cancelWork) })
+	defer stopWaiting()
 	for {
-		for s.deliverDue(ctx) == outboxBatch {
+		for ctx.Err() == nil && s.deliverDue(ctx, work) == outboxBatch {
 			// A full batch: more may be waiting.
 		}
 		select {
@@ -49,8 +65,9 @@ func (s *Mail) RunOutbox(ctx context.Context) {
 	}
 }
 
-// deliverDue makes one attempt at each due entry it can claim.
-func (s *Mail) deliverDue(ctx context.Context) int {
+// deliverDue claims what is due (while ctx lasts) and makes one attempt at
+// each, on work, which outlives ctx by the shutdown grace.
+func (s *Mail) deliverDue(ctx, work context.Context) int {
 	now := s.now()
 	entries, err := s.outbox.ClaimOutbox(ctx, now, now.Add(outboxLease), outboxBatch)
 	if err != nil {
@@ -60,7 +77,7 @@ func (s *Mail) deliverDue(ctx context.Context) int {
 		return 0
 	}
 	for _, e := range entries {
-		s.attempt(ctx, e)
+		s.attempt(work, e)
 	}
 	return len(entries)
 }

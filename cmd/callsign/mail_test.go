@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,6 +40,11 @@ type testRelay struct {
 	addr   string
 	caFile string
 	tls    *tls.Config
+	// replyDelay holds the reply to DATA after the message is kept (a
+	// relay that has accepted but not yet said so); inData hears of each
+	// message kept, when set.
+	replyDelay atomic.Int64
+	inData     chan struct{}
 }
 
 type relayed struct {
@@ -132,6 +138,10 @@ func (s *relaySession) Data(rd io.Reader) error {
 	s.r.mu.Lock()
 	s.r.messages = append(s.r.messages, relayed{from: s.from, to: s.to, data: string(b)})
 	s.r.mu.Unlock()
+	if s.r.inData != nil {
+		s.r.inData <- struct{}{}
+	}
+	time.Sleep(time.Duration(s.r.replyDelay.Load()))
 	return nil
 }
 func (s *relaySession) Reset()        { s.from, s.to = "", nil }

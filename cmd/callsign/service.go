@@ -389,7 +389,9 @@ func (s *service) serve(ctx context.Context) error {
 		return mx.Shutdown(stopping)
 	})
 	s.drain.task("outbox", g, func() error {
-		s.app.Mail.RunOutbox(gctx)
+		// The attempt under way may finish within the grace period, and
+		// leaves a second for the rest of the drain.
+		s.app.Mail.RunOutbox(gctx, max(s.cfg.ShutdownGrace-time.Second, s.cfg.ShutdownGrace/2))
 		return nil
 	})
 	s.drain.task("webhook deliveries", g, func() error {
