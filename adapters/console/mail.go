@@ -18,6 +18,7 @@ import (
 type mailData struct {
 	Threads []core.Thread
 	Unread  bool
+	Query   string // the search, as typed
 	Pager   pager
 }
 
@@ -37,17 +38,24 @@ func (c *console) mailPage(v *visit) error {
 	// thousandth page of a large inbox costs what the first does. One more
 	// than a page tells whether there is a next one, without counting.
 	after := parseThreadCursor(v.r.URL.Query().Get("after"))
-	threads, _, err := c.app.Mail.Threads(v.r.Context(), v.principal, ident.ID,
-		ports.ThreadFilter{HasUnread: hasUnread, After: after, Page: ports.Page{Limit: pageSize + 1}})
+	f := ports.ThreadFilter{HasUnread: hasUnread, After: after, Page: ports.Page{Limit: pageSize + 1}}
+	typed := strings.TrimSpace(v.r.URL.Query().Get("q"))
+	if typed != "" {
+		search, err := core.ParseSearch(typed)
+		if err != nil {
+			return err
+		}
+		f.Search = &search
+	}
+	threads, _, err := c.app.Mail.Threads(v.r.Context(), v.principal, ident.ID, f)
 	if err != nil {
 		return err
 	}
 	var p pager
 	if after != nil {
-		p.Prev, p.First = v.r.URL.Path, true
-		if unread {
-			p.Prev += "?unread=1"
-		}
+		q := v.r.URL.Query()
+		q.Del("after")
+		p.Prev, p.First = v.r.URL.Path+"?"+q.Encode(), true
 	}
 	if len(threads) > pageSize {
 		threads = threads[:pageSize]
@@ -57,7 +65,7 @@ func (c *console) mailPage(v *visit) error {
 		p.Next = v.r.URL.Path + "?" + q.Encode()
 	}
 	c.render(v, http.StatusOK, "mail", view{Title: "Mail", Identity: &ident, Section: "mail",
-		Data: mailData{Threads: threads, Unread: unread, Pager: p}})
+		Data: mailData{Threads: threads, Unread: unread, Query: typed, Pager: p}})
 	return nil
 }
 

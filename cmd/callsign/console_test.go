@@ -193,6 +193,14 @@ func TestConsoleGuards(t *testing.T) {
 			t.Fatalf("the second page: %d threads\n%s", n, second)
 		}
 
+		// Search.
+		if _, _, found := ann.get(adaPath + "mail/?q=plans"); !strings.Contains(found, "Plans") || strings.Contains(found, "Paged") {
+			t.Fatalf("searching for plans:\n%s", found)
+		}
+		if s, _, _ := ann.get(adaPath + "mail/?q=" + url.QueryEscape(strings.Repeat("x", 2000))); s != 400 {
+			t.Fatalf("a search too long: %d", s)
+		}
+
 		// A secret: stored, listed without its value, shown after the
 		// password is typed again, and logged without the value.
 		if s, _, _ := ann.post(adaPath+"secrets/", url.Values{"key": {"api_token"}, "value": {"tok-9431-value"}}); s != 303 {
