@@ -8,7 +8,7 @@ BIN      := bin/callsign
 # The OpenAPI linter's npm package, pinned in its package-lock.json.
 OPENAPI_LINT := scripts/openapi-lint
 
-.PHONY: run build test bench bench-long lint tidy
+.PHONY: run build test test-faults bench bench-long lint tidy
 
 run: build
 	./$(BIN) serve
@@ -22,6 +22,21 @@ build:
 test:
 	$(GO) vet -tags $(TAGS) ./...
 	$(GO) test -tags $(TAGS) -race -count=1 -timeout 25m ./...
+
+# Fault tests (issue 11): the real binary killed with SIGKILL during SMTP
+# ingest (5 cycles, SQLite and PostgreSQL, counted by Message-ID) and cut off
+# from PostgreSQL for 10 s by a TCP proxy under load; then each fuzz target
+# for FUZZTIME (corpora in testdata/fuzz/ beside each). Loopback only, a few
+# minutes; needs CALLSIGN_TEST_POSTGRES_URL.
+FUZZTIME ?= 20s
+FUZZ_TARGETS := ./adapters/mailmime:FuzzParse ./adapters/smtpin:FuzzSession ./adapters/httpapi:FuzzReadInput ./adapters/imap:FuzzServerCommands
+test-faults:
+	$(GO) test -tags '$(TAGS) faults' -count=1 -timeout 15m -run '^TestFault' -v ./cmd/callsign/
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzzing $$fn in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
 
 # Benchmarks: Go benchmarks over real sockets and both databases (PostgreSQL
 # when CALLSIGN_TEST_POSTGRES_URL is set; BENCH narrows them, e.g.

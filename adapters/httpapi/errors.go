@@ -78,7 +78,7 @@ func (s *server) fail(c *gin.Context, err error) {
 
 // setErrorHeaders adds the headers an error's status calls for.
 func setErrorHeaders(c *gin.Context, e *core.Error) {
-	if e.Kind == core.KindRateLimited && e.RetryAfterSeconds > 0 {
+	if (e.Kind == core.KindRateLimited || e.Kind == core.KindUnavailable) && e.RetryAfterSeconds > 0 {
 		c.Header("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
 	}
 }

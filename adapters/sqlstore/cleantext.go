@@ -5,6 +5,10 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"io"
+	"net"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -52,7 +56,7 @@ type cleanConnector struct{ driver.Connector }
 func (c cleanConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
-		return nil, err
+		return nil, unreachable(err)
 	}
 	return &cleanConn{conn}, nil
 }
@@ -80,7 +84,8 @@ func (c *cleanConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.
 	if !ok {
 		return nil, errNoContext
 	}
-	return b.BeginTx(ctx, opts)
+	tx, err := b.BeginTx(ctx, opts)
+	return tx, unreachable(err)
 }
 
 func (c *cleanConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -195,5 +200,37 @@ func invalidInput(err error) error {
 	if errors.As(err, &pe) && len(pe.Code) == 5 && pe.Code[:2] == "22" {
 		return core.Invalid(core.NonFieldErrors, "A value could not be stored (SQLSTATE %s).", pe.Code)
 	}
-	return err
+	return unreachable(err)
+}
+
+// errDatabaseDown is what a caller hears while the database cannot be
+// reached: 503 with Retry-After over HTTP, 451 over SMTP.
+func errDatabaseDown() *core.Error {
+	return &core.Error{Kind: core.KindUnavailable, Message: "The database is unavailable; try again shortly.", RetryAfterSeconds: 5}
+}
+
+// unreachable marks the failures that mean the database cannot be reached
+// (a refused, dropped or timed-out connection; PostgreSQL's connection
+// exceptions, SQLSTATE class 08, and its shutdown states) as
+// core.KindUnavailable, so no route answers 500 for an outage. The driver's
+// error stays joined, for the log and for database/sql, which retries on
+// driver.ErrBadConn.
+func unreachable(err error) error {
+	if err == nil || core.KindOf(err) != core.KindInternal {
+		return err
+	}
+	var pe *pgconn.PgError
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	down := false
+	if errors.As(err, &pe) {
+		down = strings.HasPrefix(pe.Code, "08") || slices.Contains([]string{"57P01", "57P02", "57P03", "53300"}, pe.Code)
+	} else {
+		down = errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) ||
+			errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) || pgconn.SafeToRetry(err)
+	}
+	if !down {
+		return err
+	}
+	return errors.Join(errDatabaseDown(), err)
 }
