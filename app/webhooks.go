@@ -342,17 +342,7 @@ func (s *Webhooks) RunDeliveries(ctx context.Context) {
 			if len(due) == 0 {
 				break
 			}
-			var wg sync.WaitGroup
-			sem := make(chan struct{}, deliveryWorkers)
-			for _, d := range due {
-				wg.Add(1)
-				sem <- struct{}{}
-				go func() {
-					defer func() { <-sem; wg.Done() }()
-					s.attempt(context.WithoutCancel(ctx), d)
-				}()
-			}
-			wg.Wait()
+			s.attemptAll(context.WithoutCancel(ctx), due)
 		}
 		select {
 		case <-ctx.Done():
@@ -363,30 +353,57 @@ func (s *Webhooks) RunDeliveries(ctx context.Context) {
 	}
 }
 
-// attempt makes one attempt of a claimed delivery and records it; a
-// delivery that failed for good may turn its endpoint off.
-func (s *Webhooks) attempt(ctx context.Context, due ports.DueDelivery) {
-	w, err := s.open(due.Webhook)
-	if err != nil {
-		s.log.Error("webhooks: opening an endpoint's secret failed", "webhook", due.Webhook.Webhook.ID, "err", err)
-		return
-	}
+// attemptAll attempts claimed deliveries, deliveryWorkers at a time, and
+// records the outcomes together; a delivery that failed for good may turn
+// its endpoint off.
+func (s *Webhooks) attemptAll(ctx context.Context, due []ports.DueDelivery) {
 	now := s.now()
-	code, errText, took := s.send(ctx, w, due.Event, now)
-	d := core.WebhookAttempted(due.Delivery, now, code, errText, took)
-	s.log.Info("webhook delivery attempt", "webhook", w.ID, "delivery", d.ID, "event", due.Event.ID(), "status", d.Status,
-		"status_code", code, "error", errText, "ms", took.Milliseconds())
-	if err := s.store.SaveAttempt(ctx, d, now); err != nil {
-		s.log.Error("webhooks: recording an attempt failed", "delivery", d.ID, "err", err)
+	done := make([]core.WebhookDelivery, len(due))
+	hooks := make([]core.Webhook, len(due))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, deliveryWorkers)
+	for i, dd := range due {
+		w, err := s.open(dd.Webhook)
+		if err != nil {
+			s.log.Error("webhooks: opening an endpoint's secret failed", "webhook", dd.Webhook.Webhook.ID, "err", err)
+			continue // its lease ends, and it is tried again
+		}
+		hooks[i] = w
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			code, errText, took := s.send(ctx, w, dd.Event, now)
+			done[i] = core.WebhookAttempted(dd.Delivery, now, code, errText, took)
+			s.log.Info("webhook delivery attempt", "webhook", w.ID, "delivery", dd.Delivery.ID, "event", dd.Event.ID(),
+				"status", done[i].Status, "status_code", code, "error", errText, "ms", took.Milliseconds())
+		}()
+	}
+	wg.Wait()
+	var attempted []core.WebhookDelivery
+	for _, d := range done {
+		if d.ID != 0 {
+			attempted = append(attempted, d)
+		}
+	}
+	if err := s.store.SaveAttempts(ctx, attempted, now); err != nil {
+		s.log.Error("webhooks: recording attempts failed", "err", err)
 		return
 	}
-	if d.Status != core.WebhookFailed {
-		return
+	succeeded := map[string]bool{}
+	for _, d := range done {
+		succeeded[d.WebhookID] = succeeded[d.WebhookID] || d.Status == core.WebhookDelivered
 	}
-	if reason := core.WebhookDisabledReason(w, now); reason != "" && w.Enabled {
-		w.Enabled, w.DisabledReason, w.UpdatedAt = false, reason, now
-		if _, err := s.save(ctx, w); err != nil {
-			s.log.Error("webhooks: disabling an endpoint failed", "webhook", w.ID, "err", err)
+	for i, d := range done {
+		if d.Status != core.WebhookFailed || !hooks[i].Enabled || succeeded[d.WebhookID] {
+			continue
+		}
+		w := hooks[i]
+		if reason := core.WebhookDisabledReason(w, now); reason != "" {
+			w.Enabled, w.DisabledReason, w.UpdatedAt = false, reason, now
+			if _, err := s.save(ctx, w); err != nil {
+				s.log.Error("webhooks: disabling an endpoint failed", "webhook", w.ID, "err", err)
+			}
 		}
 	}
 }

@@ -41,9 +41,10 @@ type WebhookStore interface {
 	// so no other worker (of this instance or another) takes them until the
 	// lease ends.
 	ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]DueDelivery, error)
-	// SaveAttempt records an attempt's outcome (core.WebhookAttempted) and
-	// ends the lease; a delivered one moves the endpoint's LastSuccessAt.
-	SaveAttempt(ctx context.Context, d core.WebhookDelivery, at time.Time) error
+	// SaveAttempts records attempts' outcomes (core.WebhookAttempted) and
+	// ends their leases, in one transaction; a delivered one moves its
+	// endpoint's LastSuccessAt.
+	SaveAttempts(ctx context.Context, ds []core.WebhookDelivery, at time.Time) error
 	// Deliveries lists an endpoint's deliveries, newest first.
 	Deliveries(ctx context.Context, accountID, webhookID string, page Page) ([]core.WebhookDelivery, int, error)
 	// RetryDelivery makes a delivery pending and due at at.

@@ -149,22 +149,23 @@ func (s *Store) ClaimDeliveries(_ context.Context, now, leaseUntil time.Time, li
 	return out, nil
 }
 
-func (s *Store) SaveAttempt(_ context.Context, d core.WebhookDelivery, at time.Time) error {
+func (s *Store) SaveAttempts(_ context.Context, ds []core.WebhookDelivery, at time.Time) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
 	t := s.webhookTables()
-	for _, r := range t.deliveries {
-		if r.ID == d.ID {
-			r.WebhookDelivery, r.claimedUntil = d, time.Time{}
-			if w := t.hooks[d.WebhookID]; w != nil && d.Status == core.WebhookDelivered {
-				w.Webhook.LastSuccessAt = at
+	for _, d := range ds {
+		for _, r := range t.deliveries {
+			if r.ID == d.ID {
+				r.WebhookDelivery, r.claimedUntil = d, time.Time{}
+				if w := t.hooks[d.WebhookID]; w != nil && d.Status == core.WebhookDelivered {
+					w.Webhook.LastSuccessAt = at
+				}
 			}
-			return nil
 		}
 	}
-	return core.NotFound("Delivery not found.")
+	return nil
 }
 
 func (s *Store) Deliveries(_ context.Context, accountID, webhookID string, page ports.Page) ([]core.WebhookDelivery, int, error) {

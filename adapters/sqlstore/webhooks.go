@@ -190,18 +190,24 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, li
 	return out, err
 }
 
-func (db *DB) SaveAttempt(ctx context.Context, d core.WebhookDelivery, at time.Time) error {
+// SaveAttempts implements ports.WebhookStore: a batch's outcomes share
+// one commit (on SQLite, one fsync beside the mail's group commits). A
+// delivery deleted meanwhile (with its endpoint) is skipped.
+func (db *DB) SaveAttempts(ctx context.Context, ds []core.WebhookDelivery, at time.Time) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {
-		if err := db.execOneOn(ctx, tx, "Delivery", `UPDATE webhook_deliveries SET status = ?, attempts = ?, status_code = ?, error = ?,
-			latency_ms = ?, next_attempt_at = ?, claimed_until = 0 WHERE id = ?`,
-			d.Status, d.Attempts, d.StatusCode, d.Error, d.LatencyMS, us(d.NextAt), d.ID); err != nil {
-			return err
+		for _, d := range ds {
+			if _, err := tx.ExecContext(ctx, db.q(`UPDATE webhook_deliveries SET status = ?, attempts = ?, status_code = ?, error = ?,
+				latency_ms = ?, next_attempt_at = ?, claimed_until = 0 WHERE id = ?`),
+				d.Status, d.Attempts, d.StatusCode, d.Error, d.LatencyMS, us(d.NextAt), d.ID); err != nil {
+				return err
+			}
+			if d.Status == core.WebhookDelivered {
+				if _, err := tx.ExecContext(ctx, db.q(`UPDATE webhooks SET last_success_at = ? WHERE id = ?`), us(at), d.WebhookID); err != nil {
+					return err
+				}
+			}
 		}
-		if d.Status != core.WebhookDelivered {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, db.q(`UPDATE webhooks SET last_success_at = ? WHERE id = ?`), us(at), d.WebhookID)
-		return err
+		return nil
 	})
 }
 

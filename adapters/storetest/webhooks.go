@@ -83,7 +83,7 @@ func testWebhookDeliveries(t *testing.T, f *fixture) {
 		}
 	}
 	failed := core.WebhookAttempted(m.Delivery, now, 500, "status 500", 20*time.Millisecond)
-	f.must(f.s.SaveAttempt(f.ctx, failed, now))
+	f.must(f.s.SaveAttempts(f.ctx, []core.WebhookDelivery{failed}, now))
 	ds, _, _ := f.s.Deliveries(f.ctx, a.ID, mail.Webhook.ID, ports.Page{Limit: 5})
 	if d := ds[0]; d.Attempts != 1 || d.StatusCode != 500 || d.Error != "status 500" || d.Status != core.WebhookPending || d.LatencyMS != 20 {
 		t.Fatalf("after an attempt: %+v", d)
@@ -99,7 +99,7 @@ func testWebhookDeliveries(t *testing.T, f *fixture) {
 		t.Fatal("a retried delivery is due")
 	}
 	ok := core.WebhookAttempted(failed, now, 204, "", time.Millisecond)
-	f.must(f.s.SaveAttempt(f.ctx, ok, now))
+	f.must(f.s.SaveAttempts(f.ctx, []core.WebhookDelivery{ok}, now))
 	got, _ = f.s.Webhook(f.ctx, a.ID, mail.Webhook.ID)
 	if !got.Webhook.LastSuccessAt.Equal(now.Truncate(time.Microsecond)) && !got.Webhook.LastSuccessAt.Equal(now) {
 		t.Fatalf("last success: %v", got.Webhook.LastSuccessAt)

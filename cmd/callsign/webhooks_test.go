@@ -22,7 +22,7 @@ const webhookVerifierDir = "testdata/webhookverify"
 // receiver is a webhook endpoint started by the test: it records every
 // request and answers with the status the test sets.
 type receiver struct {
-	t      *testing.T
+	t      testing.TB
 	ln     net.Listener
 	srv    *http.Server
 	mu     sync.Mutex
@@ -37,7 +37,7 @@ type hookRequest struct {
 }
 
 // newReceiver listens on addr ("127.0.0.1:0" for any port).
-func newReceiver(t *testing.T, addr string, status int) *receiver {
+func newReceiver(t testing.TB, addr string, status int) *receiver {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
