@@ -123,6 +123,7 @@ type App struct {
 	Verifications *Verifications
 	Events        *Events
 	Webhooks      *Webhooks
+	Rules         *Rules
 }
 
 // New builds the services over deps.
@@ -164,7 +165,8 @@ func New(deps Deps) *App {
 	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher}
 	suppressions := &Suppressions{store: store}
 	verified := &changeFeed[string]{}
-	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: domains, suppressions: suppressions,
+	rules := &Rules{base: b, store: store, identities: identities}
+	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: domains, suppressions: suppressions, rules: rules,
 		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, reports: deps.Reports,
 		gate: g, identities: identities,
 		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,
@@ -194,13 +196,14 @@ func New(deps Deps) *App {
 		Sources:      sources,
 		Device:       &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},
 		Phone:        phone,
-		SMS: &SMS{base: b, store: store, gate: g, numbers: store, identities: identities, telephony: deps.Telephony,
+		SMS: &SMS{base: b, store: store, gate: g, numbers: store, identities: identities, telephony: deps.Telephony, rules: rules,
 			publicURL: deps.PublicURL, verified: verified},
 		Idempotency:   &Idempotency{base: b, store: store, cipher: deps.Cipher},
 		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified},
 		Events:        events,
 		Webhooks: &Webhooks{base: b, store: store, identities: identities, events: events, sender: deps.WebhookSender,
 			cipher: deps.Cipher, render: deps.EventJSON},
+		Rules: rules,
 	}
 }
 

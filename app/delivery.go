@@ -69,8 +69,10 @@ func (s *Mail) route(ctx context.Context, addr string) (destination, core.Inbox,
 
 // ResolveRecipient finds the inbox an envelope recipient names (route). A
 // domain we do not serve is Forbidden (no open relay); an unknown mailbox
-// on one of ours is NotFound.
-func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, error) {
+// on one of ours is NotFound; an envelope sender the inbox's identity's
+// inbound rules refuse is ErrSenderRefused (an empty sender is judged by
+// its From after DATA, in Deliver). Bounce addresses take every sender.
+func (s *Mail) ResolveRecipient(ctx context.Context, from, addr string) (core.Inbox, error) {
 	if token, ok := core.ParseBounceAddress(addr); ok {
 		return s.bounceRecipient(ctx, addr, token)
 	}
@@ -82,6 +84,13 @@ func (s *Mail) ResolveRecipient(ctx context.Context, addr string) (core.Inbox, e
 		return core.Inbox{}, errRelayDenied
 	case dest == toNowhere:
 		return core.Inbox{}, errNoSuchMailbox
+	}
+	if from != "" {
+		if blocked, err := s.rules.blocked(ctx, in.AccountID, in.IdentityID, core.RuleEmail, from); err != nil {
+			return core.Inbox{}, err
+		} else if blocked {
+			return core.Inbox{}, ErrSenderRefused
+		}
 	}
 	return in, nil
 }
@@ -184,9 +193,30 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 		if err != nil {
 			return nil, err
 		}
+		if err := s.judgeSender(ctx, in, &nm); err != nil {
+			return nil, err
+		}
 		mails = append(mails, nm)
 	}
 	return s.save(ctx, mails)
+}
+
+// judgeSender applies the inbound rules to mail whose envelope sender was
+// not judged at RCPT: an empty one (bounces, some notifications) or none
+// at all (an IMAP source). Its From is judged instead, after DATA, when the
+// message is accepted already: refused mail is stored blocked (read, out
+// of lists, threads and IMAP, its sender not recorded, not announced).
+func (s *Mail) judgeSender(ctx context.Context, in InboundMail, nm *ports.NewMail) error {
+	if in.EnvelopeFrom != "" && in.Origin != nil {
+		return nil
+	}
+	m := &nm.Message
+	blocked, err := s.rules.blocked(ctx, m.AccountID, m.IdentityID, core.RuleEmail, m.FromEmail)
+	if err != nil || !blocked {
+		return err
+	}
+	m.Blocked, m.IsRead, m.Verification, nm.Correspondent = true, true, nil, nil
+	return nil
 }
 
 // stamp is what goes on top of a received message: the trace, then the
@@ -215,9 +245,12 @@ func (s *Mail) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMes
 			s.known.add(c.IdentityID, c.Email, now)
 		}
 	}
-	inboxes := make([]int64, len(stored))
-	for i, m := range stored {
-		inboxes[i] = m.InboxID
+	inboxes := make([]int64, 0, len(stored))
+	for _, m := range stored {
+		if m.Blocked {
+			continue // blocked mail is not announced
+		}
+		inboxes = append(inboxes, m.InboxID)
 		if m.Verification != nil {
 			s.verified.notify(m.IdentityID)
 		}

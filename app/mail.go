@@ -20,6 +20,7 @@ type Mail struct {
 	domains  *Domains // which domains take inboxes and mail, and signing
 	// suppressions refuses sending to addresses that bounced, and records them.
 	suppressions *Suppressions
+	rules        *Rules                  // who an identity may mail and hear from
 	mailAuth     ports.MailAuthenticator // checks received mail
 	inboundAuth  core.InboundAuth        // which connections are checked
 	reports      ports.DSNReader         // reads bounces

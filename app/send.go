@@ -299,10 +299,14 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	if err := problems.Err(); err != nil {
 		return core.EmailMessage{}, err
 	}
+	byField := map[string][]string{"to_email": d.To, "cc": d.Cc, "bcc": d.bcc}
+	if err := s.rules.checkRecipients(ctx, d.inbox.AccountID, d.inbox.IdentityID, core.RuleEmail, byField); err != nil {
+		return core.EmailMessage{}, err
+	}
 	if err := s.gate.allow(ctx, d.inbox.AccountID, core.ActSendMail); err != nil {
 		return core.EmailMessage{}, err
 	}
-	if err := s.suppressions.refused(ctx, d.inbox.AccountID, map[string][]string{"to_email": d.To, "cc": d.Cc, "bcc": d.bcc}); err != nil {
+	if err := s.suppressions.refused(ctx, d.inbox.AccountID, byField); err != nil {
 		return core.EmailMessage{}, err
 	}
 	// The identity's name is the sender's display name.

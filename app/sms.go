@@ -19,6 +19,7 @@ type SMS struct {
 	numbers    ports.PhoneStore // the identity's number, and whose number a message came to
 	identities *Identities
 	telephony  ports.Telephony
+	rules      *Rules // who an identity may text and hear from
 	publicURL  string // where the provider's status reports reach us
 	// verified tells callers waiting on an identity's verifications.
 	verified *changeFeed[string]
@@ -36,6 +37,9 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 		return core.SMSMessage{}, err
 	}
 	if err := core.ValidateSMS(to, body); err != nil {
+		return core.SMSMessage{}, err
+	}
+	if err := s.rules.checkRecipients(ctx, p.AccountID, identityID, core.RuleSMS, map[string][]string{"to": {to}}); err != nil {
 		return core.SMSMessage{}, err
 	}
 	if err := s.gate.allow(ctx, p.AccountID, core.ActSendSMS); err != nil {
@@ -103,21 +107,32 @@ func (s *SMS) Receive(ctx context.Context, in InboundSMS) (core.SMSMessage, erro
 	if err != nil {
 		return core.SMSMessage{}, err
 	}
+	// The provider has delivered the text already: a refused sender's is
+	// kept, blocked (read, out of lists), and its sender not recorded.
+	blocked, err := s.rules.blocked(ctx, phone.AccountID, phone.IdentityID, core.RuleSMS, in.From)
+	if err != nil {
+		return core.SMSMessage{}, err
+	}
 	now := s.now()
 	m := core.SMSMessage{AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneID: phone.ID, PhoneNumber: phone.Number,
 		FromNumber: in.From, ToNumber: phone.Number, Body: core.StoredSMSBody(in.Body), Direction: core.Incoming, Status: core.SMSReceived,
-		ProviderSID: in.SID, Media: core.KeptSMSMedia(in.Media), CreatedAt: now,
-		Verification: core.FindVerification(core.ReceivedText{From: in.From, Text: in.Body})}
+		ProviderSID: in.SID, Media: core.KeptSMSMedia(in.Media), IsRead: blocked, Blocked: blocked, CreatedAt: now}
+	if !blocked { // a blocked sender's code is no one's to use
+		m.Verification = core.FindVerification(core.ReceivedText{From: in.From, Text: in.Body})
+	}
 	n := ports.NewSMS{Message: m}
 	who := core.Correspondent{AccountID: phone.AccountID, IdentityID: phone.IdentityID, Phone: in.From}
-	if c, ok := who.Contact(s.ids.NewUUID(), now); ok {
+	if c, ok := who.Contact(s.ids.NewUUID(), now); ok && !blocked {
 		n.Correspondent = &c
 	}
 	stored, created, err := s.store.SaveSMS(ctx, n)
 	if err == nil {
 		outcome := "received"
-		if !created {
+		switch {
+		case !created:
 			outcome = "duplicate"
+		case blocked:
+			outcome = "blocked"
 		}
 		if created && stored.Verification != nil {
 			s.verified.notify(stored.IdentityID)
@@ -198,8 +213,8 @@ func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body str
 }
 
 // List lists a page of the messages in scope, newest first.
-func (s *SMS) List(ctx context.Context, p core.Principal, requested string, dir core.Direction, isRead *bool, page ports.Page) ([]core.SMSMessage, int, error) {
-	return s.store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(requested), Direction: dir, IsRead: isRead, Page: page})
+func (s *SMS) List(ctx context.Context, p core.Principal, requested string, dir core.Direction, isRead *bool, includeBlocked bool, page ports.Page) ([]core.SMSMessage, int, error) {
+	return s.store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(requested), Direction: dir, IsRead: isRead, IncludeBlocked: includeBlocked, Page: page})
 }
 
 // Get shows one message in scope.

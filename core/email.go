@@ -72,7 +72,11 @@ type EmailMessage struct {
 	// Highlights are a search hit's snippets (core.Highlights); nil
 	// outside a search.
 	Highlights []string
-	CreatedAt  time.Time
+	// Blocked marks received mail an inbound rule refused after it was
+	// accepted (an empty envelope sender: judged by its From): stored, kept
+	// out of lists, threads and IMAP, and not announced.
+	Blocked   bool
+	CreatedAt time.Time
 }
 
 // Attachment is a file carried by a message, or uploaded to be sent.

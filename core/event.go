@@ -78,9 +78,10 @@ type NewEvent struct {
 
 // MailEvent is the event a stored message makes: received mail (from
 // SMTP, a local delivery or an IMAP source) is email.received; a message
-// being sent makes none until its delivery ends (DeliveryEvent).
+// being sent makes none until its delivery ends (DeliveryEvent), and
+// blocked mail none at all (it is not announced).
 func MailEvent(m EmailMessage) (NewEvent, bool) {
-	if m.Direction != Incoming {
+	if m.Direction != Incoming || m.Blocked {
 		return NewEvent{}, false
 	}
 	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: EmailReceived, Subject: m}, true
@@ -105,9 +106,10 @@ func DeliveryEvent(m EmailMessage) (NewEvent, bool) {
 
 // SMSEvent is the event a newly stored text makes: sms.received for one
 // that arrived; one being sent makes sms.sent once the provider took it
-// (SMSSentEvent, by SetSMSProvider) and sms.status as reports move it.
+// (SMSSentEvent, by SetSMSProvider) and sms.status as reports move it. A
+// blocked text makes none (it is not announced).
 func SMSEvent(m SMSMessage) (NewEvent, bool) {
-	if m.Direction != Incoming {
+	if m.Direction != Incoming || m.Blocked {
 		return NewEvent{}, false
 	}
 	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: SMSReceivedEvent, Subject: m}, true

@@ -131,7 +131,11 @@ type SMSMessage struct {
 	// Verification is the code or link a received text carries
 	// (FindVerification, at receipt); nil for none.
 	Verification *Verification
-	CreatedAt    time.Time
+	// Blocked marks a text from a sender an inbound rule refuses: the
+	// provider delivered it, so it is stored, but kept out of lists and
+	// conversations, and not announced.
+	Blocked   bool
+	CreatedAt time.Time
 }
 
 // Counterpart is the other party's number.
@@ -248,4 +252,8 @@ func SummarizeConversation(msgs []SMSMessage) Conversation {
 }
 
 // Add folds a newly stored message into the conversation's summary.
-func (c *Conversation) Add(m SMSMessage) { c.Summary.add(m.Direction, m.IsRead, m.CreatedAt, m.Body) }
+func (c *Conversation) Add(m SMSMessage) {
+	if !m.Blocked { // blocked texts are no part of a conversation's summary
+		c.Summary.add(m.Direction, m.IsRead, m.CreatedAt, m.Body)
+	}
+}

@@ -22,10 +22,13 @@ type SMSFilter struct {
 	Counterpart string
 	// Oldest lists oldest first (a conversation); the default is newest first.
 	Oldest bool
-	Page   Page
+	// IncludeBlocked keeps blocked texts, which lists leave out.
+	IncludeBlocked bool
+	Page           Page
 }
 
 // ConversationFilter narrows the conversation summaries.
+// Conversations holding only blocked texts (no message counted) are left out.
 type ConversationFilter struct {
 	Scope     core.Scope
 	HasUnread *bool

@@ -40,6 +40,7 @@ type Store interface {
 	VerificationStore
 	EventStore
 	WebhookStore
+	RuleStore
 }
 
 // VerificationFilter narrows the verifications one identity received.
@@ -288,8 +289,10 @@ type MessageFilter struct {
 	// or anything else (false).
 	Authenticated *bool
 	CreatedAfter  *time.Time
-	Limit         int
-	Offset        int
+	// IncludeBlocked keeps blocked messages, which lists leave out.
+	IncludeBlocked bool
+	Limit          int
+	Offset         int
 	// CountUpTo, when not 0, stops counting matches at this many.
 	CountUpTo int
 	// Search, when set, keeps the messages the query matches, most
@@ -345,7 +348,7 @@ type MailStore interface {
 	MessageByMessageID(ctx context.Context, inboxID int64, messageID string) (core.EmailMessage, error)
 	RawMessage(ctx context.Context, accountID string, id int64) ([]byte, error)
 	// MailboxEntries lists an inbox's messages of one direction, by id, in
-	// the light form an IMAP mailbox view needs.
+	// the light form an IMAP mailbox view needs; blocked messages are left out.
 	MailboxEntries(ctx context.Context, inboxID int64, dir core.Direction) ([]MailboxEntry, error)
 	// SetRead marks a message read or unread, and moves its thread's unread
 	// count by core.UnreadDelta.
@@ -358,7 +361,8 @@ type MailStore interface {
 
 	Thread(ctx context.Context, accountID, id string) (core.Thread, error)
 	// Threads lists thread summaries, latest activity first, and counts
-	// them when f.Page asks.
+	// them when f.Page asks; a thread that holds only blocked mail (no
+	// message counted) is left out.
 	Threads(ctx context.Context, f ThreadFilter) ([]core.Thread, int, error)
 
 	// SaveUpload stores an attachment uploaded to be sent.

@@ -131,7 +131,7 @@ func TestQueryValues(t *testing.T) {
 		{"/api/email-messages/?lmit=5", "lmit", "limit"},
 		{"/api/domains/?x=1", "x", "takes none"},
 		{"/api/passwords/generate-password/?lenght=30", "lenght", "length"},
-		{"/api/messages/?page=2", "page", "direction, identity, is_read, limit, offset"},
+		{"/api/messages/?page=2", "page", "direction, identity, include_blocked, is_read, limit, offset"},
 		{"/api/auth/keys/identity/?page=2", "page", "identity"},
 		{"/api/auth/keys/management/?identity=" + tn.one, "identity", "takes limit, offset"},
 	} {

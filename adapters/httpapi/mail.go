@@ -81,6 +81,7 @@ type messageSummaryView struct {
 	Verification    *verificationView `json:"verification"`
 	// Highlights are a search hit's snippets; empty outside a search (q).
 	Highlights []string `json:"highlights"`
+	Blocked    bool     `json:"blocked"`
 	CreatedDT  apiTime  `json:"created_dt"`
 }
 
@@ -140,7 +141,7 @@ func (s *server) viewSummary(m core.EmailMessage) messageSummaryView {
 		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Preview: m.Preview, Truncated: m.Truncated,
 		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment),
 		Recipients: viewAll(m.Recipients, viewRecipient), Authentication: viewAuthentication(m.Authentication),
-		Verification: viewVerification(m.Verification), Highlights: nonNil(m.Highlights), CreatedDT: apiTime(m.CreatedAt)}
+		Verification: viewVerification(m.Verification), Highlights: nonNil(m.Highlights), Blocked: m.Blocked, CreatedDT: apiTime(m.CreatedAt)}
 	if m.Direction == core.Outgoing {
 		v.DeliveryStatus, v.DeliveryError = optString(string(m.DeliveryStatus)), optString(m.DeliveryError)
 	}
@@ -246,6 +247,9 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 	}
 	f.CountUpTo = q.countUpTo(f.Offset, f.Limit)
 	f.Search, f.NewestFirst = q.search(), q.newestFirst()
+	if b := q.boolean("include_blocked"); b != nil {
+		f.IncludeBlocked = *b
+	}
 	if d := q.str("direction"); d != "" {
 		var ok bool
 		if f.Direction, ok = core.ParseDirection(d); !ok {

@@ -19,7 +19,7 @@ import (
 // SMTP listener would.
 func (h *harness) receive(to string, raw string) {
 	h.t.Helper()
-	in, err := h.app.Mail.ResolveRecipient(context.Background(), to)
+	in, err := h.app.Mail.ResolveRecipient(context.Background(), "x@example.org", to)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -42,6 +42,7 @@ type smsView struct {
 	// Attachments are an MMS's media, kept at the provider: URL and type.
 	Attachments  []core.SMSMedia   `json:"attachments"`
 	Verification *verificationView `json:"verification"`
+	Blocked      bool              `json:"blocked"`
 	CreatedDT    apiTime           `json:"created_dt"`
 }
 
@@ -53,7 +54,7 @@ func viewSMS(m core.SMSMessage) smsView {
 	return smsView{ID: m.ID, Identity: m.IdentityID, PhoneNumber: m.PhoneNumber, FromNumber: m.FromNumber, ToNumber: m.ToNumber,
 		Body: m.Body, Direction: string(m.Direction), IsRead: m.IsRead, Status: string(m.Status), Error: optString(m.Error),
 		ConversationID: core.ConversationID(m.PhoneID, m.Counterpart()), ProviderSID: optString(m.ProviderSID), Attachments: media,
-		Verification: viewVerification(m.Verification), CreatedDT: apiTime(m.CreatedAt)}
+		Verification: viewVerification(m.Verification), Blocked: m.Blocked, CreatedDT: apiTime(m.CreatedAt)}
 }
 
 type conversationView struct {
@@ -149,7 +150,7 @@ func (s *server) sendSMS(c *gin.Context) (int, any, error) {
 
 func (s *server) listSMS(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
-	identity, isRead := q.uuid("identity"), q.boolean("is_read")
+	identity, isRead, includeBlocked := q.uuid("identity"), q.boolean("is_read"), q.boolean("include_blocked")
 	var dir core.Direction
 	if d := q.str("direction"); d != "" {
 		var ok bool
@@ -161,7 +162,7 @@ func (s *server) listSMS(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.app.SMS.List(c.Request.Context(), principal(c), identity, dir, isRead, lq.page)
+	list, total, err := s.app.SMS.List(c.Request.Context(), principal(c), identity, dir, isRead, includeBlocked != nil && *includeBlocked, lq.page)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -217,6 +217,9 @@ func (s *server) routes(e *gin.Engine) {
 	authed.PUT("/messages/:id/", s.handle(updateReadFlag(true, s.app.SMS.Get, s.app.SMS.SetRead, viewSMS)))
 	authed.PATCH("/messages/:id/", s.handle(updateReadFlag(false, s.app.SMS.Get, s.app.SMS.SetRead, viewSMS)))
 	authed.DELETE("/messages/:id/", s.handle(s.deleteSMS))
+	authed.GET("/rules/", s.handle(s.listRules))
+	authed.POST("/rules/", s.handle(s.createRule))
+	authed.DELETE("/rules/:id/", s.handle(s.deleteRule))
 	authed.GET("/sms-inbox/", s.handle(s.listConversations))
 	authed.GET("/sms-inbox/:id/", s.handle(s.getConversation))
 

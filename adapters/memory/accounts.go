@@ -122,6 +122,7 @@ func (s *Store) deleteOwned(gone func(accountID, identityID string) bool) {
 	deleteWhere(s.sourceRows(), func(r *sourceRow) bool { return gone(r.Source.AccountID, r.Source.IdentityID) })
 	deleteWhere(s.authTables().grants, func(g *core.DeviceGrant) bool { return g.AccountID != "" && gone(g.AccountID, g.IdentityID) })
 	deleteWhere(s.trustTables().suppressions, func(r *core.Suppression) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(s.ruleRows(), func(r *core.Rule) bool { return gone(r.AccountID, r.IdentityID) })
 }
 
 func deleteWhere[K comparable, V any](m map[K]V, match func(V) bool) {

@@ -179,7 +179,8 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 			f.IsRead != nil && r.IsRead != *f.IsRead,
 			f.Authenticated != nil && *f.Authenticated != (r.Authentication != nil && r.Authentication.Verdict == core.AuthPass),
 			f.CreatedAfter != nil && !r.CreatedAt.After(*f.CreatedAfter),
-			f.Search != nil && !s.searchMatches(*f.Search, r):
+			f.Search != nil && !s.searchMatches(*f.Search, r),
+			r.Blocked && !f.IncludeBlocked:
 			return false
 		}
 		return true
@@ -343,7 +344,8 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 		return f.Scope.Allows(th.AccountID, th.IdentityID) && (f.InboxID == 0 || th.InboxID == f.InboxID) &&
 			(f.HasUnread == nil || (th.UnreadCount > 0) == *f.HasUnread) &&
 			(f.After == nil || th.LastMessageAt.Before(f.After.LastMessageAt) || th.LastMessageAt.Equal(f.After.LastMessageAt) && th.ID > f.After.ID) &&
-			(f.Search == nil || s.threadMatches(*f.Search, th.ID))
+			(f.Search == nil || s.threadMatches(*f.Search, th.ID)) &&
+			th.MessageCount > 0
 	}, func(a, b *core.Thread) bool {
 		if !a.LastMessageAt.Equal(b.LastMessageAt) {
 			return a.LastMessageAt.After(b.LastMessageAt)

@@ -184,7 +184,7 @@ func (s *Store) SMSList(_ context.Context, f ports.SMSFilter) ([]core.SMSMessage
 	rows := values(s.phoneTables().sms, func(m *core.SMSMessage) bool {
 		return f.Scope.Allows(m.AccountID, m.IdentityID) && (f.Direction == "" || m.Direction == f.Direction) &&
 			(f.IsRead == nil || m.IsRead == *f.IsRead) && (f.PhoneID == 0 || m.PhoneID == f.PhoneID) &&
-			(f.Counterpart == "" || m.Counterpart() == f.Counterpart)
+			(f.Counterpart == "" || m.Counterpart() == f.Counterpart) && (f.IncludeBlocked || !m.Blocked)
 	}, func(a, b *core.SMSMessage) bool {
 		if !a.CreatedAt.Equal(b.CreatedAt) {
 			return a.CreatedAt.Before(b.CreatedAt) == f.Oldest
@@ -282,7 +282,7 @@ func (s *Store) Conversations(_ context.Context, f ports.ConversationFilter) ([]
 	defer s.mu.Unlock()
 	rows := values(s.phoneTables().conversations, func(c *core.Conversation) bool {
 		return f.Scope.Allows(c.AccountID, c.IdentityID) && (f.PhoneID == 0 || c.PhoneID == f.PhoneID) &&
-			(f.HasUnread == nil || (c.UnreadCount > 0) == *f.HasUnread)
+			(f.HasUnread == nil || (c.UnreadCount > 0) == *f.HasUnread) && c.MessageCount > 0
 	}, func(a, b *core.Conversation) bool {
 		if !a.LastMessageAt.Equal(b.LastMessageAt) {
 			return a.LastMessageAt.After(b.LastMessageAt)

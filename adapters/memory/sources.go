@@ -109,7 +109,7 @@ func (s *Store) MailboxEntries(_ context.Context, inboxID int64, dir core.Direct
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	rows := values(s.mailTables().messages, func(r *messageRow) bool { return r.InboxID == inboxID && r.Direction == dir },
+	rows := values(s.mailTables().messages, func(r *messageRow) bool { return r.InboxID == inboxID && r.Direction == dir && !r.Blocked },
 		func(a, b *messageRow) bool { return a.ID < b.ID })
 	out := make([]ports.MailboxEntry, len(rows))
 	for i, r := range rows {

@@ -182,16 +182,21 @@ func (se *session) Mail(from string, opts *smtp.MailOptions) error {
 var (
 	replyNoSuchUser  = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such user here"}
 	replyRelayDenied = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Relay access denied"}
-	replyBadAddress  = &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: "Bad recipient address syntax"}
-	replyTryLater    = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure storing the message; try again later"}
-	replyUnreadable  = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "The message could not be read"}
+	// A sender the recipient's inbound rules refuse (RFC 3463: 5.7.1, delivery not authorized).
+	replySenderRefused = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "The recipient does not accept mail from this sender"}
+	replyBadAddress    = &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: "Bad recipient address syntax"}
+	replyTryLater      = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure storing the message; try again later"}
+	replyUnreadable    = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "The message could not be read"}
 )
 
 func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	ctx, cancel := context.WithTimeout(context.Background(), se.s.timeout)
 	defer cancel()
-	in, err := se.s.mail.ResolveRecipient(ctx, to)
+	in, err := se.s.mail.ResolveRecipient(ctx, se.from, to)
 	if err != nil {
+		if errors.Is(err, app.ErrSenderRefused) {
+			return replySenderRefused
+		}
 		switch core.KindOf(err) {
 		case core.KindNotFound:
 			se.slowDown()

@@ -65,6 +65,7 @@ type messageRow struct {
 	VerifyCode     string         `db:"verification_code"`
 	VerifyLink     string         `db:"verification_link"`
 	SourceHash     string         `db:"source_hash"`
+	Blocked        bool           `db:"blocked"`
 	CreatedAt      int64          `db:"created_at"`
 }
 
@@ -76,7 +77,7 @@ func (r messageRow) core() core.EmailMessage {
 		Direction: core.Direction(r.Direction), IsRead: r.IsRead, DeliveryStatus: core.DeliveryStatus(r.DeliveryStatus),
 		DeliveryError: r.DeliveryError, Recipients: parseRecipients(r.Recipients), BounceToken: r.BounceToken.String, SourceHash: r.SourceHash,
 		Authentication: authOf(r.AuthSPF, r.AuthDKIM, r.AuthDMARC, r.AuthVerdict, r.AuthPolicy),
-		Verification:   core.NewVerification(r.VerifyCode, r.VerifyLink), CreatedAt: fromUS(r.CreatedAt)}
+		Verification:   core.NewVerification(r.VerifyCode, r.VerifyLink), Blocked: r.Blocked, CreatedAt: fromUS(r.CreatedAt)}
 }
 
 // verificationColumns are what a message's verification stores: its code and link.
@@ -137,7 +138,7 @@ func nullToken(t string) sql.NullString { return sql.NullString{String: t, Valid
 
 const messageColumns = `id, account_id, identity_id, inbox_id, thread_id, message_id, in_reply_to, refs, from_email, from_name,
 	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, body_truncated, direction, is_read, delivery_status, delivery_error,
-	auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, verification_code, verification_link, source_hash, created_at`
+	auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, verification_code, verification_link, source_hash, blocked, created_at`
 
 // summaryColumns are messageColumns as a list reads them: the head of the
 // text body, for the preview (core.EmailMessage.Summary), and no HTML.
@@ -307,6 +308,9 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	if f.CreatedAfter != nil {
 		w.add("created_at > ?", us(*f.CreatedAfter))
 	}
+	if !f.IncludeBlocked {
+		w.add("email_messages.blocked = ?", false)
+	}
 	var search searchSQL
 	order := "created_at, id"
 	if f.Search != nil {
@@ -423,6 +427,7 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 		// second then tells the threads of the cursor's own time apart.
 		w.add("last_message_at <= ? AND (last_message_at < ? OR id > ?)", us(a.LastMessageAt), us(a.LastMessageAt), a.ID)
 	}
+	w.add("message_count > ?", 0)
 	var rows []threadRow
 	total, err := db.selectPage(ctx, &rows, threadColumns, `FROM email_threads`+w.sql(), `ORDER BY last_message_at DESC, id`, w.args, f.Page)
 	return toCore(rows), total, err

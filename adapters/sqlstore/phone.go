@@ -115,6 +115,7 @@ type smsRow struct {
 	Media       string `db:"media"` // JSON: [{"url", "content_type"}]
 	VerifyCode  string `db:"verification_code"`
 	VerifyLink  string `db:"verification_link"`
+	Blocked     bool   `db:"blocked"`
 	CreatedAt   int64  `db:"created_at"`
 }
 
@@ -122,7 +123,7 @@ func (r smsRow) core() core.SMSMessage {
 	return core.SMSMessage{ID: r.ID, AccountID: r.AccountID, IdentityID: r.IdentityID, PhoneID: r.PhoneID, PhoneNumber: r.PhoneNumber,
 		FromNumber: r.FromNumber, ToNumber: r.ToNumber, Body: r.Body, Direction: core.Direction(r.Direction), IsRead: r.IsRead,
 		Status: core.SMSStatus(r.Status), Error: r.Error, ProviderSID: r.ProviderSID, Media: smsMedia(r.Media),
-		Verification: core.NewVerification(r.VerifyCode, r.VerifyLink), CreatedAt: fromUS(r.CreatedAt)}
+		Verification: core.NewVerification(r.VerifyCode, r.VerifyLink), Blocked: r.Blocked, CreatedAt: fromUS(r.CreatedAt)}
 }
 
 // smsMedia reads the media column; what it wrote always reads back.
@@ -143,7 +144,7 @@ func smsMediaText(media []core.SMSMedia) string {
 }
 
 const smsColumns = `id, account_id, identity_id, phone_id, phone_number, from_number, to_number, body, direction, is_read,
-	status, error, provider_sid, media, verification_code, verification_link, created_at`
+	status, error, provider_sid, media, verification_code, verification_link, blocked, created_at`
 
 type conversationRow struct {
 	PhoneID       int64  `db:"phone_id"`
@@ -197,10 +198,10 @@ func (db *DB) saveSMS(ctx context.Context, tx *sqlx.Tx, n ports.NewSMS) (core.SM
 	code, link := verificationColumns(m.Verification)
 	err := tx.QueryRowxContext(ctx, db.q(`INSERT INTO sms_messages (account_id, identity_id, phone_id, phone_number, from_number,
 		to_number, counterpart, body, direction, is_read, status, error, provider_sid, media, verification_code, verification_link,
-		created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`),
+		blocked, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`),
 		m.AccountID, m.IdentityID, m.PhoneID, m.PhoneNumber, m.FromNumber, m.ToNumber, m.Counterpart(), m.Body,
 		string(m.Direction), m.IsRead, string(m.Status), m.Error, m.ProviderSID, smsMediaText(m.Media), code, link,
-		us(m.CreatedAt)).Scan(&m.ID)
+		m.Blocked, us(m.CreatedAt)).Scan(&m.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		var r smsRow
 		err := tx.GetContext(ctx, &r, db.q(`SELECT `+smsColumns+` FROM sms_messages WHERE provider_sid = ?`), m.ProviderSID)
@@ -265,6 +266,9 @@ func (db *DB) SMSList(ctx context.Context, f ports.SMSFilter) ([]core.SMSMessage
 	}
 	if f.Counterpart != "" {
 		w.add("counterpart = ?", f.Counterpart)
+	}
+	if !f.IncludeBlocked {
+		w.add("blocked = ?", false)
 	}
 	order := "ORDER BY created_at DESC, id DESC"
 	if f.Oldest {
@@ -398,6 +402,7 @@ func (db *DB) Conversations(ctx context.Context, f ports.ConversationFilter) ([]
 		w.add("phone_id = ?", f.PhoneID)
 	}
 	w.hasUnread(f.HasUnread)
+	w.add("message_count > ?", 0)
 	var rows []conversationRow
 	total, err := db.selectPage(ctx, &rows, conversationColumns, `FROM sms_conversations`+w.sql(),
 		`ORDER BY last_message_at DESC, phone_id, counterpart`, w.args, f.Page)

@@ -118,13 +118,13 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	err = mt.tx.GetContext(ctx, &m.ID, db.q(`INSERT INTO email_messages (account_id, identity_id, inbox_id, thread_id, message_id,
 		in_reply_to, refs, from_email, from_name, to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, body_truncated,
 		direction, is_read, delivery_status, delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients,
-		bounce_token, verification_code, verification_link, source_hash, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		bounce_token, verification_code, verification_link, source_hash, blocked, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING id`),
 		append(append([]any{m.AccountID, m.IdentityID, m.InboxID, m.ThreadID, m.MessageID, m.InReplyTo, jsonList(m.References).text(),
 			m.FromEmail, m.FromName, jsonList(m.To).text(), jsonList(m.Cc).text(), jsonList(m.Bcc).text(), m.Subject, m.Text, m.HTML, m.Truncated,
 			string(m.Direction), m.IsRead, string(m.DeliveryStatus), m.DeliveryError}, authColumns(m.Authentication)...),
-			recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, us(m.CreatedAt))...)
+			recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, m.Blocked, us(m.CreatedAt))...)
 	if err != nil {
 		return m, err
 	}

@@ -93,7 +93,7 @@ func (db *DB) MailboxEntries(ctx context.Context, inboxID int64, dir core.Direct
 	// length() of a blob is its size in bytes in both dialects.
 	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT m.id, m.is_read, length(s.raw) AS size, m.created_at
 		FROM email_messages m JOIN email_sources s ON s.message_id = m.id
-		WHERE m.inbox_id = ? AND m.direction = ? ORDER BY m.id`), inboxID, string(dir))
+		WHERE m.inbox_id = ? AND m.direction = ? AND m.blocked = ? ORDER BY m.id`), inboxID, string(dir), false)
 	out := make([]ports.MailboxEntry, len(rows))
 	for i, r := range rows {
 		out[i] = ports.MailboxEntry{ID: r.ID, IsRead: r.IsRead, Size: r.Size, CreatedAt: fromUS(r.CreatedAt)}

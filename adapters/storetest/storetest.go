@@ -98,6 +98,8 @@ var cases = []testCase{
 	{"events/pruning deletes expired prefixes and says where each log starts", testEventsPrune},
 	{"events/a commit that wrote events signals the reader", testEventsSignal},
 	{"webhooks/deliveries written with events, leased, attempted, retried, deleted", testWebhookDeliveries},
+	{"rules/an identity's and its account's, scoped, and gone with their identity", testRules},
+	{"mail/blocked mail is kept out of lists, threads and mailboxes", testBlockedMail},
 }
 
 // t0 is the suite's epoch, with microseconds to catch lost precision.

@@ -32,7 +32,7 @@ func BenchmarkConsolePages(b *testing.B) {
 			var ident struct{ UUID, Phone string }
 			r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "bench", "email_identifier": "bench", "provision_phone": true}, &ident)
 			ctx := context.Background()
-			inbox, err := r.svc.app.Mail.ResolveRecipient(ctx, "bench@agents.test")
+			inbox, err := r.svc.app.Mail.ResolveRecipient(ctx, "bench@example.org", "bench@agents.test")
 			if err != nil {
 				b.Fatal(err)
 			}
