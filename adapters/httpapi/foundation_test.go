@@ -132,6 +132,14 @@ func TestManagementKeys(t *testing.T) {
 	h.do("GET", "/api/auth/keys/management/abc/", nil, mgmt).want(t, 404)
 	h.do("POST", "/api/auth/keys/management/", map[string]any{"name": strings.Repeat("n", 101)}, mgmt).want(t, 400)
 	h.do("POST", "/api/auth/keys/management/", map[string]any{"name": 7}, mgmt).want(t, 400)
+
+	// The last management key cannot be deleted: the account would be locked out.
+	last := h.do("GET", "/api/auth/keys/management/", nil, mgmt).want(t, 200).list(t)
+	if len(last) != 1 {
+		t.Fatalf("keys left: %v", last)
+	}
+	h.do("DELETE", path("/api/auth/keys/management/%d/", int(last[0]["id"].(float64))), nil, mgmt).want(t, 409)
+	h.do("GET", "/api/health/whoami/", nil, mgmt).want(t, 200)
 }
 
 func TestIdentityKeys(t *testing.T) {
