@@ -173,7 +173,9 @@ func smtpSend(addr, from string, to []string, raw string) error {
 // poll waits until f is true.
 func poll(t testing.TB, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	// Generous: under go test -race on a busy 2-core machine a step that
+	// takes milliseconds alone has been seen to take over ten seconds.
+	deadline := time.Now().Add(30 * time.Second)
 	for !f() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
