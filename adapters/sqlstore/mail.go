@@ -336,8 +336,12 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 		limit = total
 	}
 	var rows []searchRow
-	err = db.sel(ctx, &rows, db.q(`SELECT `+searchColumns+` `+from+` ORDER BY `+order+` LIMIT ? OFFSET ?`),
-		append(args, limit, f.Offset)...)
+	if f.Search == nil {
+		err = db.sel(ctx, &rows, db.q(`SELECT `+summaryColumns+` `+from+` ORDER BY `+order+` LIMIT ? OFFSET ?`),
+			append(args, limit, f.Offset)...)
+	} else {
+		rows, err = db.searchPage(ctx, from, order, append(args, limit, f.Offset))
+	}
 	if err != nil {
 		return nil, 0, err
 	}

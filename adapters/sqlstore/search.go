@@ -158,3 +158,47 @@ type searchRow struct {
 const highlightHead = 16 << 10
 
 var searchColumns = summaryColumns + fmt.Sprintf(", substr(email_messages.text_body, 1, %d) AS search_head", highlightHead)
+
+// searchPage reads a page of hits in two steps: the ids, ranked and cut to
+// the page, reading only the index and the ordering columns; then the
+// page's rows with the heads of their texts. Ranking a word that most
+// messages hold in one statement read every match's text first (10 s for
+// 100,000 messages on SQLite).
+func (db *DB) searchPage(ctx context.Context, from, order string, args []any) ([]searchRow, error) {
+	var ids []int64
+	if err := db.sel(ctx, &ids, db.q(`SELECT email_messages.id `+from+` ORDER BY `+order+` LIMIT ? OFFSET ?`), args...); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	in := make([]any, len(ids))
+	for i, id := range ids {
+		in[i] = id
+	}
+	var rows []searchRow
+	err := db.sel(ctx, &rows, db.q(`SELECT `+searchColumns+` FROM email_messages WHERE id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`), in...)
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	sorted := make([]searchRow, len(ids))
+	n := 0
+	for _, r := range rows {
+		sorted[at[r.ID]] = r
+		n++
+	}
+	if n != len(ids) { // a hit deleted between the two reads
+		kept := sorted[:0]
+		for _, r := range sorted {
+			if r.ID != 0 {
+				kept = append(kept, r)
+			}
+		}
+		sorted = kept
+	}
+	return sorted, nil
+}
