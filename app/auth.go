@@ -80,10 +80,15 @@ func (s *Auth) CreateManagementKey(ctx context.Context, p core.Principal, in Key
 	return s.mintKey(ctx, p.AccountID, core.KeyManagement, "", in.Name)
 }
 
-// CreateIdentityKey mints a key fenced to one identity. A management key
-// must name the identity; an identity key may mint keys for its own identity
-// only, and with can_provision only when it has it (which widens nothing).
+// CreateIdentityKey mints a key fenced to one identity; a management key
+// must name the identity. Identity keys mint no keys: a key an identity key
+// made would outlive that key's revocation, so revoking a leaked key would
+// not end what it started (issue 11 item 15: this, rather than revoking
+// the keys a key minted, is the choice).
 func (s *Auth) CreateIdentityKey(ctx context.Context, p core.Principal, in KeyInput) (core.NewKey, error) {
+	if p.KeyType == core.KeyIdentity {
+		return core.NewKey{}, core.Forbidden("An identity key cannot create keys; use a management key.")
+	}
 	if err := validateKeyName(in.Name); err != nil {
 		return core.NewKey{}, err
 	}

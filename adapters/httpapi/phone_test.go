@@ -344,8 +344,8 @@ func TestWhatAnIdentityKeyMayDoToItsIdentity(t *testing.T) {
 	canBuy := made["key"].(string)
 	// It still sees only its own identity.
 	h.do("POST", "/api/identities/"+tn.two+"/provision-phone/", nil, canBuy).want(t, 404)
-	// And may pass the right on to another key of its identity.
-	h.do("POST", "/api/auth/keys/identity/", map[string]any{"can_provision": true}, canBuy).want(t, 201)
+	// It mints no keys: identity keys never do.
+	h.do("POST", "/api/auth/keys/identity/", map[string]any{"can_provision": true}, canBuy).want(t, 403)
 	if got := h.do("POST", own+"provision-phone/", nil, canBuy).want(t, 200).object(t); got["phone"] == nil {
 		t.Fatalf("provisioned: %v", got)
 	}
