@@ -65,6 +65,11 @@ func (c *console) routes() {
 	m.HandleFunc("POST /console/domains/{name}/delete/", c.signedIn(c.deleteDomain))
 
 	m.HandleFunc("GET /console/events/", c.signedIn(c.eventsPage))
+	m.HandleFunc("GET /console/webhooks/", c.signedIn(c.webhooksPage))
+	m.HandleFunc("POST /console/webhooks/", c.signedIn(c.createWebhook))
+	m.HandleFunc("GET /console/webhooks/{id}/", c.signedIn(c.webhookPage))
+	m.HandleFunc("POST /console/webhooks/{id}/test/", c.signedIn(c.testWebhook))
+	m.HandleFunc("POST /console/webhooks/{id}/delete/", c.signedIn(c.deleteWebhook))
 
 	m.HandleFunc("GET /console/pulse/", c.signedIn(c.pulse))
 	m.HandleFunc("GET /console/stream/", c.signedIn(c.stream))

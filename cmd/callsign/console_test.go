@@ -9,9 +9,11 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -386,5 +388,51 @@ func TestConsoleLiveStream(t *testing.T) {
 	}
 	if _, _, other := bea.get("/console/events/"); strings.Contains(other, "email.received") {
 		t.Fatal("another account's events page shows ann's mail")
+	}
+}
+
+// TestConsoleWebhooks: add a webhook (its secret shown once), send it a
+// test, see the delivery log, remove it; another account sees none of it.
+func TestConsoleWebhooks(t *testing.T) {
+	var got atomic.Int32
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Webhook-Signature") != "" {
+			got.Add(1)
+		}
+	}))
+	t.Cleanup(receiver.Close)
+	r := startPublic(t, sqlstore.SQLite, map[string]string{"CALLSIGN_WEBHOOK_ALLOW_PRIVATE": "true"})
+	r.owner("owner@example.com")
+	r.owner("other@example.com")
+	ann, bea := r.person(t), r.person(t)
+	ann.signIn("owner@example.com")
+	bea.signIn("other@example.com")
+	s, _, page := ann.post("/console/webhooks/", url.Values{"url": {receiver.URL + "/hook"}, "event_types": {"email.received"}})
+	if s != 201 || !regexp.MustCompile(`id="new-secret">whsec_`).MatchString(page) {
+		t.Fatalf("add: %d\n%s", s, page)
+	}
+	hook := regexp.MustCompile(`href="(/console/webhooks/[^"]+/)"`).FindStringSubmatch(page)
+	if hook == nil {
+		t.Fatal("no link to the webhook")
+	}
+	if _, _, again := ann.get("/console/webhooks/"); strings.Contains(again, "whsec_") {
+		t.Fatal("the secret shows again")
+	}
+	if s, _, tested := ann.post(hook[1]+"test/", url.Values{}); s != 200 || !strings.Contains(tested, "Test delivered") || got.Load() != 1 {
+		t.Fatalf("test: %d %d\n%s", s, got.Load(), tested)
+	}
+	for _, path := range []string{hook[1]} {
+		if s, _, _ := bea.get(path); s != 404 {
+			t.Errorf("another account's %s: %d", path, s)
+		}
+	}
+	if s, _, _ := bea.post(hook[1]+"delete/", url.Values{}); s != 404 {
+		t.Errorf("another account removing it: %d", s)
+	}
+	if s, loc, _ := ann.post(hook[1]+"delete/", url.Values{}); s != 303 || loc != "/console/webhooks/" {
+		t.Fatalf("remove: %d %s", s, loc)
+	}
+	if s, _, _ := ann.get(hook[1]); s != 404 {
+		t.Fatalf("a removed webhook: %d", s)
 	}
 }
