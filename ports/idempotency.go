@@ -28,13 +28,15 @@ const (
 	EffectSecret     = "secret"
 	EffectContact    = "contact"
 	EffectAttachment = "attachment"
+	EffectWebhook    = "webhook"
 )
 
 type claimKey struct{}
 
 // WithClaim returns ctx carrying c: the store methods that create what a
 // request asked for (SaveMail, SaveSMS, CreateIdentity, CreateInbox,
-// CreatePhone, CreatePassword, CreateSecret, CreateContact, SaveUpload)
+// CreatePhone, CreatePassword, CreateSecret, CreateContact, SaveUpload,
+// CreateWebhook)
 // record their effect on it in the transaction that creates it.
 //
 // This is how a key's record takes part in the effect's transaction: the

@@ -36,8 +36,9 @@ func (s *server) idempotent(limit int64, recover recoverer, h handler) handler {
 }
 
 // idempotentVault is idempotent for routes whose answer shows a vault
-// value: the answer's body is not kept (it would lie in the database
-// unsealed), so a repeat shows the created entry as it now is.
+// value or a sealed secret (a webhook's): the answer's body is not kept (it
+// would lie in the database unsealed), so a repeat shows the created
+// object as it now is.
 func (s *server) idempotentVault(recover recoverer, h handler) handler {
 	return s.idempotentRoute(maxBodyBytes, recover, false, h)
 }
@@ -234,4 +235,10 @@ func (s *server) recoverContact(c *gin.Context, id string) (int, any, error) {
 func (s *server) recoverAttachment(c *gin.Context, id string) (int, any, error) {
 	a, err := s.app.Mail.Attachment(c.Request.Context(), principal(c), id)
 	return http.StatusCreated, s.viewAttachment(a.Attachment), err
+}
+
+// recoverWebhook shows the webhook with its secret, as creating it does.
+func (s *server) recoverWebhook(c *gin.Context, id string) (int, any, error) {
+	w, err := s.app.Webhooks.Secret(c.Request.Context(), principal(c), id)
+	return http.StatusCreated, viewWebhook(w), err
 }

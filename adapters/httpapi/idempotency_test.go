@@ -2,12 +2,23 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"mime/multipart"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/callsign/callsign/app"
 )
+
+// silentHooks takes every webhook URL and sends nothing.
+type silentHooks struct{}
+
+func (silentHooks) Check(context.Context, string) error { return nil }
+func (silentHooks) Send(context.Context, string, map[string]string, []byte) (int, error) {
+	return 200, nil
+}
 
 // keyed sends a JSON request with an Idempotency-Key.
 func (h *harness) keyed(method, path, idempotencyKey string, body any, key string) *response {
@@ -33,7 +44,7 @@ func wantReplayed(t *testing.T, r *response, replayed bool) {
 // nothing, so its corrected retry runs; identity keys of two identities
 // do not share keys; routes that are not idempotent ignore the header.
 func TestIdempotencyRoutes(t *testing.T) {
-	h := newHarness(t)
+	h := newHarnessWith(t, func(d *app.Deps) { d.WebhookSender = silentHooks{} })
 	mgmt := h.account()
 	one := h.do("POST", "/api/identities/", map[string]any{"name": "one"}, mgmt).want(t, 201).object(t)["uuid"].(string)
 	two := h.do("POST", "/api/identities/", map[string]any{"name": "two"}, mgmt).want(t, 201).object(t)["uuid"].(string)
@@ -67,6 +78,23 @@ func TestIdempotencyRoutes(t *testing.T) {
 	for _, r := range h.store.IdempotencyBodies() {
 		if strings.Contains(string(r), "4821") {
 			t.Fatalf("a secret's answer was kept: %s", r)
+		}
+	}
+
+	// A webhook's repeat shows its secret again, which was not kept with the key.
+	hook := map[string]any{"url": "https://hooks.example.com/callsign", "event_types": []string{"email.received"}}
+	madeHook := h.keyed("POST", "/api/webhooks/", "hook-1", hook, mgmt).want(t, 201)
+	againHook := h.keyed("POST", "/api/webhooks/", "hook-1", hook, mgmt).want(t, 201)
+	wantReplayed(t, againHook, true)
+	if !bytes.Equal(madeHook.Body, againHook.Body) || !strings.Contains(string(madeHook.Body), `"secret"`) {
+		t.Fatalf("webhook repeat:\n%s\n%s", madeHook.Body, againHook.Body)
+	}
+	if l := h.do("GET", "/api/webhooks/", nil, mgmt).want(t, 200).list(t); len(l) != 1 {
+		t.Fatalf("%d webhooks", len(l))
+	}
+	for _, r := range h.store.IdempotencyBodies() {
+		if strings.Contains(string(r), `"secret"`) {
+			t.Fatalf("a webhook's secret was kept: %s", r)
 		}
 	}
 

@@ -227,7 +227,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/events/stream/", s.streamEvents)
 
 	authed.GET("/webhooks/", s.handle(s.listWebhooks))
-	authed.POST("/webhooks/", s.handle(s.createWebhook))
+	authed.POST("/webhooks/", s.handle(s.idempotentVault(s.recoverWebhook, s.createWebhook)))
 	authed.GET("/webhooks/:uuid/", s.handle(s.webhookAction(s.getWebhook)))
 	authed.PATCH("/webhooks/:uuid/", s.handle(s.webhookAction(s.patchWebhook)))
 	authed.DELETE("/webhooks/:uuid/", s.handle(s.webhookAction(s.deleteWebhook)))

@@ -56,7 +56,7 @@ func cloneWebhook(w ports.StoredWebhook) ports.StoredWebhook {
 	return w
 }
 
-func (s *Store) CreateWebhook(_ context.Context, w ports.StoredWebhook) error {
+func (s *Store) CreateWebhook(ctx context.Context, w ports.StoredWebhook) error {
 	if err := s.lock(); err != nil {
 		return err
 	}
@@ -64,8 +64,13 @@ func (s *Store) CreateWebhook(_ context.Context, w ports.StoredWebhook) error {
 	if _, ok := s.accounts[w.Webhook.AccountID]; !ok {
 		return core.NotFound("Account not found.")
 	}
+	record, err := s.effect(ctx)
+	if err != nil {
+		return err
+	}
 	c := cloneWebhook(w)
 	s.webhookTables().hooks[w.Webhook.ID] = &c
+	record(ports.EffectWebhook, w.Webhook.ID)
 	return nil
 }
 

@@ -54,10 +54,14 @@ func (r webhookRow) core() ports.StoredWebhook {
 
 func (db *DB) CreateWebhook(ctx context.Context, sw ports.StoredWebhook) error {
 	w := sw.Webhook
-	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO webhooks (`+webhookColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		w.ID, w.AccountID, w.URL, jsonList(w.EventTypes).text(), jsonList(w.Identities).text(), w.Description, w.Enabled,
-		w.DisabledReason, sw.Secret, sw.PreviousSecret, optUS(w.PreviousUntil), optUS(w.LastSuccessAt), us(w.CreatedAt), us(w.UpdatedAt))
-	return err
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO webhooks (`+webhookColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			w.ID, w.AccountID, w.URL, jsonList(w.EventTypes).text(), jsonList(w.Identities).text(), w.Description, w.Enabled,
+			w.DisabledReason, sw.Secret, sw.PreviousSecret, optUS(w.PreviousUntil), optUS(w.LastSuccessAt), us(w.CreatedAt), us(w.UpdatedAt)); err != nil {
+			return err
+		}
+		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectWebhook, w.ID)
+	})
 }
 
 func (db *DB) Webhook(ctx context.Context, accountID, id string) (ports.StoredWebhook, error) {
