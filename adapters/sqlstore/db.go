@@ -165,6 +165,19 @@ func openSQLite(path string, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("creating the database directory: %w", err)
 		}
 	}
+	// The database holds the account data: only its owner may read it.
+	// SQLite creates the -wal and -shm files with the database file's mode;
+	// files an earlier version created are narrowed too.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the database file: %w", err)
+	}
+	f.Close()
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(name, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("making the database file private: %w", err)
+		}
+	}
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + sqlitePragmas
 	// IMMEDIATE transactions take the write lock at BEGIN, so a transaction
 	// never fails halfway on a lock upgrade.
