@@ -56,6 +56,7 @@ type MessageSummary struct {
 	Authentication  *Authentication `json:"authentication"`
 	Verification    *Verification   `json:"verification"`
 	Highlights      []string        `json:"highlights"`
+	Blocked         bool            `json:"blocked"` // an inbound rule refused it after it was accepted
 	CreatedDT       string          `json:"created_dt"`
 }
 
@@ -144,6 +145,7 @@ type SMS struct {
 	ProviderSID    *string       `json:"provider_sid"`
 	Attachments    []SMSMedia    `json:"attachments"`
 	Verification   *Verification `json:"verification"`
+	Blocked        bool          `json:"blocked"` // from a sender an inbound rule refuses
 	CreatedDT      string        `json:"created_dt"`
 }
 
