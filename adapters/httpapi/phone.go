@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"mime"
 	"net/http"
 	"strconv"
 
@@ -238,8 +239,13 @@ const emptyTwiML = `<?xml version="1.0" encoding="UTF-8"?><Response/>`
 
 // providerWebhook reads a signed form POST from the provider. The signature
 // covers the public URL it called, so that URL is built from the base URL
-// configured, never from the Host header.
+// configured, never from the Host header. It covers form parameters only,
+// so no other body is read.
 func (s *server) providerWebhook(c *gin.Context) (*input, error) {
+	const form = "application/x-www-form-urlencoded"
+	if mediaType, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mediaType != form {
+		return nil, &statusError{http.StatusUnsupportedMediaType, "Provider webhooks take " + form + " bodies only."}
+	}
 	in, err := readInput(c)
 	if err != nil {
 		return nil, err

@@ -244,8 +244,36 @@ func TestTwilioWebhooks(t *testing.T) {
 	post("/webhooks/twilio/sms/", tampered, good).want(t, 403)
 	post("/webhooks/twilio/sms/", in, "").want(t, 403)
 	post("/webhooks/twilio/sms/", in, twiliotest.Signature(token, "http://evil.test/webhooks/twilio/sms/", in)).want(t, 403)
-	if l := tw.do("GET", "/api/messages/", nil, tn.keyOne).want(t, 200).list(t); len(l) != 1 || l[0]["provider_sid"] != "SM0001" {
-		t.Fatalf("stored once: %v", l)
+	// Every value of a repeated parameter is signed: one added to a signed
+	// request is refused, and a request signed with it is taken.
+	appended := url.Values{"Body": {"Hello from Twilio", "and a forged second value"}}
+	for k, v := range in {
+		if k != "Body" {
+			appended[k] = v
+		}
+	}
+	post("/webhooks/twilio/sms/", appended, good).want(t, 403)
+	appended.Set("MessageSid", "SM0004")
+	post("/webhooks/twilio/sms/", appended, twiliotest.Signature(token, "http://api.test/webhooks/twilio/sms/", appended)).want(t, 200)
+	// Only form bodies: the signature covers nothing else.
+	for _, path := range []string{"/webhooks/twilio/sms/", "/webhooks/twilio/status/"} {
+		for _, contentType := range []string{"", "application/json", "multipart/form-data; boundary=x", "text/plain"} {
+			req := httptest.NewRequest("POST", path, strings.NewReader(`{"MessageSid":"SM0005"}`))
+			if contentType != "" {
+				req.Header.Set("Content-Type", contentType)
+			}
+			req.Header.Set("X-Twilio-Signature", twiliotest.Signature(token, "http://api.test"+path, nil))
+			if res := tw.serve(req).want(t, 415).object(t); !strings.Contains(fmt.Sprint(res["detail"]), "application/x-www-form-urlencoded") {
+				t.Errorf("%s with %q: %v", path, contentType, res)
+			}
+		}
+	}
+	charset := httptest.NewRequest("POST", "/webhooks/twilio/sms/", strings.NewReader(in.Encode()))
+	charset.Header.Set("Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	charset.Header.Set("X-Twilio-Signature", good)
+	tw.serve(charset).want(t, 200)
+	if l := tw.do("GET", "/api/messages/", nil, tn.keyOne).want(t, 200).list(t); len(l) != 2 || l[0]["provider_sid"] != "SM0004" || l[1]["provider_sid"] != "SM0001" {
+		t.Fatalf("stored once each: %v", l)
 	}
 	// A number that is not ours is acknowledged, not stored.
 	stray := url.Values{"MessageSid": {"SM0002"}, "From": {"+14155550199"}, "To": {"+14155550000"}, "Body": {"?"}}

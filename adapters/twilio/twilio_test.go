@@ -2,9 +2,6 @@ package twilio_test
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -425,20 +421,65 @@ func TestReleaseNumber(t *testing.T) {
 	kind(t, tw.ReleaseNumber(context.Background(), "PNbroken"), core.KindUnavailable)
 }
 
-// sign is Twilio's documented webhook signature, written out independently
-// of twilio-go: the URL, then each POST parameter's name immediately
-// followed by its value, sorted by name; HMAC-SHA1 keyed with the auth
-// token; base64.
-func sign(token, fullURL string, form url.Values) string {
-	names := slices.Collect(maps.Keys(form))
-	sort.Strings(names)
-	s := fullURL
-	for _, name := range names {
-		s += name + form.Get(name)
+// Twilio's published test vectors: the examples in twilio-python's
+// tests/unit/test_request_validator.py and twilio-node's
+// spec/validation.spec.js, signed with the auth token "12345".
+const (
+	vectorToken = "12345"
+	vectorURL   = "https://mycompany.com/myapp.php?foo=1&bar=2"
+)
+
+var vectorCall = url.Values{
+	"CallSid": {"CA1234567890ABCDE"},
+	"Caller":  {"+14158675309"},
+	"Digits":  {"1234"},
+	"From":    {"+14158675309"},
+	"To":      {"+18005551212"},
+}
+
+func TestSignatureVectors(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		url    string
+		params url.Values
+		want   string
+	}{
+		{"the call example", vectorURL, vectorCall, "RSOYDt4T1cUTdK1PDd93/VVr8B8="},
+		{"names sorted, values sorted, duplicates once", vectorURL,
+			url.Values{"Sid": {"CA123"}, "SidAccount": {"AC123"}, "Digits": {"5678", "1234", "1234"}}, "IK+Dwps556ElfBT0I3Rgjkr1wJU="},
+		{"an array parameter", vectorURL,
+			url.Values{"MessagingBinding.Address": {"+1325xxxxxxx", "+1415xxxxxxx"}}, "83O6e2vORAoJHUNzJjDWN1jz+BA="},
+		{"an array parameter in the other order", vectorURL,
+			url.Values{"MessagingBinding.Address": {"+1415xxxxxxx", "+1325xxxxxxx"}}, "83O6e2vORAoJHUNzJjDWN1jz+BA="},
+		{"http with a port", "http://mycompany.com:1234/myapp.php?foo=1&bar=2", vectorCall, "Zmvh+3yNM1Phv2jhDCwEM3q5ebU="},
+		{"https with its default port", "https://mycompany.com:443/myapp.php?foo=1&bar=2", vectorCall, "kvajT1Ptam85bY51eRf/AJRuM3w="},
+		{"http with its default port", "http://mycompany.com:80/myapp.php?foo=1&bar=2", vectorCall, "0ZXoZLH/DfblKGATFgpif+LLRf4="},
+	} {
+		if got := twilio.Signature(vectorToken, tc.url, tc.params); got != tc.want {
+			t.Errorf("%s: signature %s, want %s", tc.name, got, tc.want)
+		}
 	}
-	mac := hmac.New(sha1.New, []byte(token))
-	mac.Write([]byte(s))
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// TestVerifyWebhookPorts: as Twilio's libraries do, a signature of the URL
+// with or without the scheme's default port is accepted (Twilio signs
+// either), and a URL's own port may be dropped.
+func TestVerifyWebhookPorts(t *testing.T) {
+	tw := twilio.New(twilio.Config{AccountSID: accountSID, AuthToken: vectorToken})
+	for _, tc := range []struct{ url, signature string }{
+		{vectorURL, "RSOYDt4T1cUTdK1PDd93/VVr8B8="},
+		{"https://mycompany.com:1234/myapp.php?foo=1&bar=2", "RSOYDt4T1cUTdK1PDd93/VVr8B8="},
+		{"http://mycompany.com:1234/myapp.php?foo=1&bar=2", "Zmvh+3yNM1Phv2jhDCwEM3q5ebU="},
+		{vectorURL, "kvajT1Ptam85bY51eRf/AJRuM3w="},
+		{"http://mycompany.com/myapp.php?foo=1&bar=2", "0ZXoZLH/DfblKGATFgpif+LLRf4="},
+	} {
+		if !tw.VerifyWebhook(tc.url, vectorCall, tc.signature) {
+			t.Errorf("%s with %s: refused", tc.url, tc.signature)
+		}
+	}
+	if tw.VerifyWebhook("https://mycompany.com:8443/myapp.php?foo=1&bar=2", vectorCall, "kvajT1Ptam85bY51eRf/AJRuM3w=") {
+		t.Error("the signature of port 443 accepted for port 8443")
+	}
 }
 
 func TestVerifyWebhook(t *testing.T) {
@@ -452,7 +493,7 @@ func TestVerifyWebhook(t *testing.T) {
 		"Body":       {"Hello, agent ✓"},
 		"NumMedia":   {"0"},
 	}
-	good := sign(authToken, hook, form)
+	good := twilio.Signature(authToken, hook, form)
 
 	if !tw.VerifyWebhook(hook, form, good) {
 		t.Fatalf("a correctly signed webhook was refused (signature %s)", good)
@@ -461,6 +502,10 @@ func TestVerifyWebhook(t *testing.T) {
 	tampered.Set("Body", "Hello, agent ✗")
 	extra := maps.Clone(form)
 	extra.Set("Extra", "1")
+	// A value added to a signed parameter: a signature over first values
+	// only would not see it.
+	appended := maps.Clone(form)
+	appended["Body"] = []string{"Hello, agent ✓", "and more"}
 	for name, tc := range map[string]struct {
 		url       string
 		form      url.Values
@@ -468,9 +513,10 @@ func TestVerifyWebhook(t *testing.T) {
 	}{
 		"changed body param":   {hook, tampered, good},
 		"extra param":          {hook, extra, good},
+		"appended value":       {hook, appended, good},
 		"changed URL":          {"https://cs.example/webhooks/twilio/sms/?identity=8", form, good},
 		"other host":           {"https://evil.example/webhooks/twilio/sms/?identity=7", form, good},
-		"signed by another":    {hook, form, sign("othertoken0123456789abcdef012345", hook, form)},
+		"signed by another":    {hook, form, twilio.Signature("othertoken0123456789abcdef012345", hook, form)},
 		"no signature":         {hook, form, ""},
 		"signature not base64": {hook, form, "not a signature"},
 	} {

@@ -3,17 +3,15 @@
 package twiliotest
 
 import (
-	"crypto/hmac"
-	"crypto/sha1"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/callsign/callsign/adapters/twilio"
 )
 
 // Credentials the fake accepts; twilio-go checks client-side that they are alphanumeric.
@@ -24,23 +22,9 @@ const (
 	InvalidNumber = "+15005550001"
 )
 
-// Signature is Twilio's webhook signature: the URL followed by each POST
-// parameter, sorted by name, name then value; HMAC-SHA1 with the auth
-// token; base64.
+// Signature is what Twilio sends in X-Twilio-Signature with form to fullURL.
 func Signature(token, fullURL string, form url.Values) string {
-	names := make([]string, 0, len(form))
-	for k := range form {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var b strings.Builder
-	b.WriteString(fullURL)
-	for _, k := range names {
-		b.WriteString(k + form.Get(k))
-	}
-	mac := hmac.New(sha1.New, []byte(token))
-	mac.Write([]byte(b.String()))
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+	return twilio.Signature(token, fullURL, form)
 }
 
 // Server answers like Twilio's REST API for the calls the adapter makes: US
