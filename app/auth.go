@@ -186,20 +186,12 @@ func (s *Auth) Key(ctx context.Context, p core.Principal, t core.KeyType, id int
 }
 
 // DeleteKey revokes a key at once: the next request with it is 401. The
-// last management key of an account is not deleted (409), so that an
-// account cannot lock itself out of its own API.
+// last management key of an account is not deleted (409, core.MayDeleteKey,
+// which the store asks in the delete's transaction), so that an account
+// cannot lock itself out of its own API.
 func (s *Auth) DeleteKey(ctx context.Context, p core.Principal, t core.KeyType, id int64) error {
 	if _, err := s.Key(ctx, p, t, id); err != nil {
 		return err
-	}
-	if t == core.KeyManagement {
-		others, _, err := s.keys.Keys(ctx, p.AccountID, core.KeyManagement, "", ports.Page{Limit: 2})
-		if err != nil {
-			return err
-		}
-		if len(others) < 2 {
-			return core.Conflict("This is the account's last management key; create another before deleting it.")
-		}
 	}
 	return s.keys.DeleteKey(ctx, p.AccountID, id)
 }

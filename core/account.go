@@ -52,6 +52,17 @@ type APIKey struct {
 	LastUsedAt   *time.Time
 }
 
+// MayDeleteKey decides whether k may be deleted while its account has
+// managementKeys management keys, k among them: never the last one, so
+// that an account cannot lock itself out of its own API. Stores ask it with
+// the account locked, so that two deletes are decided one after the other.
+func MayDeleteKey(k APIKey, managementKeys int) error {
+	if k.Type == KeyManagement && managementKeys < 2 {
+		return Conflict("This is the account's last management key; create another before deleting it.")
+	}
+	return nil
+}
+
 // NewKey is a freshly minted key: the record to store and the secret to show once.
 type NewKey struct {
 	Record APIKey

@@ -94,6 +94,8 @@ type KeyStore interface {
 	// Keys lists an account's keys of one type, oldest first; identityID ""
 	// means every identity.
 	Keys(ctx context.Context, accountID string, t core.KeyType, identityID string, page Page) ([]core.APIKey, int, error)
+	// DeleteKey deletes a key unless core.MayDeleteKey refuses, asked
+	// where no other delete of the account's keys can interleave.
 	DeleteKey(ctx context.Context, accountID string, id int64) error
 	TouchKey(ctx context.Context, id int64, at time.Time) error
 }

@@ -213,6 +213,15 @@ func (s *Store) DeleteKey(_ context.Context, accountID string, id int64) error {
 	if !ok || r.AccountID != accountID {
 		return core.NotFound("Key not found.")
 	}
+	managementKeys := 0
+	for _, k := range s.keys {
+		if k.AccountID == accountID && k.Type == core.KeyManagement {
+			managementKeys++
+		}
+	}
+	if err := core.MayDeleteKey(r.APIKey, managementKeys); err != nil {
+		return err
+	}
 	delete(s.keys, id)
 	return nil
 }

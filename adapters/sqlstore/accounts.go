@@ -128,8 +128,30 @@ func (db *DB) Keys(ctx context.Context, accountID string, t core.KeyType, identi
 	return toCore(rows), total, err
 }
 
+// DeleteKey implements ports.KeyStore: core.MayDeleteKey decides, with the
+// account's row locked (PostgreSQL; SQLite's write transaction holds the
+// whole database), so two deletes of the last two management keys cannot
+// both count two.
 func (db *DB) DeleteKey(ctx context.Context, accountID string, id int64) error {
-	return db.execOne(ctx, "Key", `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, id, accountID)
+	return db.tx(ctx, func(tx *sqlx.Tx) error {
+		if err := db.lockAccount(ctx, tx, accountID, "Key"); err != nil {
+			return err
+		}
+		var r keyRow
+		if err := tx.GetContext(ctx, &r, db.q(`SELECT `+keyColumns+` FROM api_keys WHERE id = ? AND account_id = ?`), id, accountID); err != nil {
+			return notFound(err, "Key")
+		}
+		var managementKeys int
+		if err := tx.GetContext(ctx, &managementKeys, db.q(`SELECT COUNT(*) FROM api_keys WHERE account_id = ? AND key_type = ?`),
+			accountID, string(core.KeyManagement)); err != nil {
+			return err
+		}
+		if err := core.MayDeleteKey(r.core(), managementKeys); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, db.q(`DELETE FROM api_keys WHERE id = ?`), id)
+		return err
+	})
 }
 
 func (db *DB) TouchKey(ctx context.Context, id int64, at time.Time) error {

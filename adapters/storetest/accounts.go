@@ -119,6 +119,12 @@ func testKeys(t *testing.T, f *fixture) {
 	_, err = f.s.Key(f.ctx, other.ID, mgmt.ID)
 	wantKind(t, err, core.KindNotFound)
 	wantKind(t, f.s.DeleteKey(f.ctx, other.ID, mgmt.ID), core.KindNotFound)
+	// The account's last management key stays (core.MayDeleteKey); once
+	// it has another, it goes.
+	wantKind(t, f.s.DeleteKey(f.ctx, a.ID, mgmt.ID), core.KindConflict)
+	f.must(f.s.DeleteKey(f.ctx, a.ID, idk.ID))
+	_, err = f.s.CreateKey(f.ctx, core.APIKey{AccountID: a.ID, Type: core.KeyManagement, Prefix: "svc_mgmt_efgh", Hash: core.HashKey("m2"), CreatedAt: f.tick()})
+	f.must(err)
 	f.must(f.s.DeleteKey(f.ctx, a.ID, mgmt.ID))
 	_, err = f.s.KeyByHash(f.ctx, mgmt.Hash)
 	wantKind(t, err, core.KindNotFound)
