@@ -166,7 +166,7 @@ func New(deps Deps) *App {
 	suppressions := &Suppressions{store: store}
 	verified := &changeFeed[string]{}
 	rules := &Rules{base: b, store: store, identities: identities}
-	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, domains: domains, suppressions: suppressions, rules: rules,
+	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, drafts: store, domains: domains, suppressions: suppressions, rules: rules,
 		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, reports: deps.Reports,
 		gate: g, identities: identities,
 		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,

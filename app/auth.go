@@ -58,7 +58,7 @@ func (s *Auth) Authenticate(ctx context.Context, presented string) (core.Princip
 		}
 	}
 	return core.Principal{AccountID: k.AccountID, KeyType: k.Type, IdentityID: k.IdentityID, KeyID: k.ID, KeyPrefix: k.Prefix,
-		CanProvision: k.CanProvision}, nil
+		CanProvision: k.CanProvision, CanSend: k.CanSend}, nil
 }
 
 // KeyInput is what a caller may set on a new key.
@@ -67,6 +67,8 @@ type KeyInput struct {
 	Identity string // identity keys: the identity's uuid
 	// CanProvision, for an identity key, lets it buy a phone number.
 	CanProvision bool
+	// CanSend, for an identity key, lets it send itself; nil means true.
+	CanSend *bool
 }
 
 // CreateManagementKey mints a management key; identity keys may not.
@@ -110,6 +112,9 @@ func (s *Auth) CreateIdentityKey(ctx context.Context, p core.Principal, in KeyIn
 		return core.NewKey{}, err
 	}
 	k.Record.CanProvision = in.CanProvision
+	if in.CanSend != nil {
+		k.Record.CanSend = *in.CanSend
+	}
 	return s.storeKey(ctx, k)
 }
 
@@ -136,6 +141,7 @@ func (s *Auth) newKey(accountID string, t core.KeyType, identityID, name string)
 		return core.NewKey{}, err
 	}
 	k.Record.AccountID, k.Record.IdentityID, k.Record.Name, k.Record.CreatedAt = accountID, identityID, name, s.now()
+	k.Record.CanSend = true // a key sends unless it is made or set not to
 	return k, nil
 }
 
@@ -182,6 +188,24 @@ func (s *Auth) Key(ctx context.Context, p core.Principal, t core.KeyType, id int
 	if k.Type != t || !p.Scope("").Allows(k.AccountID, k.IdentityID) {
 		return core.APIKey{}, core.NotFound("Key not found.")
 	}
+	return k, nil
+}
+
+// SetCanSend gives or takes an identity key's right to send. Only a
+// management key may: an identity key must not grant itself the right its
+// approver withheld.
+func (s *Auth) SetCanSend(ctx context.Context, p core.Principal, id int64, canSend bool) (core.APIKey, error) {
+	if !p.IsManagement() {
+		return core.APIKey{}, core.Forbidden("Only a management key changes a key's can_send.")
+	}
+	k, err := s.Key(ctx, p, core.KeyIdentity, id)
+	if err != nil {
+		return core.APIKey{}, err
+	}
+	if err := s.keys.SetKeyCanSend(ctx, p.AccountID, id, canSend); err != nil {
+		return core.APIKey{}, err
+	}
+	k.CanSend = canSend
 	return k, nil
 }
 

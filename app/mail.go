@@ -17,7 +17,8 @@ type Mail struct {
 	messages ports.MailStore
 	inboxes  ports.InboxStore
 	outbox   ports.OutboxStore
-	domains  *Domains // which domains take inboxes and mail, and signing
+	drafts   ports.DraftStore // messages kept unsent
+	domains  *Domains         // which domains take inboxes and mail, and signing
 	// suppressions refuses sending to addresses that bounced, and records them.
 	suppressions *Suppressions
 	rules        *Rules                  // who an identity may mail and hear from

@@ -56,13 +56,39 @@ func (s *Mail) RunOutbox(ctx context.Context, grace time.Duration) {
 		for ctx.Err() == nil && s.deliverDue(ctx, work) == outboxBatch {
 			// A full batch: more may be waiting.
 		}
+		due := s.nextDue(ctx)
 		select {
 		case <-ctx.Done():
+			due.Stop()
 			return
 		case <-s.wake:
 		case <-tick.C:
+		case <-due.C:
 		}
+		due.Stop()
 	}
+}
+
+// minDueWait keeps a worker whose due entry it cannot claim (another
+// worker's lease just ended, the database refuses) from spinning.
+const minDueWait = 50 * time.Millisecond
+
+// nextDue is a timer for when the earliest entry becomes due, if that comes
+// before the next poll, so that a message scheduled for a time (a draft's
+// send_at) or a retry leaves then, not up to a poll later. Otherwise it is
+// a timer that never fires.
+func (s *Mail) nextDue(ctx context.Context) *time.Timer {
+	next, ok, err := s.outbox.NextOutboxAttempt(ctx)
+	wait := outboxPoll
+	if err == nil && ok {
+		wait = max(next.Sub(s.now()), minDueWait)
+	}
+	if wait >= outboxPoll {
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		return t
+	}
+	return time.NewTimer(wait)
 }
 
 // deliverDue claims what is due (while ctx lasts) and makes one attempt at

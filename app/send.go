@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
@@ -32,9 +33,9 @@ const maxRecipients = 100
 // core.MaxMessageParts for the text, HTML and multipart parts around them.
 const maxAttachments = core.MaxMessageParts - 10
 
-// draft is a message on its way to being composed and queued: queue gives
-// its header a Message-ID and the inbox's address as From.
-type draft struct {
+// outgoing is a message on its way to being composed and queued: queue
+// gives its header a Message-ID and the inbox's address as From.
+type outgoing struct {
 	inbox core.Inbox
 	core.Header
 	bcc         []string
@@ -45,15 +46,29 @@ type draft struct {
 	names map[string]string
 }
 
+// requireSend is the one check of the right to send, asked by every route
+// that sends: compose, reply, reply-all, forward, a text, and a draft's
+// send (d, nil for the others).
+func requireSend(p core.Principal, d *core.Draft) error { return p.SendRefusal(d) }
+
 // Compose sends a new message from the identity's inbox: an identity key's
 // own (or ?inbox= of its own), or ?identity= / ?inbox= for a management key.
 func (s *Mail) Compose(ctx context.Context, p core.Principal, requested string, inboxID int64, in SendInput) (core.EmailMessage, error) {
+	if err := requireSend(p, nil); err != nil {
+		return core.EmailMessage{}, err
+	}
 	inbox, err := s.sendingInbox(ctx, p, requested, inboxID)
 	if err != nil {
 		return core.EmailMessage{}, err
 	}
+	o, problems := composed(inbox, in)
+	return s.queue(ctx, p, o, in.AttachmentIDs, &problems, s.now(), nil)
+}
+
+// composed is a new message from inbox.
+func composed(inbox core.Inbox, in SendInput) (outgoing, core.Problems) {
 	var problems core.Problems
-	d := draft{inbox: inbox, names: map[string]string{}}
+	d := outgoing{inbox: inbox, names: map[string]string{}}
 	d.To = d.addressList(&problems, "to_email", in.To, true)
 	d.Cc = d.addressList(&problems, "cc", in.Cc, false)
 	d.bcc = d.addressList(&problems, "bcc", in.Bcc, false)
@@ -61,18 +76,27 @@ func (s *Mail) Compose(ctx context.Context, p core.Principal, requested string, 
 		d.Subject = checkSubject(&problems, *in.Subject)
 	}
 	d.text, d.html = requireContent(&problems, in)
-	return s.queue(ctx, p, d, in.AttachmentIDs, &problems)
+	return d, problems
 }
 
 // Reply answers a message: the sender only, or with all, every recipient
 // too (never ourselves). The subject is derived from the original.
 func (s *Mail) Reply(ctx context.Context, p core.Principal, id int64, in SendInput, all bool) (core.EmailMessage, error) {
+	if err := requireSend(p, nil); err != nil {
+		return core.EmailMessage{}, err
+	}
 	orig, inbox, err := s.original(ctx, p, id)
 	if err != nil {
 		return core.EmailMessage{}, err
 	}
+	o, problems := answered(orig, inbox, in, all)
+	return s.queue(ctx, p, o, in.AttachmentIDs, &problems, s.now(), nil)
+}
+
+// answered is a reply to orig, which sits in inbox.
+func answered(orig core.EmailMessage, inbox core.Inbox, in SendInput, all bool) (outgoing, core.Problems) {
 	var problems core.Problems
-	d := draft{inbox: inbox, Header: replyHeader(orig, core.ReplySubject(orig.Subject)), names: map[string]string{}}
+	d := outgoing{inbox: inbox, Header: replyHeader(orig, core.ReplySubject(orig.Subject)), names: map[string]string{}}
 	self := func(a string) bool { return strings.EqualFold(a, inbox.Email) }
 	if orig.Direction == core.Incoming {
 		d.To = []string{orig.FromEmail}
@@ -93,18 +117,30 @@ func (s *Mail) Reply(ctx context.Context, p core.Principal, id int64, in SendInp
 	}
 	d.bcc = d.addressList(&problems, "bcc", in.Bcc, false)
 	d.text, d.html = requireContent(&problems, in)
-	return s.queue(ctx, p, d, in.AttachmentIDs, &problems)
+	return d, problems
 }
 
 // Forward sends a message on, quoted below the caller's content, with its
 // attachments.
 func (s *Mail) Forward(ctx context.Context, p core.Principal, id int64, in SendInput) (core.EmailMessage, error) {
+	if err := requireSend(p, nil); err != nil {
+		return core.EmailMessage{}, err
+	}
 	orig, inbox, err := s.original(ctx, p, id)
 	if err != nil {
 		return core.EmailMessage{}, err
 	}
+	o, problems, err := s.forwarded(ctx, orig, inbox, in)
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	return s.queue(ctx, p, o, in.AttachmentIDs, &problems, s.now(), nil)
+}
+
+// forwarded is orig sent on from inbox, with its attachments.
+func (s *Mail) forwarded(ctx context.Context, orig core.EmailMessage, inbox core.Inbox, in SendInput) (outgoing, core.Problems, error) {
 	var problems core.Problems
-	d := draft{inbox: inbox, Header: replyHeader(orig, core.ForwardSubject(orig.Subject)), names: map[string]string{}}
+	d := outgoing{inbox: inbox, Header: replyHeader(orig, core.ForwardSubject(orig.Subject)), names: map[string]string{}}
 	d.To = d.addressList(&problems, "to_email", in.To, true)
 	d.Cc = d.addressList(&problems, "cc", in.Cc, false)
 	d.bcc = d.addressList(&problems, "bcc", in.Bcc, false)
@@ -124,17 +160,17 @@ func (s *Mail) Forward(ctx context.Context, p core.Principal, id int64, in SendI
 	if len(orig.Attachments) > 0 {
 		parts, err := s.sourceParts(ctx, orig.AccountID, orig.ID)
 		if err != nil {
-			return core.EmailMessage{}, err
+			return d, problems, err
 		}
 		for i, a := range orig.Attachments {
 			full := ports.AttachmentContent{Attachment: a, InSource: true, Position: i}
 			if err := fillFromSource(&full, parts); err != nil {
-				return core.EmailMessage{}, err
+				return d, problems, err
 			}
 			d.attachments = append(d.attachments, full)
 		}
 	}
-	return s.queue(ctx, p, d, in.AttachmentIDs, &problems)
+	return d, problems, nil
 }
 
 func forwardHeader(m core.EmailMessage) string {
@@ -203,7 +239,7 @@ func (s *Mail) sendingInbox(ctx context.Context, p core.Principal, requested str
 
 // addressList checks a list of recipients, each a bare address or "Name
 // <address>", and keeps their names; required lists need one.
-func (d *draft) addressList(problems *core.Problems, field string, addrs []string, required bool) []string {
+func (d *outgoing) addressList(problems *core.Problems, field string, addrs []string, required bool) []string {
 	if required && len(addrs) == 0 {
 		problems.Add(field, "This field is required.")
 		return nil
@@ -224,7 +260,7 @@ func (d *draft) addressList(problems *core.Problems, field string, addrs []strin
 }
 
 // mailboxes writes addrs for the message header, with their names.
-func (d *draft) mailboxes(addrs []string) []string {
+func (d *outgoing) mailboxes(addrs []string) []string {
 	out := make([]string, len(addrs))
 	for i, a := range addrs {
 		out[i] = a
@@ -276,9 +312,9 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// queue composes d and stores it as outgoing, queued for delivery in the
-// same transaction.
-func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs []string, problems *core.Problems) (core.EmailMessage, error) {
+// prepare adds the uploaded attachments to d and reports every problem of
+// the message: what a draft is checked for before it is kept.
+func (s *Mail) prepare(ctx context.Context, p core.Principal, d *outgoing, uploadIDs []string, problems *core.Problems) error {
 	for _, id := range uploadIDs {
 		a, err := s.Attachment(ctx, p, id)
 		if isNotFound(err) || err == nil && a.IdentityID != d.inbox.IdentityID {
@@ -286,7 +322,7 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 			continue
 		}
 		if err != nil {
-			return core.EmailMessage{}, err
+			return err
 		}
 		d.attachments = append(d.attachments, a)
 	}
@@ -296,7 +332,14 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	if len(d.To)+len(d.Cc)+len(d.bcc) > maxRecipients {
 		problems.Add(core.NonFieldErrors, "A message may have at most %d recipients.", maxRecipients)
 	}
-	if err := problems.Err(); err != nil {
+	return problems.Err()
+}
+
+// queue composes d and stores it as outgoing, queued for delivery at `at`
+// in the same transaction; from is the draft it was made from, deleted
+// with it, or nil.
+func (s *Mail) queue(ctx context.Context, p core.Principal, d outgoing, uploadIDs []string, problems *core.Problems, at time.Time, from *core.Draft) (core.EmailMessage, error) {
+	if err := s.prepare(ctx, p, &d, uploadIDs, problems); err != nil {
 		return core.EmailMessage{}, err
 	}
 	byField := map[string][]string{"to_email": d.To, "cc": d.Cc, "bcc": d.bcc}
@@ -320,7 +363,7 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 	// recipients' names; the stored copy keeps bare addresses.
 	header := d.Header
 	header.FromName, header.To, header.Cc = ident.Name, d.mailboxes(d.To), d.mailboxes(d.Cc)
-	out := ports.OutgoingMail{Header: header, Date: now, Text: d.text, HTML: d.html}
+	out := ports.OutgoingMail{Header: header, Date: at, Text: d.text, HTML: d.html}
 	// The composer puts inline images the HTML shows beside it, ahead of
 	// the attachments; the records follow the order of the message.
 	if d.html != "" {
@@ -364,9 +407,9 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d draft, uploadIDs [
 		Bcc: d.bcc, Text: d.text, HTML: d.html, Direction: core.Outgoing, IsRead: true, DeliveryStatus: core.DeliveryQueued,
 		Recipients: core.NewRecipients(recipients), BounceToken: token, CreatedAt: now}
 	// The envelope sender names the message, so that a bounce finds it.
-	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: raw,
+	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: raw, FromDraft: from,
 		Outbox: &ports.OutboxEntry{AccountID: m.AccountID, EnvelopeFrom: core.BounceAddress(token, domain),
-			Recipients: recipients, NextAttempt: now, GiveUpAt: now.Add(s.retry.GiveUpAfter)}}
+			Recipients: recipients, NextAttempt: at, GiveUpAt: at.Add(s.retry.GiveUpAfter)}}
 	// The composed source carries the bytes; the records point into it.
 	for i, a := range d.attachments {
 		a.ID, a.MessageID, a.CreatedAt = s.ids.NewUUID(), 0, now

@@ -32,6 +32,9 @@ type SMS struct {
 // down, so an error means nothing was sent or kept.
 func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body string) (core.SMSMessage, error) {
 	start := time.Now()
+	if err := requireSend(p, nil); err != nil {
+		return core.SMSMessage{}, err
+	}
 	identityID, err := p.Scope(requested).Single("identity")
 	if err != nil {
 		return core.SMSMessage{}, err

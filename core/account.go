@@ -45,11 +45,14 @@ type APIKey struct {
 	IdentityID string // set for identity keys
 	// CanProvision lets an identity key buy a phone number for its identity.
 	CanProvision bool
-	Name         string
-	Prefix       string
-	Hash         []byte
-	CreatedAt    time.Time
-	LastUsedAt   *time.Time
+	// CanSend lets an identity key send mail and texts itself; without it
+	// the key may only draft (management keys always may).
+	CanSend    bool
+	Name       string
+	Prefix     string
+	Hash       []byte
+	CreatedAt  time.Time
+	LastUsedAt *time.Time
 }
 
 // MayDeleteKey decides whether k may be deleted while its account has

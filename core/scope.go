@@ -10,6 +10,9 @@ type Principal struct {
 	KeyPrefix  string // safe to log
 	// CanProvision is an identity key's right to buy a phone number.
 	CanProvision bool
+	// CanSend is an identity key's right to send mail and texts itself;
+	// without it the key drafts, and a management key approves.
+	CanSend bool
 }
 
 // IsManagement reports whether the principal acts for the whole account.
@@ -24,6 +27,23 @@ func (p Principal) IsManagement() bool { return p.KeyType == KeyManagement }
 // MayProvision reports whether the principal may buy a phone number for an
 // identity it can see.
 func (p Principal) MayProvision() bool { return p.IsManagement() || p.CanProvision }
+
+// MaySend reports whether the principal may send mail or texts itself.
+// Every send goes through app's requireSend, which asks this.
+func (p Principal) MaySend() bool { return p.IsManagement() || p.CanSend }
+
+// SendRefusal is why p may not send d, or nil: a principal that may not
+// send at all sends no draft either, and a draft awaiting approval is sent
+// by a management key only (sending it is the approval).
+func (p Principal) SendRefusal(d *Draft) error {
+	if !p.MaySend() {
+		return Forbidden("This key cannot send (its can_send is false): create a draft (POST /api/email-drafts/), which a management key approves by sending it.")
+	}
+	if d != nil && d.AwaitingApproval && !p.IsManagement() {
+		return Forbidden("This draft awaits approval: a management key sends it.")
+	}
+	return nil
+}
 
 // Scope is the set of per-identity resources a request may see (spec §1).
 // The zero IdentityID means every identity of the account.

@@ -29,6 +29,7 @@ const (
 	EffectContact    = "contact"
 	EffectAttachment = "attachment"
 	EffectWebhook    = "webhook"
+	EffectDraft      = "email_draft"
 )
 
 type claimKey struct{}
@@ -36,7 +37,7 @@ type claimKey struct{}
 // WithClaim returns ctx carrying c: the store methods that create what a
 // request asked for (SaveMail, SaveSMS, CreateIdentity, CreateInbox,
 // CreatePhone, CreatePassword, CreateSecret, CreateContact, SaveUpload,
-// CreateWebhook)
+// CreateWebhook, CreateDraft)
 // record their effect on it in the transaction that creates it.
 //
 // This is how a key's record takes part in the effect's transaction: the

@@ -41,6 +41,7 @@ type Store interface {
 	EventStore
 	WebhookStore
 	RuleStore
+	DraftStore
 }
 
 // VerificationFilter narrows the verifications one identity received.
@@ -97,6 +98,8 @@ type KeyStore interface {
 	// DeleteKey deletes a key unless core.MayDeleteKey refuses, asked
 	// where no other delete of the account's keys can interleave.
 	DeleteKey(ctx context.Context, accountID string, id int64) error
+	// SetKeyCanSend sets an identity key's send right.
+	SetKeyCanSend(ctx context.Context, accountID string, id int64, canSend bool) error
 	TouchKey(ctx context.Context, id int64, at time.Time) error
 }
 
@@ -254,6 +257,11 @@ type NewMail struct {
 	// SearchText is more text the search index holds for the message
 	// beside its subject and text body: its text/* attachments' text.
 	SearchText string
+	// FromDraft, when set, is the draft the message was made from: it is
+	// deleted in the same transaction, and when it is gone already (sent
+	// or deleted by another request) nothing is stored and the call fails
+	// with NotFound. So a draft is sent once.
+	FromDraft *core.Draft
 }
 
 // AttachmentContent is an attachment with its bytes. The attachments of a
@@ -377,6 +385,9 @@ type OutboxStore interface {
 	// ClaimOutbox leases up to limit entries that are due, so no other
 	// worker (of this instance or another) takes them until the lease ends.
 	ClaimOutbox(ctx context.Context, now, leaseUntil time.Time, limit int) ([]OutboxEntry, error)
+	// NextOutboxAttempt is the earliest time an entry becomes claimable
+	// (due and not leased); false when the outbox is empty.
+	NextOutboxAttempt(ctx context.Context) (time.Time, bool, error)
 	// RetryOutbox keeps an entry for another attempt at e.NextAttempt; the
 	// message, still queued, shows lastError as its delivery error.
 	RetryOutbox(ctx context.Context, e OutboxEntry, lastError string) error

@@ -60,6 +60,7 @@ func (s *server) createKey(withIdentity bool, create keyCreator) handler {
 			if b := in.boolean("can_provision"); b != nil {
 				ki.CanProvision = *b
 			}
+			ki.CanSend = in.boolean("can_send")
 		}
 		if err := in.err(); err != nil {
 			return 0, nil, err
@@ -83,6 +84,30 @@ func (s *server) getKey(t core.KeyType) handler {
 		k, err := s.app.Auth.Key(c.Request.Context(), principal(c), t, id)
 		return http.StatusOK, viewKey(k), err
 	}
+}
+
+// updateIdentityKey changes can_send, the one field that changes; other
+// fields are read-only and ignored, so a key sent back as read is accepted.
+func (s *server) updateIdentityKey(c *gin.Context) (int, any, error) {
+	id, err := pathID(c, "id", "Key")
+	if err != nil {
+		return 0, nil, err
+	}
+	in, err := readInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	canSend := in.boolean("can_send")
+	if err := in.err(); err != nil {
+		return 0, nil, err
+	}
+	var k core.APIKey
+	if canSend == nil {
+		k, err = s.app.Auth.Key(c.Request.Context(), principal(c), core.KeyIdentity, id)
+	} else {
+		k, err = s.app.Auth.SetCanSend(c.Request.Context(), principal(c), id, *canSend)
+	}
+	return http.StatusOK, viewKey(k), err
 }
 
 func (s *server) deleteKey(t core.KeyType) handler {

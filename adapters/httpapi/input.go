@@ -449,3 +449,53 @@ func (q *query) newestFirst() bool {
 		return false
 	}
 }
+
+// id reads a positive integer field (a JSON number, or digits as a string
+// or form value); 0 when absent or null.
+func (in *input) id(name string) int64 {
+	var text string
+	if raw, ok := in.json[name]; ok && in.json != nil {
+		if string(raw) == "null" {
+			return 0
+		}
+		text = strings.Trim(string(raw), `"`)
+	} else if s := in.str(name); s != nil {
+		text = *s
+	} else {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+	if err != nil || n <= 0 {
+		in.problems.Add(name, "A valid id (a positive integer) is required.")
+		return 0
+	}
+	return n
+}
+
+// time reads an ISO 8601 date-time field: nil when absent, and with set
+// true when present (null or "" clear it, leaving nil).
+func (in *input) time(name string) (t *time.Time, set bool) {
+	s := in.str(name)
+	if s == nil {
+		return nil, false
+	}
+	if strings.TrimSpace(*s) == "" {
+		return nil, true
+	}
+	v, err := parseTime(strings.TrimSpace(*s))
+	if err != nil {
+		in.problems.Add(name, "Datetime has wrong format. Use ISO 8601, such as 2026-11-21T08:00:00.123456Z.")
+		return nil, true
+	}
+	return &v, true
+}
+
+// present reports whether the body carries the field.
+func (in *input) present(name string) bool {
+	if in.json != nil {
+		_, ok := in.json[name]
+		return ok
+	}
+	_, ok := in.form[name]
+	return ok
+}

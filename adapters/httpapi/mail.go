@@ -312,13 +312,19 @@ func readSendInput(c *gin.Context) (app.SendInput, error) {
 	if err != nil {
 		return app.SendInput{}, err
 	}
+	si := sendInputOf(in)
+	return si, in.err()
+}
+
+// sendInputOf reads the fields of that body from in.
+func sendInputOf(in *input) app.SendInput {
 	var si app.SendInput
 	si.To, _ = in.strList("to_email")
 	si.Cc, _ = in.strList("cc")
 	si.Bcc, _ = in.strList("bcc")
 	si.AttachmentIDs, _ = in.strList("attachment_uuids")
 	si.Subject, si.Content, si.HTML = in.str("subject"), in.str("content"), in.text("html")
-	return si, in.err()
+	return si
 }
 
 func (s *server) compose(c *gin.Context) (int, any, error) {

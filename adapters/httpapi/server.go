@@ -140,6 +140,7 @@ func (s *server) routes(e *gin.Engine) {
 	keys.GET("/identity/", s.handle(s.listKeys(core.KeyIdentity)))
 	keys.POST("/identity/", s.handle(s.createKey(true, s.app.Auth.CreateIdentityKey)))
 	keys.GET("/identity/:id/", s.handle(s.getKey(core.KeyIdentity)))
+	keys.PATCH("/identity/:id/", s.handle(s.updateIdentityKey))
 	keys.DELETE("/identity/:id/", s.handle(s.deleteKey(core.KeyIdentity)))
 
 	authed.GET("/identities/", s.handle(s.listIdentities))
@@ -201,6 +202,12 @@ func (s *server) routes(e *gin.Engine) {
 	authed.POST("/email-messages/:id/reply/", s.handle(s.idempotent(maxBodyBytes, s.recoverMessage, s.respond("reply"))))
 	authed.POST("/email-messages/:id/reply-all/", s.handle(s.idempotent(maxBodyBytes, s.recoverMessage, s.respond("reply-all"))))
 	authed.POST("/email-messages/:id/forward/", s.handle(s.idempotent(maxBodyBytes, s.recoverMessage, s.respond("forward"))))
+	authed.GET("/email-drafts/", s.handle(s.listDrafts))
+	authed.POST("/email-drafts/", s.handle(s.idempotent(maxBodyBytes, s.recoverDraft, s.createDraft)))
+	authed.GET("/email-drafts/:id/", s.handle(s.getDraft))
+	authed.PATCH("/email-drafts/:id/", s.handle(s.updateDraft))
+	authed.DELETE("/email-drafts/:id/", s.handle(s.deleteDraft))
+	authed.POST("/email-drafts/:id/send/", s.handle(s.idempotent(maxBodyBytes, s.recoverMessage, s.sendDraft)))
 	authed.POST("/attachments/", s.handle(s.idempotent(s.maxUpload+multipartSlack, s.recoverAttachment, s.uploadAttachment)))
 	authed.GET("/attachments/:uuid/", s.downloadAttachment)
 

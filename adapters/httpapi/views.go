@@ -37,8 +37,9 @@ type keyView struct {
 	Name     string  `json:"name"`
 	Prefix   string  `json:"prefix"`
 	Identity *string `json:"identity,omitempty"`
-	// CanProvision is shown for identity keys only.
+	// CanProvision and CanSend are shown for identity keys only.
 	CanProvision *bool    `json:"can_provision,omitempty"`
+	CanSend      *bool    `json:"can_send,omitempty"`
 	CreatedDT    apiTime  `json:"created_dt"`
 	LastUsedDT   *apiTime `json:"last_used_dt"`
 	// Key is the full key, present only in the creation response.
@@ -48,8 +49,8 @@ type keyView struct {
 func viewKey(k core.APIKey) keyView {
 	v := keyView{ID: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedDT: apiTime(k.CreatedAt), LastUsedDT: optTime(k.LastUsedAt)}
 	if k.Type == core.KeyIdentity {
-		id, can := k.IdentityID, k.CanProvision
-		v.Identity, v.CanProvision = &id, &can
+		id, can, send := k.IdentityID, k.CanProvision, k.CanSend
+		v.Identity, v.CanProvision, v.CanSend = &id, &can, &send
 	}
 	return v
 }

@@ -123,6 +123,7 @@ func (s *Store) deleteOwned(gone func(accountID, identityID string) bool) {
 	deleteWhere(s.authTables().grants, func(g *core.DeviceGrant) bool { return g.AccountID != "" && gone(g.AccountID, g.IdentityID) })
 	deleteWhere(s.trustTables().suppressions, func(r *core.Suppression) bool { return gone(r.AccountID, r.IdentityID) })
 	deleteWhere(s.ruleRows(), func(r *core.Rule) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(s.draftRows(), func(d *core.Draft) bool { return gone(d.AccountID, d.IdentityID) })
 }
 
 func deleteWhere[K comparable, V any](m map[K]V, match func(V) bool) {
@@ -223,6 +224,19 @@ func (s *Store) DeleteKey(_ context.Context, accountID string, id int64) error {
 		return err
 	}
 	delete(s.keys, id)
+	return nil
+}
+
+func (s *Store) SetKeyCanSend(_ context.Context, accountID string, id int64, canSend bool) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.keys[id]
+	if !ok || r.AccountID != accountID {
+		return core.NotFound("Key not found.")
+	}
+	r.CanSend = canSend
 	return nil
 }
 

@@ -240,6 +240,7 @@ func (s *Store) DeleteInbox(_ context.Context, accountID string, id int64) error
 	deleteWhere(m.attachments, func(r *ports.AttachmentContent) bool { return r.MessageID != 0 && m.messages[r.MessageID] == nil })
 	deleteWhere(m.outbox, func(r *outboxRow) bool { return m.messages[r.MessageID] == nil })
 	deleteWhere(s.sourceRows(), func(r *sourceRow) bool { return r.Source.InboxID == id })
+	deleteWhere(s.draftRows(), func(d *core.Draft) bool { return d.InboxID == id })
 	return nil
 }
 

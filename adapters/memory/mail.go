@@ -55,6 +55,11 @@ func (s *Store) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.Ema
 		if _, ok := s.inboxes[nm.Message.InboxID]; !ok {
 			return nil, core.NotFound("Inbox not found.")
 		}
+		if d := nm.FromDraft; d != nil {
+			if _, err := s.draft(d.AccountID, d.ID); err != nil {
+				return nil, err
+			}
+		}
 	}
 	out := make([]core.EmailMessage, 0, len(mails))
 	var events []core.NewEvent
@@ -67,6 +72,9 @@ func (s *Store) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.Ema
 		if f.Duplicate != nil {
 			out = append(out, *f.Duplicate)
 			continue
+		}
+		if d := nm.FromDraft; d != nil {
+			delete(s.drafts, d.ID)
 		}
 		m.CreatedAt, m.ThreadID = f.CreatedAt, f.ThreadID
 		t.clocks[m.AccountID] = m.CreatedAt
@@ -405,6 +413,25 @@ func (s *Store) ClaimOutbox(_ context.Context, now, leaseUntil time.Time, limit 
 		out = append(out, r.OutboxEntry)
 	}
 	return out, nil
+}
+
+func (s *Store) NextOutboxAttempt(context.Context) (time.Time, bool, error) {
+	if err := s.lock(); err != nil {
+		return time.Time{}, false, err
+	}
+	defer s.mu.Unlock()
+	var next time.Time
+	found := false
+	for _, r := range s.mailTables().outbox {
+		at := r.NextAttempt
+		if r.claimedUntil.After(at) {
+			at = r.claimedUntil
+		}
+		if !found || at.Before(next) {
+			next, found = at, true
+		}
+	}
+	return next, found, nil
 }
 
 func (s *Store) RetryOutbox(_ context.Context, e ports.OutboxEntry, lastError string) error {

@@ -35,9 +35,10 @@ type Store struct {
 	seq        int64
 	// idempotency keeps idempotency keys; created on first use.
 	idempotency map[idempotencyID]*core.IdempotencyRecord
-	events      eventTables           // created on first use
-	webhooks    webhookTables         // created on first use
-	rules       map[string]*core.Rule // created on first use
+	events      eventTables            // created on first use
+	webhooks    webhookTables          // created on first use
+	rules       map[string]*core.Rule  // created on first use
+	drafts      map[string]*core.Draft // created on first use
 	// Fail, when set, is returned by every call: a store that is down.
 	Fail error
 	// EventData renders events' data; nil means plain JSON of the subject.

@@ -81,6 +81,7 @@ type keyRow struct {
 	Type         string         `db:"key_type"`
 	IdentityID   sql.NullString `db:"identity_id"`
 	CanProvision bool           `db:"can_provision"`
+	CanSend      bool           `db:"can_send"`
 	Name         string         `db:"name"`
 	Prefix       string         `db:"prefix"`
 	Hash         []byte         `db:"hash"`
@@ -90,10 +91,10 @@ type keyRow struct {
 
 func (r keyRow) core() core.APIKey {
 	return core.APIKey{ID: r.ID, AccountID: r.AccountID, Type: core.KeyType(r.Type), IdentityID: r.IdentityID.String,
-		CanProvision: r.CanProvision, Name: r.Name, Prefix: r.Prefix, Hash: r.Hash, CreatedAt: fromUS(r.CreatedAt), LastUsedAt: fromNullUS(r.LastUsedAt)}
+		CanProvision: r.CanProvision, CanSend: r.CanSend, Name: r.Name, Prefix: r.Prefix, Hash: r.Hash, CreatedAt: fromUS(r.CreatedAt), LastUsedAt: fromNullUS(r.LastUsedAt)}
 }
 
-const keyColumns = "id, account_id, key_type, identity_id, can_provision, name, prefix, hash, created_at, last_used_at"
+const keyColumns = "id, account_id, key_type, identity_id, can_provision, can_send, name, prefix, hash, created_at, last_used_at"
 
 func (db *DB) CreateKey(ctx context.Context, k core.APIKey) (int64, error) {
 	id, err := db.insertKey(ctx, db.w, k)
@@ -103,9 +104,9 @@ func (db *DB) CreateKey(ctx context.Context, k core.APIKey) (int64, error) {
 // insertKey stores k through ext (the database or a transaction) and returns its new id.
 func (db *DB) insertKey(ctx context.Context, ext sqlx.ExtContext, k core.APIKey) (int64, error) {
 	var id int64
-	err := ext.QueryRowxContext(ctx, db.q(`INSERT INTO api_keys (account_id, key_type, identity_id, can_provision, name, prefix, hash,
-		created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-		k.AccountID, string(k.Type), nullString(k.IdentityID), k.CanProvision, k.Name, k.Prefix, k.Hash, us(k.CreatedAt)).Scan(&id)
+	err := ext.QueryRowxContext(ctx, db.q(`INSERT INTO api_keys (account_id, key_type, identity_id, can_provision, can_send, name, prefix,
+		hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		k.AccountID, string(k.Type), nullString(k.IdentityID), k.CanProvision, k.CanSend, k.Name, k.Prefix, k.Hash, us(k.CreatedAt)).Scan(&id)
 	return id, err
 }
 
@@ -152,6 +153,10 @@ func (db *DB) DeleteKey(ctx context.Context, accountID string, id int64) error {
 		_, err := tx.ExecContext(ctx, db.q(`DELETE FROM api_keys WHERE id = ?`), id)
 		return err
 	})
+}
+
+func (db *DB) SetKeyCanSend(ctx context.Context, accountID string, id int64, canSend bool) error {
+	return db.execOne(ctx, "Key", `UPDATE api_keys SET can_send = ? WHERE id = ? AND account_id = ?`, canSend, id, accountID)
 }
 
 func (db *DB) TouchKey(ctx context.Context, id int64, at time.Time) error {

@@ -500,6 +500,16 @@ func (db *DB) ClaimOutbox(ctx context.Context, now, leaseUntil time.Time, limit 
 	return toCore(rows), err
 }
 
+func (db *DB) NextOutboxAttempt(ctx context.Context) (time.Time, bool, error) {
+	var next sql.NullInt64
+	err := db.get(ctx, &next, db.q(`SELECT MIN(CASE WHEN claimed_until > next_attempt_at THEN claimed_until ELSE next_attempt_at END)
+		FROM email_outbox`))
+	if err != nil || !next.Valid {
+		return time.Time{}, false, err
+	}
+	return fromUS(next.Int64), true, nil
+}
+
 func (db *DB) RetryOutbox(ctx context.Context, e ports.OutboxEntry, lastError string) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, db.q(`UPDATE email_outbox SET recipients = ?, failures = ?, next_attempt_at = ?,

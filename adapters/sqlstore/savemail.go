@@ -108,6 +108,11 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	if f.Duplicate != nil {
 		return *f.Duplicate, nil
 	}
+	if d := nm.FromDraft; d != nil {
+		if err := db.execOneOn(ctx, mt.tx, "Draft", `DELETE FROM email_drafts WHERE id = ? AND account_id = ?`, d.ID, d.AccountID); err != nil {
+			return m, err
+		}
+	}
 	m.CreatedAt, m.ThreadID = f.CreatedAt, f.ThreadID
 	mt.clocks[m.AccountID] = m.CreatedAt
 	thread, err := mt.thread(f, m)

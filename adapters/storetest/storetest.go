@@ -99,6 +99,7 @@ var cases = []testCase{
 	{"events/a commit that wrote events signals the reader", testEventsSignal},
 	{"webhooks/deliveries written with events, leased, attempted, retried, deleted", testWebhookDeliveries},
 	{"rules/an identity's and its account's, scoped, and gone with their identity", testRules},
+	{"drafts/kept, listed, changed, sent once with their message, and gone with their identity", testDrafts},
 	{"mail/blocked mail is kept out of lists, threads and mailboxes", testBlockedMail},
 }
 

@@ -51,6 +51,7 @@ type relayed struct {
 	from string
 	to   []string
 	data string
+	at   time.Time // when the relay took it
 }
 
 func newTestRelay(t *testing.T) *testRelay {
@@ -136,7 +137,7 @@ func (s *relaySession) Data(rd io.Reader) error {
 		return err
 	}
 	s.r.mu.Lock()
-	s.r.messages = append(s.r.messages, relayed{from: s.from, to: s.to, data: string(b)})
+	s.r.messages = append(s.r.messages, relayed{from: s.from, to: s.to, data: string(b), at: time.Now()})
 	s.r.mu.Unlock()
 	if s.r.inData != nil {
 		s.r.inData <- struct{}{}

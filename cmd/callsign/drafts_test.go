@@ -1,0 +1,300 @@
+package main
+
+import (
+	"fmt"
+	"net/mail"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/callsign/callsign/adapters/sqlstore"
+)
+
+// TestDraftsAndApproval: a key without send rights (can_send false) gets
+// 403 on every send route, may draft (a new message, a reply), and its
+// drafts await approval, listed with awaiting_approval=true; neither it
+// nor a sending key of its identity sends them; a management key's send/
+// is the approval, and the message reaches the relay. Bad input is 400
+// naming the field, rules apply at send, a draft is sent once, and a
+// management key gives the right back.
+func TestDraftsAndApproval(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		relay := newTestRelay(t)
+		relay.listen(t, "127.0.0.1:0")
+		r := start(t, d, relayEnv(relay), fastRetry)
+		mgmt := r.bootstrap("drafts@example.com")
+		var ident struct{ UUID, Inbox string }
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Drafter"}, &ident)
+		var drafter, sender struct {
+			ID      int64
+			Key     string
+			CanSend *bool `json:"can_send"`
+		}
+		if s := r.call("POST", "/api/auth/keys/identity/", mgmt, map[string]any{"identity": ident.UUID, "can_send": false}, &drafter); s != 201 || drafter.CanSend == nil || *drafter.CanSend {
+			t.Fatalf("a key without send rights: %d %+v", s, drafter)
+		}
+		if s := r.call("POST", "/api/auth/keys/identity/", mgmt, map[string]any{"identity": ident.UUID}, &sender); s != 201 || sender.CanSend == nil || !*sender.CanSend {
+			t.Fatalf("a default key: %d %+v", s, sender)
+		}
+		sendSMTP(t, r.svc.smtpLn.Addr().String(), "carol@example.org", []string{ident.Inbox}, plainMail(ident.Inbox, "q1@example.org", "Question"))
+		var inbound apiPage
+		poll(t, "the inbound message", func() bool {
+			r.call("GET", "/api/email-messages/?direction=incoming&limit=5", drafter.Key, nil, &inbound)
+			return inbound.Count == 1
+		})
+		question := inbound.Results[0].ID
+
+		// Every direct send is 403.
+		letter := map[string]any{"to_email": "dave@example.org", "subject": "Hello", "content": "Hi."}
+		for _, route := range []string{"/api/email-messages/compose/", fmt.Sprintf("/api/email-messages/%d/reply/", question),
+			fmt.Sprintf("/api/email-messages/%d/reply-all/", question), fmt.Sprintf("/api/email-messages/%d/forward/", question), "/api/messages/send/"} {
+			body := letter
+			if route == "/api/messages/send/" {
+				body = map[string]any{"to": "+14155550100", "body": "Hi."}
+			}
+			s, b := r.callRaw("POST", route, drafter.Key, body)
+			if s != 403 || !strings.Contains(string(b), "can_send") {
+				t.Errorf("%s: %d %s", route, s, b)
+			}
+		}
+
+		// Bad drafts: 400 naming each field.
+		for field, body := range map[string]map[string]any{
+			"to_email":   {"to_email": "not an address", "content": "x"},
+			"content":    {"to_email": "dave@example.org"},
+			"send_at":    {"to_email": "dave@example.org", "content": "x", "send_at": "tomorrow"},
+			"forward_of": {"reply_to": question, "forward_of": question, "content": "x"},
+			"reply_to":   {"reply_to": 999999999, "content": "x"},
+			"reply_all":  {"reply_all": true, "to_email": "dave@example.org", "content": "x"},
+		} {
+			var out map[string]any
+			if s := r.call("POST", "/api/email-drafts/", drafter.Key, body, &out); s != 400 || out[field] == nil {
+				t.Errorf("%s: %d %v", field, s, out)
+			}
+		}
+		var out map[string]any
+		if s := r.call("POST", "/api/email-drafts/", drafter.Key, map[string]any{"to_email": "dave@example.org", "content": "x",
+			"send_at": time.Now().Add(-time.Hour).Format(time.RFC3339)}, &out); s != 400 || out["send_at"] == nil {
+			t.Errorf("send_at in the past: %d %v", s, out)
+		}
+
+		type draft struct {
+			ID               string   `json:"id"`
+			Kind             string   `json:"kind"`
+			ReplyTo          *int64   `json:"reply_to"`
+			ToEmail          []string `json:"to_email"`
+			Content          *string  `json:"content"`
+			AwaitingApproval bool     `json:"awaiting_approval"`
+		}
+		var fresh, reply draft
+		if s := r.call("POST", "/api/email-drafts/", drafter.Key, letter, &fresh); s != 201 || !fresh.AwaitingApproval || fresh.Kind != "compose" {
+			t.Fatalf("draft: %d %+v", s, fresh)
+		}
+		if s := r.call("POST", "/api/email-drafts/", drafter.Key, map[string]any{"reply_to": question, "content": "Yes."}, &reply); s != 201 ||
+			!reply.AwaitingApproval || reply.Kind != "reply" || reply.ReplyTo == nil || *reply.ReplyTo != question {
+			t.Fatalf("reply draft: %d %+v", s, reply)
+		}
+		var listed []draft
+		if r.call("GET", "/api/email-drafts/?awaiting_approval=true", mgmt, nil, &listed); len(listed) != 2 {
+			t.Fatalf("awaiting approval: %+v", listed)
+		}
+		if r.call("GET", "/api/email-drafts/?awaiting_approval=false", drafter.Key, nil, &listed); len(listed) != 0 {
+			t.Fatalf("not awaiting: %+v", listed)
+		}
+
+		// Editing keeps it awaiting; neither identity key sends it.
+		var edited draft
+		if s := r.call("PATCH", "/api/email-drafts/"+fresh.ID+"/", drafter.Key, map[string]any{"content": "Hi again."}, &edited); s != 200 ||
+			edited.Content == nil || *edited.Content != "Hi again." || !edited.AwaitingApproval || len(edited.ToEmail) != 1 {
+			t.Fatalf("patch: %d %+v", s, edited)
+		}
+		if s, b := r.callRaw("PATCH", "/api/email-drafts/"+fresh.ID+"/", drafter.Key, map[string]any{"reply_to": question}); s != 400 || !strings.Contains(string(b), "reply_to") {
+			t.Fatalf("patch reply_to: %d %s", s, b)
+		}
+		for _, k := range []string{drafter.Key, sender.Key} {
+			if s, b := r.callRaw("POST", "/api/email-drafts/"+fresh.ID+"/send/", k, nil); s != 403 {
+				t.Fatalf("an identity key sent a draft awaiting approval: %d %s", s, b)
+			}
+		}
+		if s := r.call("PATCH", fmt.Sprintf("/api/auth/keys/identity/%d/", drafter.ID), sender.Key, map[string]any{"can_send": true}, nil); s != 403 {
+			t.Fatalf("an identity key gave send rights: %d", s)
+		}
+
+		// The approval: a management key sends both; each is sent once.
+		var sent, sentReply apiMessage
+		if s := r.call("POST", "/api/email-drafts/"+fresh.ID+"/send/", mgmt, nil, &sent); s != 201 || sent.Content != "Hi again." {
+			t.Fatalf("approve: %d %+v", s, sent)
+		}
+		if s := r.call("GET", "/api/email-drafts/"+fresh.ID+"/", mgmt, nil, nil); s != 404 {
+			t.Fatalf("the sent draft is still there: %d", s)
+		}
+		if s := r.call("POST", "/api/email-drafts/"+fresh.ID+"/send/", mgmt, nil, nil); s != 404 {
+			t.Fatalf("sent twice: %d", s)
+		}
+		if s := r.call("POST", "/api/email-drafts/"+reply.ID+"/send/", mgmt, nil, &sentReply); s != 201 || sentReply.Subject != "Re: Question" || sentReply.ThreadID != inbound.Results[0].ThreadID {
+			t.Fatalf("approve the reply: %d %+v", s, sentReply)
+		}
+		poll(t, "both at the relay", func() bool { return len(relay.received()) == 2 })
+		for _, m := range relay.received() {
+			if m.to[0] == "carol@example.org" && !strings.Contains(m.data, "In-Reply-To: <q1@example.org>") {
+				t.Fatalf("the reply is not threaded: %s", m.data)
+			}
+		}
+
+		// A sending key's own draft, and the rules asked at send.
+		var rule map[string]any
+		r.call("POST", "/api/rules/", mgmt, map[string]any{"identity": ident.UUID, "channel": "email", "direction": "outbound", "action": "block", "pattern": "@blocked.example"}, &rule)
+		var blocked draft
+		if s := r.call("POST", "/api/email-drafts/", sender.Key, map[string]any{"to_email": "x@blocked.example", "content": "x"}, &blocked); s != 201 || blocked.AwaitingApproval {
+			t.Fatalf("a sending key's draft: %d %+v", s, blocked)
+		}
+		if s := r.call("POST", "/api/email-drafts/"+blocked.ID+"/send/", sender.Key, nil, &out); s != 400 || out["to_email"] == nil {
+			t.Fatalf("a blocked recipient at send: %d %v", s, out)
+		}
+		// Two sends of one draft at once (different keys): one message.
+		if s := r.call("PATCH", "/api/email-drafts/"+blocked.ID+"/", sender.Key, map[string]any{"to_email": "erin@example.org"}, nil); s != 200 {
+			t.Fatalf("patch: %d", s)
+		}
+		var wg sync.WaitGroup
+		statuses := make([]int, 2)
+		for i := range statuses {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i], _, _ = r.sendKeyed("POST", "/api/email-drafts/"+blocked.ID+"/send/", sender.Key, fmt.Sprintf("send-%d", i), nil)
+			}()
+		}
+		wg.Wait()
+		if !(statuses[0] == 201 && statuses[1] == 404 || statuses[0] == 404 && statuses[1] == 201) {
+			t.Fatalf("two sends of one draft: %v", statuses)
+		}
+		// An Idempotency-Key on create: a repeat shows the same draft.
+		s1, h1, b1 := r.sendKeyed("POST", "/api/email-drafts/", sender.Key, "draft-1", letter)
+		s2, h2, b2 := r.sendKeyed("POST", "/api/email-drafts/", sender.Key, "draft-1", letter)
+		if s1 != 201 || s2 != 201 || h1.Get("Idempotent-Replayed") != "" || h2.Get("Idempotent-Replayed") != "true" || string(b1) != string(b2) {
+			t.Fatalf("keyed create: %d %d %s %s", s1, s2, b1, b2)
+		}
+		if r.call("GET", "/api/email-drafts/", sender.Key, nil, &listed); len(listed) != 1 {
+			t.Fatalf("drafts after a keyed repeat: %+v", listed)
+		}
+		if s := r.call("DELETE", "/api/email-drafts/"+listed[0].ID+"/", sender.Key, nil, nil); s != 204 {
+			t.Fatalf("delete: %d", s)
+		}
+
+		// The right given back by a management key.
+		var k map[string]any
+		if s := r.call("PATCH", fmt.Sprintf("/api/auth/keys/identity/%d/", drafter.ID), mgmt, map[string]any{"can_send": true}, &k); s != 200 || k["can_send"] != true {
+			t.Fatalf("give the right: %d %v", s, k)
+		}
+		if s := r.call("POST", "/api/email-messages/compose/", drafter.Key, letter, nil); s != 201 {
+			t.Fatalf("compose after the right was given: %d", s)
+		}
+		poll(t, "everything at the relay", func() bool { return len(relay.received()) == 4 })
+	})
+}
+
+// TestScheduledSendOnce: messages scheduled by drafts' send_at wait in the
+// outbox, survive the instance that queued them stopping, and are sent
+// once each, not before send_at, by whichever instance runs: on PostgreSQL
+// two instances share the database and the relay counts every message
+// exactly once.
+func TestScheduledSendOnce(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		relay := newTestRelay(t)
+		relay.listen(t, "127.0.0.1:0")
+		first := start(t, d, relayEnv(relay))
+		mgmt := first.bootstrap("scheduled@example.com")
+		var ident struct{ UUID string }
+		first.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Scheduler"}, &ident)
+		const n = 5
+		sendAt := time.Now().Add(6 * time.Second).UTC().Truncate(time.Millisecond)
+		ids := map[string]bool{}
+		for i := range n {
+			var dr struct{ ID string }
+			if s := first.call("POST", "/api/email-drafts/?identity="+ident.UUID, mgmt, map[string]any{"to_email": fmt.Sprintf("r%d@example.org", i),
+				"content": "Later.", "send_at": sendAt.Format(time.RFC3339Nano)}, &dr); s != 201 {
+				t.Fatalf("draft: %d", s)
+			}
+			var m apiMessage
+			if s := first.call("POST", "/api/email-drafts/"+dr.ID+"/send/", mgmt, nil, &m); s != 201 || m.DeliveryStatus != "queued" {
+				t.Fatalf("send: %d %+v", s, m)
+			}
+			ids["<"+m.MessageID+">"] = true
+		}
+		first.stop()
+		if time.Now().Before(sendAt) && len(relay.received()) != 0 {
+			t.Fatalf("sent before send_at: %d", len(relay.received()))
+		}
+		instances := 1
+		if d == sqlstore.Postgres {
+			instances = 2
+		}
+		var last *running
+		for range instances {
+			last = start(t, d, sameDatabase(first, relayEnv(relay)))
+		}
+		poll(t, "every scheduled message sent", func() bool {
+			var sent apiPage
+			last.call("GET", "/api/email-messages/?direction=outgoing&limit=50", mgmt, nil, &sent)
+			done := 0
+			for _, m := range sent.Results {
+				if m.DeliveryStatus == "sent" {
+					done++
+				}
+			}
+			return done == n
+		})
+		if got := len(relay.received()); got != n {
+			t.Fatalf("the relay received %d messages, want %d", got, n)
+		}
+		var late time.Duration
+		for _, m := range relay.received() {
+			msg, err := mail.ReadMessage(strings.NewReader(m.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := msg.Header.Get("Message-Id")
+			if !ids[id] {
+				t.Fatalf("message %q relayed twice, or unknown", id)
+			}
+			delete(ids, id)
+			if m.at.Before(sendAt) {
+				t.Fatalf("relayed at %v, before send_at %v", m.at, sendAt)
+			}
+			if date, err := msg.Header.Date(); err != nil || !date.Equal(sendAt.Truncate(time.Second)) {
+				t.Errorf("Date %v, want send_at %v", date, sendAt)
+			}
+			late = max(late, m.at.Sub(sendAt))
+		}
+		t.Logf("%s, %d instance(s): the last of %d scheduled messages reached the relay %v after send_at", d, instances, n, late)
+	})
+}
+
+// TestSendRightInMCPAndCLI: the MCP server and the agent CLI act through
+// the API, so a key without send rights is refused there too, with the
+// API's message saying to draft instead.
+func TestSendRightInMCPAndCLI(t *testing.T) {
+	r := start(t, sqlstore.SQLite, nil)
+	mgmt := r.bootstrap("rights@example.com")
+	var ident struct{ UUID string }
+	r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Quiet"}, &ident)
+	var k struct{ Key string }
+	r.call("POST", "/api/auth/keys/identity/", mgmt, map[string]any{"identity": ident.UUID, "can_send": false}, &k)
+	var refused struct{ Detail string }
+	if s := r.call("POST", "/api/email-messages/compose/", k.Key, map[string]any{"to_email": "a@example.org", "content": "x"}, &refused); s != 403 || !strings.Contains(refused.Detail, "email-drafts") {
+		t.Fatalf("compose: %d %q", s, refused.Detail)
+	}
+	transports(t, r, k.Key, nil, func(t *testing.T, cs *mcp.ClientSession) {
+		if res := callTool(t, cs, "send_email", map[string]any{"to": []string{"a@example.org"}, "body": "x"}, nil); !res.IsError || toolText(res) != refused.Detail {
+			t.Errorf("send_email: %v %q, want %q", res.IsError, toolText(res), refused.Detail)
+		}
+	})
+	out, errOut, code := agentCLI(t, t.TempDir(), map[string]string{"CALLSIGN_SERVER": r.baseURL, "CALLSIGN_API_KEY": k.Key}, "",
+		"mail", "send", "--to", "a@example.org", "--subject", "x", "--body", "x")
+	if code != 1 || out != "" || errOut != "callsign: "+refused.Detail+"\n" {
+		t.Errorf("agent CLI: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
