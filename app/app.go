@@ -82,6 +82,10 @@ type Settings struct {
 	MaxMessageBytes int64
 	// Retry is the outbox's schedule for temporary failures; zero means DefaultRetry.
 	Retry RetryPolicy
+	// OutboxLease is how long a claimed message is its worker's; zero
+	// means DefaultOutboxLease. The relay's attempts must end within
+	// AttemptBound of it.
+	OutboxLease time.Duration
 	// Postmaster is the inbox that receives postmaster@ each platform
 	// domain; "" means the service's oldest inbox.
 	Postmaster string
@@ -140,6 +144,9 @@ func New(deps Deps) *App {
 	if deps.Retry == (RetryPolicy{}) {
 		deps.Retry = DefaultRetry
 	}
+	if deps.OutboxLease <= 0 {
+		deps.OutboxLease = DefaultOutboxLease
+	}
 	if deps.WebhookSender == nil {
 		deps.WebhookSender = noWebhooks{}
 	}
@@ -170,7 +177,7 @@ func New(deps Deps) *App {
 		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, reports: deps.Reports,
 		gate: g, identities: identities,
 		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,
-		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, postmaster: deps.Postmaster,
+		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, lease: deps.OutboxLease, postmaster: deps.Postmaster,
 		wake: make(chan struct{}, 1), verified: verified}
 	phone := &Phone{base: b, store: store, gate: g, identities: identities, numbers: numbers, telephony: deps.Telephony}
 	sources := &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, destinations: deps.Destinations, changed: make(chan struct{}, 1)}

@@ -34,6 +34,7 @@ type Mail struct {
 	mailDomains []string
 	maxBytes    int64 // bounds a message (inbound, composed) and an upload
 	retry       RetryPolicy
+	lease       time.Duration // how long a claimed outbox entry is ours
 	// postmaster is the inbox that receives postmaster@ each platform
 	// domain; "" means the service's oldest inbox.
 	postmaster string

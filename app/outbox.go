@@ -11,15 +11,24 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
+// DefaultOutboxLease is how long a claimed entry is its worker's
+// (CALLSIGN_OUTBOX_LEASE); a worker that dies with it leaves it to be
+// claimed again after this.
+const DefaultOutboxLease = 5 * time.Minute
+
+// AttemptBound is how long the relay may take over one attempt when
+// entries are leased for lease: at most 2 minutes, and never more than
+// half the lease, so that no other worker can claim an entry while it is
+// being sent.
+func AttemptBound(lease time.Duration) time.Duration {
+	return min(2*time.Minute, lease/2)
+}
+
 const (
-	// outboxLease is how long a claimed entry is ours; a worker that dies
-	// with it leaves it to be claimed again after this.
-	outboxLease = 5 * time.Minute
 	// outboxBatch is how many entries a worker claims at once: one, so that
 	// nothing it holds waits behind a slow attempt, and nothing claimed is
 	// left unattempted when it stops. An attempt is bounded well within the
-	// lease (the relay's whole connection by 2 minutes), so no other worker
-	// can claim an entry while it is being sent.
+	// lease (AttemptBound).
 	outboxBatch = 1
 	// outboxPoll is how often the worker looks for due retries when nothing
 	// nudges it.
@@ -95,7 +104,7 @@ func (s *Mail) nextDue(ctx context.Context) *time.Timer {
 // each, on work, which outlives ctx by the shutdown grace.
 func (s *Mail) deliverDue(ctx, work context.Context) int {
 	now := s.now()
-	entries, err := s.outbox.ClaimOutbox(ctx, now, now.Add(outboxLease), outboxBatch)
+	entries, err := s.outbox.ClaimOutbox(ctx, now, now.Add(s.lease), outboxBatch)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Error("outbox: claiming messages failed", "err", err)

@@ -57,6 +57,13 @@ type Config struct {
 	LogLevel string
 	// ShutdownGrace is how long a stopping service waits for work in flight.
 	ShutdownGrace time.Duration
+	// OutboxRetry is the pause after a delivery attempt's temporary
+	// failure, doubling per attempt up to OutboxRetryMax
+	// (CALLSIGN_OUTBOX_RETRY, CALLSIGN_OUTBOX_RETRY_MAX).
+	OutboxRetry, OutboxRetryMax time.Duration
+	// OutboxLease is how long a claimed message is its worker's: one whose
+	// worker died is attempted again after it (CALLSIGN_OUTBOX_LEASE).
+	OutboxLease time.Duration
 	// EventRetention is how long events are kept (CALLSIGN_EVENT_RETENTION).
 	EventRetention time.Duration
 	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there.
@@ -318,6 +325,23 @@ func Load(getenv Getenv) (Config, error) {
 
 	if c.ShutdownGrace, err = time.ParseDuration(get("CALLSIGN_SHUTDOWN_GRACE", "15s")); err != nil || c.ShutdownGrace <= 0 {
 		return fail("CALLSIGN_SHUTDOWN_GRACE", "want a positive duration such as 15s or 1m")
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  string
+		min  time.Duration
+	}{
+		{"CALLSIGN_OUTBOX_RETRY", &c.OutboxRetry, "30s", 100 * time.Millisecond},
+		{"CALLSIGN_OUTBOX_RETRY_MAX", &c.OutboxRetryMax, "1h", 100 * time.Millisecond},
+		{"CALLSIGN_OUTBOX_LEASE", &c.OutboxLease, "5m", 2 * time.Second},
+	} {
+		if *d.v, err = time.ParseDuration(get(d.name, d.def)); err != nil || *d.v < d.min {
+			return fail(d.name, "want a duration of at least %v, such as %s", d.min, d.def)
+		}
+	}
+	if c.OutboxRetryMax < c.OutboxRetry {
+		return fail("CALLSIGN_OUTBOX_RETRY_MAX", "shorter than CALLSIGN_OUTBOX_RETRY (%v)", c.OutboxRetry)
 	}
 	if c.EventRetention, err = time.ParseDuration(get("CALLSIGN_EVENT_RETENTION", "720h")); err != nil || c.EventRetention < time.Second {
 		return fail("CALLSIGN_EVENT_RETENTION", "want a duration of at least 1s, such as 720h (30 days)")

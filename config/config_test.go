@@ -19,7 +19,8 @@ func TestDefaults(t *testing.T) {
 	if c.DataDir != want.DataDir || c.DatabaseURL != want.DatabaseURL || c.HTTPAddr != want.HTTPAddr || c.SMTPAddr != want.SMTPAddr ||
 		c.IMAPAddr != want.IMAPAddr || c.BaseURL != want.BaseURL || c.Telephony != want.Telephony || c.SMTPMaxBytes != want.SMTPMaxBytes ||
 		c.RateLimitPerSecond != want.RateLimitPerSecond || c.RateLimitBurst != want.RateLimitBurst || c.LogLevel != want.LogLevel ||
-		c.ShutdownGrace != 15*time.Second || c.EventRetention != 720*time.Hour {
+		c.ShutdownGrace != 15*time.Second || c.EventRetention != 720*time.Hour ||
+		c.OutboxRetry != 30*time.Second || c.OutboxRetryMax != time.Hour || c.OutboxLease != 5*time.Minute {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if len(c.MailDomains) != 1 || c.MailDomains[0] != "agents.localhost" || c.SMTPRelay != nil || c.VaultKey != nil {
@@ -99,6 +100,9 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_SHUTDOWN_GRACE", "-1s", nil},
 		{"CALLSIGN_EVENT_RETENTION", "500ms", nil},
 		{"CALLSIGN_EVENT_RETENTION", "a month", nil},
+		{"CALLSIGN_OUTBOX_RETRY", "10ms", nil},
+		{"CALLSIGN_OUTBOX_RETRY_MAX", "10s", map[string]string{"CALLSIGN_OUTBOX_RETRY": "1m"}},
+		{"CALLSIGN_OUTBOX_LEASE", "1s", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}
 		for k, v := range tc.alsoSet {

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
 )
@@ -30,11 +32,12 @@ import (
 // faultService is a data directory and database that children of this
 // test serve in turn.
 type faultService struct {
-	t     *testing.T
-	d     sqlstore.Dialect
-	env   map[string]string
-	inbox string // the address mail is sent to
-	key   string // the account's management key
+	t        *testing.T
+	d        sqlstore.Dialect
+	env      map[string]string
+	inbox    string // the address mail is sent to
+	identity string // its identity's uuid, which sends
+	key      string // the account's management key
 }
 
 func newFaultService(t *testing.T, d sqlstore.Dialect, dbURL string) *faultService {
@@ -64,13 +67,13 @@ func newFaultService(t *testing.T, d sqlstore.Dialect, dbURL string) *faultServi
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ident struct{ Inbox string }
+	var ident struct{ Inbox, UUID string }
 	json.NewDecoder(res.Body).Decode(&ident)
 	res.Body.Close()
 	if ident.Inbox == "" {
 		t.Fatalf("identity: %d", res.StatusCode)
 	}
-	fs.inbox, fs.key = ident.Inbox, b.ManagementKey
+	fs.inbox, fs.identity, fs.key = ident.Inbox, ident.UUID, b.ManagementKey
 	c.cmd.Process.Signal(syscall.SIGTERM)
 	c.exitCode(t)
 	return fs
@@ -82,30 +85,43 @@ func (fs *faultService) start() (*child, string, string) {
 	return c, c.addr(fs.t, "accepting mail over SMTP"), c.addr(fs.t, "serving the REST API")
 }
 
-// storedIDs reads the Message-IDs the database holds, with their counts.
-func (fs *faultService) storedIDs() map[string]int {
+// query reads the service's database directly (beside a running child
+// too: SQLite's WAL lets a reader in), calling row for each row.
+func (fs *faultService) query(q string, row func(*sql.Rows) error, args ...any) {
 	driver, dsn := "sqlite", fs.env["CALLSIGN_DATABASE_URL"]
 	if fs.d == sqlstore.Postgres {
 		driver = "pgx"
+		q = sqlx.Rebind(sqlx.DOLLAR, q)
 	}
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
 		fs.t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT message_id FROM email_messages`)
+	rows, err := db.Query(q, args...)
 	if err != nil {
 		fs.t.Fatal(err)
 	}
 	defer rows.Close()
-	ids := map[string]int{}
 	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
+		if err := row(rows); err != nil {
 			fs.t.Fatal(err)
 		}
-		ids[strings.Trim(id, "<>")]++
 	}
+	if err := rows.Err(); err != nil {
+		fs.t.Fatal(err)
+	}
+}
+
+// storedIDs reads the Message-IDs the database holds, with their counts.
+func (fs *faultService) storedIDs() map[string]int {
+	ids := map[string]int{}
+	fs.query(`SELECT message_id FROM email_messages`, func(rows *sql.Rows) error {
+		var id string
+		err := rows.Scan(&id)
+		ids[strings.Trim(id, "<>")]++
+		return err
+	})
 	return ids
 }
 

@@ -45,6 +45,9 @@ type testRelay struct {
 	// message kept, when set.
 	replyDelay atomic.Int64
 	inData     chan struct{}
+	// busy answers every RCPT 451 while set, counting them in deferred.
+	busy     atomic.Bool
+	deferred atomic.Int64
 }
 
 type relayed struct {
@@ -128,6 +131,10 @@ func (s *relaySession) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if reply := s.r.refuse[to]; reply != nil {
 		return reply
 	}
+	if s.r.busy.Load() {
+		s.r.deferred.Add(1)
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
+	}
 	s.to = append(s.to, to)
 	return nil
 }
@@ -186,14 +193,15 @@ func poll(t testing.TB, what string, f func() bool) {
 }
 
 type apiMessage struct {
-	ID             int64  `json:"id"`
-	ThreadID       string `json:"thread_id"`
-	MessageID      string `json:"message_id"`
-	Subject        string `json:"subject"`
-	Content        string `json:"content"`
-	FromEmail      string `json:"from_email"`
-	DeliveryStatus string `json:"delivery_status"`
-	CreatedDT      string `json:"created_dt"`
+	ID             int64   `json:"id"`
+	ThreadID       string  `json:"thread_id"`
+	MessageID      string  `json:"message_id"`
+	Subject        string  `json:"subject"`
+	Content        string  `json:"content"`
+	FromEmail      string  `json:"from_email"`
+	DeliveryStatus string  `json:"delivery_status"`
+	DeliveryError  *string `json:"delivery_error"`
+	CreatedDT      string  `json:"created_dt"`
 }
 
 type apiPage struct {

@@ -107,7 +107,8 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		Ports: app.Ports{Store: db, Clock: system.Clock{}, IDs: system.IDs{}, Cipher: keyring, Log: log,
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: telephony(cfg), OTP: totp.Generator{}},
 		Settings: app.Settings{MailDomains: cfg.MailDomains, PublicURL: cfg.BaseURL, MaxMessageBytes: cfg.SMTPMaxBytes,
-			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention},
+			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention, OutboxLease: cfg.OutboxLease,
+			Retry: app.RetryPolicy{First: cfg.OutboxRetry, Max: cfg.OutboxRetryMax, GiveUpAfter: app.DefaultRetry.GiveUpAfter}},
 	}
 	if cfg.SMTPRelay != nil {
 		r, err := newRelay(cfg)
@@ -184,7 +185,8 @@ func useMailTrust(cfg config.Config, deps *app.Deps) error {
 // newRelay is the relay CALLSIGN_SMTP_RELAY names.
 func newRelay(cfg config.Config) (*relay.Relay, error) {
 	r := cfg.SMTPRelay
-	rc := relay.Config{Host: r.Host, Port: r.Port, ImplicitTLS: r.ImplicitTLS, Username: r.Username, Password: r.Password, HeloName: cfg.SMTPHostname}
+	rc := relay.Config{Host: r.Host, Port: r.Port, ImplicitTLS: r.ImplicitTLS, Username: r.Username, Password: r.Password, HeloName: cfg.SMTPHostname,
+		Timeout: app.AttemptBound(cfg.OutboxLease)}
 	if cfg.SMTPRelayCA != "" {
 		pem, err := os.ReadFile(cfg.SMTPRelayCA)
 		roots := x509.NewCertPool()
