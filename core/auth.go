@@ -119,3 +119,18 @@ func (a Account) SecurityStamp() string {
 	sum := sha256.Sum256([]byte("callsign-stamp:" + a.PasswordHash))
 	return hex.EncodeToString(sum[:8])
 }
+
+// CredentialGuessKey names the count of failed checks (a wrong password,
+// key or code) of one credential (an email address or inbox as typed, an
+// account's id) from one client address. Failures are counted per
+// credential and address, so that a stranger failing from the same address
+// (a shared office, a carrier's NAT) cannot lock out the right credentials;
+// each adapter also keeps a larger count per address alone, which bounds
+// what one address can try across many credentials (password spraying).
+// docs/api.md gives the numbers. The credential is compared ignoring case
+// and surrounding space, and kept as a short hash, so a long one costs no
+// more memory.
+func CredentialGuessKey(address, credential string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(credential))))
+	return address + " " + hex.EncodeToString(sum[:12])
+}

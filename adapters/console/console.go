@@ -38,11 +38,13 @@ import (
 )
 
 // Host is what the console borrows from the API that serves it: the
-// buckets of wrong guesses per client address, and the one mapping of
-// errors to HTTP statuses.
+// buckets of wrong guesses per credential and client address, and the one
+// mapping of errors to HTTP statuses.
 type Host interface {
-	GuessAllowed(r *http.Request) error
-	WrongGuess(r *http.Request)
+	// GuessAllowed and WrongGuess take what is being guessed: an email
+	// address as typed, or the signed-in account's id.
+	GuessAllowed(r *http.Request, credential string) error
+	WrongGuess(r *http.Request, credential string)
 	Status(err error) int
 	// Closing is closed when the service begins to stop: open streams end.
 	Closing() <-chan struct{}

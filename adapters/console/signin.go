@@ -35,18 +35,19 @@ func (c *console) signInPage(v *visit) error {
 }
 
 // signIn checks the account's password. Wrong passwords count against the
-// client's address in the API's buckets: past them, 429 until it refills.
+// email and the client's address in the API's buckets: past them, 429
+// until they refill.
 func (c *console) signIn(v *visit) error {
 	data := signInData{Email: formValue(v, "email"), Next: safeNext(v.r.PostFormValue("next")), Provider: c.app.Auth.ExternalProvider()}
 	pv := view{Title: "Sign in", Data: data}
 	v.w.Header().Set("Content-Security-Policy", pagePolicy)
-	if err := c.host.GuessAllowed(v.r); err != nil {
+	if err := c.host.GuessAllowed(v.r, data.Email); err != nil {
 		c.render(v, c.withProblem(v, &pv, err), "signin", pv)
 		return nil
 	}
 	session, err := c.app.Auth.SignIn(v.r.Context(), data.Email, v.r.PostFormValue("password"))
 	if core.KindOf(err) == core.KindUnauthorized {
-		c.host.WrongGuess(v.r)
+		c.host.WrongGuess(v.r, data.Email)
 		pv.Error = "Wrong email or password."
 		c.render(v, http.StatusUnauthorized, "signin", pv)
 		return nil

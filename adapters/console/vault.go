@@ -128,7 +128,8 @@ func (c *console) revealPage(kind string) handler {
 }
 
 // reveal shows a value to whoever typed the account's password again.
-// Wrong passwords count against the client's address, as sign-in's do.
+// Wrong passwords count against the account and the client's address, as
+// sign-in's do.
 func (c *console) reveal(kind string) handler {
 	return func(v *visit) error {
 		data, ident, err := c.vaultEntry(v, kind)
@@ -136,7 +137,7 @@ func (c *console) reveal(kind string) handler {
 			return err
 		}
 		pv := view{Title: "Show " + kind, Identity: &ident, Section: "vault", Data: &data}
-		if err := c.host.GuessAllowed(v.r); err != nil {
+		if err := c.host.GuessAllowed(v.r, v.account.ID); err != nil {
 			c.render(v, c.withProblem(v, &pv, err), "reveal", pv)
 			return nil
 		}
@@ -151,7 +152,7 @@ func (c *console) reveal(kind string) handler {
 			data.Value = s.Value
 		}
 		if core.KindOf(err) == core.KindUnauthorized {
-			c.host.WrongGuess(v.r)
+			c.host.WrongGuess(v.r, v.account.ID)
 		}
 		data.Revealed = err == nil
 		c.render(v, c.withProblem(v, &pv, err), "reveal", pv)

@@ -28,17 +28,17 @@ func clientAddress(r *http.Request) string {
 	return addr
 }
 
-// GuessAllowed refuses (429) a credential check from a client that has
-// made too many wrong guesses lately.
-func (h ConsoleHost) GuessAllowed(r *http.Request) error {
-	if wait := h.s.limits.guesses.wait(clientAddress(r)); wait > 0 {
-		return throttled(wait)
-	}
-	return nil
+// GuessAllowed refuses (429) a check of credential (an email address as
+// typed, or an account's id) from a client that has made too many wrong
+// guesses of it, or of anything, lately.
+func (h ConsoleHost) GuessAllowed(r *http.Request, credential string) error {
+	return h.s.limits.guessAllowed(clientAddress(r), credential)
 }
 
-// WrongGuess counts a wrong password against the request's client.
-func (h ConsoleHost) WrongGuess(r *http.Request) { h.s.limits.guesses.take(clientAddress(r)) }
+// WrongGuess counts a wrong password of credential against the request's client.
+func (h ConsoleHost) WrongGuess(r *http.Request, credential string) {
+	h.s.limits.wrongGuess(clientAddress(r), credential)
+}
 
 // Status is the HTTP status of an error the app returned: 500 for one
 // that is not a *core.Error.

@@ -20,23 +20,32 @@ type RateLimit struct {
 	Burst     int
 }
 
-// guessLimit bounds wrong passwords and wrong user codes per client
-// address: ten, then one every six seconds.
+// guessLimit bounds wrong passwords and wrong user codes per credential
+// and client address: ten, then one every six seconds.
 var guessLimit = RateLimit{PerSecond: 1.0 / 6, Burst: 10}
+
+// addressGuessLimit bounds them per client address, whatever the
+// credential: a hundred, then one every three seconds. Strangers sharing
+// an address do not reach it by mistyping; one address trying many
+// credentials does.
+var addressGuessLimit = RateLimit{PerSecond: 1.0 / 3, Burst: 100}
 
 // limits are the buckets of one API instance. They live in memory: with
 // several instances, each keeps its own (docs/api.md).
 type limits struct {
 	keys      *limiter // every authenticated request, per key (or per account for tokens)
 	addresses *limiter // sign-in, token and device routes, and failed authentication, per client address
-	guesses   *limiter // wrong passwords and user codes, per client address
+	// Wrong passwords and user codes, per credential and client address
+	// (core.CredentialGuessKey) and per client address.
+	guesses, addressGuesses *limiter
 }
 
 func newLimits(l RateLimit, now func() time.Time) limits {
 	if l.PerSecond <= 0 {
 		return limits{}
 	}
-	return limits{keys: newLimiter(l, now), addresses: newLimiter(l, now), guesses: newLimiter(guessLimit, now)}
+	return limits{keys: newLimiter(l, now), addresses: newLimiter(l, now), guesses: newLimiter(guessLimit, now),
+		addressGuesses: newLimiter(addressGuessLimit, now)}
 }
 
 // maxBuckets bounds the clients tracked at once.
@@ -172,14 +181,26 @@ func (s *server) throttleAddress(fail func(*gin.Context, error)) gin.HandlerFunc
 	}
 }
 
-// guessAllowed refuses a credential check from an address that has made
-// too many wrong guesses lately.
-func (s *server) guessAllowed(c *gin.Context) error {
-	if wait := s.limits.guesses.wait(c.ClientIP()); wait > 0 {
+// guessAllowed refuses a check of credential from an address that has
+// made too many wrong guesses of it lately, or of anything.
+func (s *server) guessAllowed(c *gin.Context, credential string) error {
+	return s.limits.guessAllowed(c.ClientIP(), credential)
+}
+
+// wrongGuess counts a wrong password or user code of credential against
+// the address.
+func (s *server) wrongGuess(c *gin.Context, credential string) {
+	s.limits.wrongGuess(c.ClientIP(), credential)
+}
+
+func (l limits) guessAllowed(address, credential string) error {
+	if wait := max(l.guesses.wait(core.CredentialGuessKey(address, credential)), l.addressGuesses.wait(address)); wait > 0 {
 		return throttled(wait)
 	}
 	return nil
 }
 
-// wrongGuess counts a wrong password or user code against the address.
-func (s *server) wrongGuess(c *gin.Context) { s.limits.guesses.take(c.ClientIP()) }
+func (l limits) wrongGuess(address, credential string) {
+	l.guesses.take(core.CredentialGuessKey(address, credential))
+	l.addressGuesses.take(address)
+}

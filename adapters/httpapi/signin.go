@@ -71,12 +71,12 @@ func (s *server) obtainTokens(c *gin.Context) (int, any, error) {
 	if err := in.err(); err != nil {
 		return 0, nil, err
 	}
-	if err := s.guessAllowed(c); err != nil {
+	if err := s.guessAllowed(c, fields[0]); err != nil {
 		return 0, nil, err
 	}
 	pair, err := s.app.Auth.Login(c.Request.Context(), fields[0], fields[1])
 	if core.KindOf(err) == core.KindUnauthorized {
-		s.wrongGuess(c)
+		s.wrongGuess(c, fields[0])
 	}
 	return http.StatusOK, tokenPairView{Access: pair.Access, Refresh: pair.Refresh}, err
 }

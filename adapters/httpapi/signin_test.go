@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -522,6 +523,63 @@ func TestWrongGuessesAreLimited(t *testing.T) {
 	if page.Header.Get("Retry-After") == "" || !strings.Contains(page.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("throttled page: %v", page.Header)
 	}
+}
+
+// TestGuessesCountPerCredential: a stranger's wrong passwords from the same
+// address (a shared office, a carrier's NAT) do not lock out the right
+// credentials; one address trying many credentials still meets a cap.
+func TestGuessesCountPerCredential(t *testing.T) {
+	clock := memory.NewClock(t0)
+	h := newSignInHarness(t, Options{RateLimit: RateLimit{PerSecond: 1000, Burst: 1000}, Now: clock.Now})
+	h.owner("owner@example.com")
+	h.owner("stranger@example.com")
+	signIn := func(email, pw string) *response {
+		return h.do("POST", "/api/auth/token/", map[string]any{"email": email, "password": pw}, "")
+	}
+	for range 3 * guessLimit.Burst {
+		if s := signIn("stranger@example.com", "forgotten").Status; s != 401 && s != 429 {
+			t.Fatalf("a stranger's wrong password: %d", s)
+		}
+	}
+	signIn("stranger@example.com", password).want(t, 429)
+	signIn("OWNER@example.com ", password).want(t, 200) // the same address, another credential
+	for range guessLimit.Burst {
+		signIn("Owner@Example.com", "guess").want(t, 401)
+	}
+	signIn("owner@example.com", password).want(t, 429) // the email is compared ignoring case
+
+	// On the page, a stranger's wrong codes do not hold back another
+	// account's right one.
+	st := h.startDevice("")
+	stranger, owner := h.browser(), h.browser()
+	stranger.addr, owner.addr = "198.51.100.20", "198.51.100.20"
+	h.signIn(stranger, h.startDevice(""), "stranger@example.com")
+	for range guessLimit.Burst {
+		stranger.get(verifyPath+"?user_code=BCDF-BCDF").want(t, 400)
+	}
+	stranger.get(verifyPath+"?user_code=BCDF-BCDF").want(t, 429)
+	h.signIn(owner, st, "owner@example.com")
+	owner.get(verifyPath+"?user_code="+st.UserCode).want(t, 200)
+
+	// Spraying: a hundred credentials from one address use up the
+	// address's own allowance, whatever the credential.
+	clock.Advance(time.Hour)
+	sprayer := func(email, pw string) *response {
+		req := httptest.NewRequest("POST", "/api/auth/token/", strings.NewReader(url.Values{"email": {email}, "password": {pw}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.RemoteAddr = "198.51.100.30:1"
+		return h.serve(req)
+	}
+	for i := range addressGuessLimit.Burst {
+		sprayer(fmt.Sprintf("user%d@example.com", i), "Password1").want(t, 401)
+	}
+	res := sprayer("owner@example.com", password).want(t, 429)
+	if res.Header.Get("Retry-After") != "3" {
+		t.Fatalf("Retry-After %q", res.Header.Get("Retry-After"))
+	}
+	signIn("owner@example.com", password).want(t, 200) // from another address
+	clock.Advance(3 * time.Second)
+	sprayer("owner@example.com", password).want(t, 200)
 }
 
 func TestLimiterForgetsIdleClients(t *testing.T) {

@@ -124,14 +124,14 @@ func (s *server) verifyPage(c *gin.Context) {
 // showApproval shows the request of a typed code, or asks for the code
 // again when it is wrong (which counts as a wrong guess).
 func (s *server) showApproval(c *gin.Context, v *visit, typed, problem string, status int) {
-	if err := s.guessAllowed(c); err != nil {
+	if err := s.guessAllowed(c, v.account.ID); err != nil {
 		s.failPage(c, err)
 		return
 	}
 	ctx := c.Request.Context()
 	g, err := s.app.Device.Pending(ctx, typed)
 	if core.KindOf(err) == core.KindNotFound {
-		s.wrongGuess(c)
+		s.wrongGuess(c, v.account.ID)
 		v.view.Step, v.view.Title, v.view.Error = "code", "Enter the code", err.Error()
 		s.render(c, http.StatusBadRequest, v.view)
 		return
@@ -188,14 +188,14 @@ func (s *server) verifySubmit(c *gin.Context) {
 }
 
 func (s *server) signInWithPassword(c *gin.Context, v *visit, in *input, typed string) {
-	if err := s.guessAllowed(c); err != nil {
+	email := in.text("email")
+	if err := s.guessAllowed(c, email); err != nil {
 		s.failPage(c, err)
 		return
 	}
-	email := in.text("email")
 	session, err := s.app.Auth.SignIn(c.Request.Context(), email, in.text("password"))
 	if core.KindOf(err) == core.KindUnauthorized {
-		s.wrongGuess(c)
+		s.wrongGuess(c, email)
 		v.view.Step, v.view.Title, v.view.Error = "signin", "Sign in", "Wrong email or password."
 		v.view.UserCode, v.view.Email = displayCode(typed), email
 		s.render(c, http.StatusUnauthorized, v.view)
@@ -216,7 +216,7 @@ func (s *server) answer(c *gin.Context, v *visit, in *input, typed string, appro
 		s.render(c, http.StatusUnauthorized, v.view)
 		return
 	}
-	if err := s.guessAllowed(c); err != nil {
+	if err := s.guessAllowed(c, v.account.ID); err != nil {
 		s.failPage(c, err)
 		return
 	}
@@ -245,7 +245,7 @@ func (s *server) answer(c *gin.Context, v *visit, in *input, typed string, appro
 		}
 		s.render(c, http.StatusOK, v.view)
 	case core.KindOf(err) == core.KindNotFound:
-		s.wrongGuess(c)
+		s.wrongGuess(c, v.account.ID)
 		v.view.Step, v.view.Title, v.view.Error, v.view.UserCode = "code", "Enter the code", err.Error(), displayCode(typed)
 		s.render(c, http.StatusBadRequest, v.view)
 	case errors.As(err, &e) && len(e.Fields) > 0:

@@ -18,6 +18,7 @@ import (
 	"github.com/emersion/go-imap/v2/imapserver"
 
 	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
 )
 
 // ServerOptions configure the IMAP server.
@@ -33,9 +34,10 @@ type ServerOptions struct {
 	// announce mail stored by other instances; 0 means 10 seconds. Mail
 	// stored by this process is announced at once.
 	Recheck time.Duration
-	// LoginFailures is how many failed logins one remote address may make
-	// per minute before its logins are refused for the rest of the minute;
-	// 0 means 10.
+	// LoginFailures is how many failed logins to one inbox address one
+	// remote address may make per minute before its logins to that inbox
+	// are refused for the rest of the minute; 0 means 10. Across inboxes,
+	// a remote address may fail ten times as often.
 	LoginFailures int
 }
 
@@ -63,7 +65,8 @@ func NewServer(mailboxes *app.Mailboxes, opts ServerOptions) *Server {
 		opts.LoginFailures = 10
 	}
 	s := &Server{mailboxes: mailboxes, log: opts.Log, recheck: opts.Recheck, tls: opts.TLSConfig,
-		limiter: &loginLimiter{max: opts.LoginFailures, window: time.Minute, failures: map[string]*failureCount{}}}
+		limiter: &loginLimiter{perCredential: opts.LoginFailures, perAddress: addressLoginFactor * opts.LoginFailures,
+			window: time.Minute, failures: map[string]*failureCount{}}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.srv = imapserver.New(&imapserver.Options{
 		NewSession: func(c *imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
@@ -122,14 +125,21 @@ type logAdapter struct{ log *slog.Logger }
 
 func (l logAdapter) Printf(format string, v ...any) { l.log.Warn("imap: " + fmt.Sprintf(format, v...)) }
 
-// loginLimiter counts failed logins per remote address in fixed windows, so
-// that guessing keys over IMAP is as slow as the limit makes it.
+// addressLoginFactor is how many times more failed logins a remote address
+// may make across inboxes than to one.
+const addressLoginFactor = 10
+
+// loginLimiter counts failed logins in fixed windows, per inbox address
+// and remote address (core.CredentialGuessKey) so that a stranger's
+// failures from a shared address cannot lock out the right key, and per
+// remote address, so that guessing keys over IMAP across inboxes is as
+// slow as the limit makes it.
 type loginLimiter struct {
-	max    int
-	window time.Duration
+	perCredential, perAddress int
+	window                    time.Duration
 
 	mu       sync.Mutex
-	failures map[string]*failureCount
+	failures map[string]*failureCount // by credential key or by address
 }
 
 type failureCount struct {
@@ -137,28 +147,35 @@ type failureCount struct {
 	since time.Time
 }
 
-// allowed reports whether addr may try to log in now.
-func (l *loginLimiter) allowed(addr string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	f := l.failures[addr]
-	return f == nil || f.n < l.max || time.Since(f.since) >= l.window
-}
-
-// failed records a failed login from addr.
-func (l *loginLimiter) failed(addr string) {
+// allowed reports whether addr may try to log in to user now.
+func (l *loginLimiter) allowed(addr, user string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
-	for a, f := range l.failures { // forget finished windows, so the map stays small
+	return l.under(core.CredentialGuessKey(addr, user), l.perCredential, now) && l.under(addr, l.perAddress, now)
+}
+
+func (l *loginLimiter) under(key string, max int, now time.Time) bool {
+	f := l.failures[key]
+	return f == nil || f.n < max || now.Sub(f.since) >= l.window
+}
+
+// failed records a failed login from addr to user.
+func (l *loginLimiter) failed(addr, user string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	for k, f := range l.failures { // forget finished windows, so the map stays small
 		if now.Sub(f.since) >= l.window {
-			delete(l.failures, a)
+			delete(l.failures, k)
 		}
 	}
-	f := l.failures[addr]
-	if f == nil {
-		f = &failureCount{since: now}
-		l.failures[addr] = f
+	for _, k := range []string{core.CredentialGuessKey(addr, user), addr} {
+		f := l.failures[k]
+		if f == nil {
+			f = &failureCount{since: now}
+			l.failures[k] = f
+		}
+		f.n++
 	}
-	f.n++
 }

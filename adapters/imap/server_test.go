@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"math/big"
 	"net"
 	"strings"
@@ -76,9 +77,18 @@ func TestLoginNeedsTheInboxsOwnIdentityKey(t *testing.T) {
 		err := dial(t, addr).Login(tc.user, tc.pass).Wait()
 		wantNo(t, err, imap.ResponseCodeAuthenticationFailed, "")
 	}
-	// The fourth failure from this address uses up the allowance: even the right key waits.
-	wantNo(t, dial(t, addr).Login("nobody@agents.test", alice.key).Wait(), imap.ResponseCodeAuthenticationFailed, "")
+	// The fourth failure for this inbox from this address uses up its
+	// allowance: even the right key waits (the address compared ignoring case).
+	wantNo(t, dial(t, addr).Login(strings.ToUpper(alice.inbox.Email), "svc_id_"+strings.Repeat("y", 40)).Wait(), imap.ResponseCodeAuthenticationFailed, "")
 	wantNo(t, dial(t, addr).Login(alice.inbox.Email, alice.key).Wait(), imap.ResponseCodeUnavailable, "Too many failed logins")
+	// Those failures do not hold back another inbox's key from the same
+	// address (a stranger behind the same NAT)...
+	login(t, addr, bob)
+	// ...until the address has failed ten times the allowance, across inboxes.
+	for i := range 10*4 - 4 {
+		wantNo(t, dial(t, addr).Login(fmt.Sprintf("nobody%d@agents.test", i), bob.key).Wait(), imap.ResponseCodeAuthenticationFailed, "")
+	}
+	wantNo(t, dial(t, addr).Login(bob.inbox.Email, bob.key).Wait(), imap.ResponseCodeUnavailable, "Too many failed logins")
 }
 
 func TestListSelectFetchAndSearch(t *testing.T) {

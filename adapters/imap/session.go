@@ -103,9 +103,10 @@ func (se *session) context() (context.Context, context.CancelFunc) {
 func (se *session) Close() error { return nil }
 
 // Login takes the inbox's address and an identity key. Failures count
-// against the client's address; past the limit nothing is even checked.
+// against the inbox and the client's address; past the limit nothing is
+// even checked.
 func (se *session) Login(username, password string) error {
-	if !se.srv.limiter.allowed(se.remote) {
+	if !se.srv.limiter.allowed(se.remote, username) {
 		return errTooManyLogins
 	}
 	ctx, cancel := se.context()
@@ -113,7 +114,7 @@ func (se *session) Login(username, password string) error {
 	login, err := se.srv.mailboxes.Login(ctx, username, password)
 	switch {
 	case core.KindOf(err) == core.KindUnauthorized:
-		se.srv.limiter.failed(se.remote)
+		se.srv.limiter.failed(se.remote, username)
 		return imapserver.ErrAuthFailed
 	case err != nil:
 		return se.fail("logging in", err)

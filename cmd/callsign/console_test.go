@@ -290,8 +290,8 @@ func TestConsoleGuards(t *testing.T) {
 	})
 }
 
-// TestConsoleSignInIsRateLimited: wrong passwords from one address share
-// the API's bucket of guesses; past it the page answers 429.
+// TestConsoleSignInIsRateLimited: wrong passwords of one email from one
+// address share the API's bucket of guesses; past it the page answers 429.
 func TestConsoleSignInIsRateLimited(t *testing.T) {
 	r := startPublic(t, sqlstore.SQLite, map[string]string{"CALLSIGN_RATE_LIMIT": "100:200"})
 	r.owner("owner@example.com")
@@ -318,6 +318,12 @@ func TestConsoleSignInIsRateLimited(t *testing.T) {
 	// The right password waits too, until the bucket refills.
 	if s, _, body := p.post("/console/signin/", url.Values{"email": {"owner@example.com"}, "password": {ownerPassword}}); s != 429 || !strings.Contains(body, "throttled") {
 		t.Fatalf("right password while throttled: %d", s)
+	}
+	// Another account's right password from the same address is not held
+	// back by those guesses.
+	r.owner("colleague@example.com")
+	if s, _, _ := r.person(t).post("/console/signin/", url.Values{"email": {"colleague@example.com"}, "password": {ownerPassword}}); s != 303 {
+		t.Fatalf("another account's sign-in from the same address: %d", s)
 	}
 }
 
