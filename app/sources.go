@@ -164,7 +164,7 @@ func (s *Sources) nudge() {
 }
 
 // Changed signals that this process added, changed or removed a source.
-// Other instances' changes show in Active, which workers read now and then.
+// Other instances' changes show in Claim, which workers call now and then.
 func (s *Sources) Changed() <-chan struct{} { return s.changed }
 
 func (s *Sources) openPassword(stored ports.StoredMailSource) (string, error) {
@@ -172,11 +172,14 @@ func (s *Sources) openPassword(stored ports.StoredMailSource) (string, error) {
 	return string(pw), err
 }
 
-// Active lists every source with its password, for the workers. A source
-// whose password cannot be opened (its vault key is gone) is left out and
-// logged.
-func (s *Sources) Active(ctx context.Context) ([]core.MailSource, error) {
-	stored, err := s.store.AllMailSources(ctx)
+// Claim leases to owner (one running set of workers) the sources no other
+// owner holds, renews the leases it holds, and lists every source it now
+// holds, with its password: the ones its workers pull until the lease ends.
+// A source whose password cannot be opened (its vault key is gone) is left
+// out and logged.
+func (s *Sources) Claim(ctx context.Context, owner string, lease time.Duration) ([]core.MailSource, error) {
+	now := s.now()
+	stored, err := s.store.ClaimMailSources(ctx, owner, now, now.Add(lease))
 	if err != nil {
 		return nil, err
 	}
@@ -190,6 +193,11 @@ func (s *Sources) Active(ctx context.Context) ([]core.MailSource, error) {
 		out = append(out, src)
 	}
 	return out, nil
+}
+
+// Release gives up owner's leases, for other instances to take at once.
+func (s *Sources) Release(ctx context.Context, owner string) error {
+	return s.store.ReleaseMailSources(ctx, owner)
 }
 
 // Deliver stores a message pulled from src in its inbox through the inbound

@@ -42,7 +42,7 @@ func TestSourcePutKeepsThePasswordAndTheCursorOnlyWhereTheyHold(t *testing.T) {
 	if err != nil || !created || src.Port != 993 || src.TLS != core.SourceImplicitTLS || src.Folder != "INBOX" || src.Host != "imap.example.org" || src.Password != "" {
 		t.Fatalf("created %v %+v %v", created, src, err)
 	}
-	active, _ := w.app.Sources.Active(w.ctx)
+	active, _ := w.app.Sources.Claim(w.ctx, "worker", time.Minute)
 	if len(active) != 1 || active[0].Password != "pw" {
 		t.Fatalf("active %+v", active)
 	}
@@ -69,7 +69,7 @@ func TestSourcePutKeepsThePasswordAndTheCursorOnlyWhereTheyHold(t *testing.T) {
 	if err != nil || moved.Progress.LastUID != 0 || moved.Progress.UIDValidity != 0 {
 		t.Fatalf("moved %+v %v", moved, err)
 	}
-	active, _ = w.app.Sources.Active(w.ctx)
+	active, _ = w.app.Sources.Claim(w.ctx, "worker", time.Minute)
 	if active[0].Password != "pw2" {
 		t.Fatalf("password %q", active[0].Password)
 	}
@@ -78,7 +78,7 @@ func TestSourcePutKeepsThePasswordAndTheCursorOnlyWhereTheyHold(t *testing.T) {
 	if rep, err := w.app.Vault.Reseal(w.ctx); err != nil || rep.Resealed != 1 {
 		t.Fatalf("reseal %+v %v", rep, err)
 	}
-	if active, _ = w.app.Sources.Active(w.ctx); len(active) != 1 || active[0].Password != "pw2" {
+	if active, _ = w.app.Sources.Claim(w.ctx, "worker", time.Minute); len(active) != 1 || active[0].Password != "pw2" {
 		t.Fatalf("after the reseal %+v", active)
 	}
 }

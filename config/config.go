@@ -90,6 +90,10 @@ type Config struct {
 	// link-local and metadata addresses (CALLSIGN_SOURCES_ALLOW_PRIVATE):
 	// for tests and local development only.
 	SourcesAllowPrivate bool
+	// SourceLease is how long an instance holds the IMAP sources it pulls
+	// (CALLSIGN_SOURCE_LEASE): renewed every third of it, taken over by
+	// another instance when it has run out.
+	SourceLease time.Duration
 	// WebhookAllowPrivate is the same for webhook endpoints
 	// (CALLSIGN_WEBHOOK_ALLOW_PRIVATE).
 	WebhookAllowPrivate bool
@@ -335,6 +339,7 @@ func Load(getenv Getenv) (Config, error) {
 		{"CALLSIGN_OUTBOX_RETRY", &c.OutboxRetry, "30s", 100 * time.Millisecond},
 		{"CALLSIGN_OUTBOX_RETRY_MAX", &c.OutboxRetryMax, "1h", 100 * time.Millisecond},
 		{"CALLSIGN_OUTBOX_LEASE", &c.OutboxLease, "5m", 2 * time.Second},
+		{"CALLSIGN_SOURCE_LEASE", &c.SourceLease, "30s", time.Second},
 	} {
 		if *d.v, err = time.ParseDuration(get(d.name, d.def)); err != nil || *d.v < d.min {
 			return fail(d.name, "want a duration of at least %v, such as %s", d.min, d.def)

@@ -20,7 +20,7 @@ func TestDefaults(t *testing.T) {
 		c.IMAPAddr != want.IMAPAddr || c.BaseURL != want.BaseURL || c.Telephony != want.Telephony || c.SMTPMaxBytes != want.SMTPMaxBytes ||
 		c.RateLimitPerSecond != want.RateLimitPerSecond || c.RateLimitBurst != want.RateLimitBurst || c.LogLevel != want.LogLevel ||
 		c.ShutdownGrace != 15*time.Second || c.EventRetention != 720*time.Hour ||
-		c.OutboxRetry != 30*time.Second || c.OutboxRetryMax != time.Hour || c.OutboxLease != 5*time.Minute {
+		c.OutboxRetry != 30*time.Second || c.OutboxRetryMax != time.Hour || c.OutboxLease != 5*time.Minute || c.SourceLease != 30*time.Second {
 		t.Fatalf("defaults: %+v", c)
 	}
 	if len(c.MailDomains) != 1 || c.MailDomains[0] != "agents.localhost" || c.SMTPRelay != nil || c.VaultKey != nil {
@@ -103,6 +103,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_OUTBOX_RETRY", "10ms", nil},
 		{"CALLSIGN_OUTBOX_RETRY_MAX", "10s", map[string]string{"CALLSIGN_OUTBOX_RETRY": "1m"}},
 		{"CALLSIGN_OUTBOX_LEASE", "1s", nil},
+		{"CALLSIGN_SOURCE_LEASE", "500ms", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}
 		for k, v := range tc.alsoSet {

@@ -22,8 +22,15 @@ type MailSourceStore interface {
 	// its settings and progress.
 	SaveMailSource(ctx context.Context, s StoredMailSource) error
 	MailSource(ctx context.Context, accountID string, inboxID int64) (StoredMailSource, error)
-	// AllMailSources lists every source of every account, for the workers.
-	AllMailSources(ctx context.Context) ([]StoredMailSource, error)
+	// ClaimMailSources leases to owner, until leaseUntil, every source whose
+	// lease has run out by now, renews the leases owner already holds, and
+	// returns every source owner holds: the ones its workers may pull. Each
+	// source is held by one owner at a time, however many instances claim
+	// at once.
+	ClaimMailSources(ctx context.Context, owner string, now, leaseUntil time.Time) ([]StoredMailSource, error)
+	// ReleaseMailSources ends owner's leases, so that other instances take
+	// its sources at their next claim.
+	ReleaseMailSources(ctx context.Context, owner string) error
 	DeleteMailSource(ctx context.Context, accountID string, inboxID int64) error
 	// SaveSourceProgress records a worker's progress, only while the
 	// source's settings are still those of version (its UpdatedAt); it

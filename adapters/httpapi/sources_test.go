@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/callsign/callsign/adapters/egress"
 	"github.com/callsign/callsign/app"
@@ -37,7 +38,7 @@ func TestMailSourcePutGetDelete(t *testing.T) {
 	if replaced["port"] != float64(1143) || replaced["tls"] != "starttls" || replaced["folder"] != "Feed" {
 		t.Fatalf("replaced %v", replaced)
 	}
-	stored, err := h.app.Sources.Active(t.Context())
+	stored, err := h.app.Sources.Claim(t.Context(), "worker", time.Minute)
 	if err != nil || len(stored) != 1 || stored[0].Password != "hunter2" {
 		t.Fatalf("the stored password was not kept: %v %d", err, len(stored))
 	}

@@ -2,6 +2,7 @@ package imap
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -24,10 +25,13 @@ type SupervisorOptions struct {
 	// TLSConfig is the base of every source connection's TLS settings (its
 	// roots, for tests); nil means the system's.
 	TLSConfig *tls.Config
-	// Reload is how often the list of sources is read again, to follow
-	// changes made through other instances; 0 means 30 seconds. Changes made
-	// through this process are followed at once.
-	Reload time.Duration
+	// Lease is how long this instance holds the sources it pulls: it claims
+	// sources and renews its leases every third of it (which also follows
+	// changes made through other instances; changes made through this
+	// process are followed at once), and another instance takes over the
+	// sources of one that stopped renewing once its leases have run out.
+	// 0 means 30 seconds.
+	Lease time.Duration
 	// RetryFirst and RetryMax space out reconnections: the pause doubles
 	// from RetryFirst up to RetryMax while connections keep failing; 0 means
 	// 2 seconds and 5 minutes.
@@ -41,7 +45,9 @@ type SupervisorOptions struct {
 	ConnectTimeout time.Duration
 }
 
-// Supervisor keeps one worker, and so one connection, per mail source.
+// Supervisor keeps one worker, and so one connection, per mail source that
+// this instance holds the lease of: each source is pulled by one instance
+// of the cluster at a time.
 type Supervisor struct {
 	sources *app.Sources
 	opts    SupervisorOptions
@@ -55,7 +61,7 @@ func NewSupervisor(sources *app.Sources, opts SupervisorOptions) *Supervisor {
 	for _, d := range []struct {
 		v   *time.Duration
 		def time.Duration
-	}{{&opts.Reload, 30 * time.Second}, {&opts.RetryFirst, 2 * time.Second}, {&opts.RetryMax, 5 * time.Minute}, {&opts.Recheck, 2 * time.Minute}, {&opts.ConnectTimeout, 30 * time.Second}} {
+	}{{&opts.Lease, 30 * time.Second}, {&opts.RetryFirst, 2 * time.Second}, {&opts.RetryMax, 5 * time.Minute}, {&opts.Recheck, 2 * time.Minute}, {&opts.ConnectTimeout, 30 * time.Second}} {
 		if *d.v <= 0 {
 			*d.v = d.def
 		}
@@ -75,31 +81,49 @@ func (r *running) halt() {
 	<-r.done
 }
 
-// Run keeps the workers in step with the sources until ctx ends: it starts
-// a worker for each new source, restarts one whose settings changed and
-// stops one whose source is gone.
+// Run keeps the workers in step with the sources this instance holds until
+// ctx ends: it claims sources and renews its leases every third of a
+// lease, starts a worker for each source it holds, restarts one whose
+// settings changed, and stops one whose source is gone or held by another
+// instance. When the leases cannot be renewed before they run out, every
+// worker stops (another instance may take the sources over). At the end
+// it releases its leases, so other instances take over at their next claim.
 func (s *Supervisor) Run(ctx context.Context) {
+	owner := rand.Text() // this run's name in the leases
 	workers := map[string]*running{}
 	defer func() {
 		for _, w := range workers {
 			w.halt()
 		}
+		// ctx has ended; the release gets a moment of its own.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := s.sources.Release(rctx, owner); err != nil {
+			s.opts.Log.Error("mail sources: releasing the leases failed; other instances take the sources over when they run out", "err", err)
+		}
 	}()
-	reload := time.NewTicker(s.opts.Reload)
-	defer reload.Stop()
+	every := s.opts.Lease / 3
+	renew := time.NewTicker(every)
+	defer renew.Stop()
+	var heldUntil time.Time
 	for {
-		active, err := s.sources.Active(ctx)
+		claimed := time.Now()
+		held, err := s.sources.Claim(ctx, owner, s.opts.Lease)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			s.opts.Log.Error("mail sources: listing the sources failed", "err", err)
+			s.opts.Log.Error("mail sources: claiming the sources failed", "err", err)
+			if !claimed.Add(every).Before(heldUntil) {
+				s.reconcile(ctx, workers, nil) // the leases end before the next try
+			}
 		case err == nil:
-			s.reconcile(ctx, workers, active)
+			heldUntil = claimed.Add(s.opts.Lease)
+			s.reconcile(ctx, workers, held)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-s.sources.Changed():
-		case <-reload.C:
+		case <-renew.C:
 		}
 	}
 }

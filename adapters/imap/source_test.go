@@ -32,7 +32,7 @@ func (w *world) supervise(opts imapadapter.SupervisorOptions) (stop func()) {
 }
 
 // fast keeps the tests quick: IDLE, not the recheck, must bring new mail.
-var fast = imapadapter.SupervisorOptions{Reload: time.Hour, RetryFirst: 50 * time.Millisecond, RetryMax: 400 * time.Millisecond, Recheck: time.Hour}
+var fast = imapadapter.SupervisorOptions{Lease: time.Hour, RetryFirst: 50 * time.Millisecond, RetryMax: 400 * time.Millisecond, Recheck: time.Hour}
 
 func (w *world) putSource(a agent, d *dovecottest.Server, user, password, folder string) core.MailSource {
 	w.t.Helper()
@@ -230,3 +230,34 @@ func TestSourceWrongPasswordShowsAndBacksOffThenPutFixesIt(t *testing.T) {
 }
 
 var imapStatusUnseen = imap.StatusOptions{NumUnseen: true}
+
+// TestSourcePulledByOneInstanceAtATime: two supervisors (two instances) on
+// one store; one holds the source and pulls it, the other stays idle until
+// the first stops, then takes over.
+func TestSourcePulledByOneInstanceAtATime(t *testing.T) {
+	d := dovecottest.Start(t, map[string]string{"feed": "feedpass"})
+	d.Append("feed", "feedpass", "INBOX", mailAt("1@feed", "one"))
+	w := newWorld(t)
+	alice := w.agent("alice")
+	w.putSource(alice, d, "feed", "feedpass", "INBOX")
+	leased := fast
+	leased.Lease = 600 * time.Millisecond // renewed every 200 ms
+	stopFirst := w.supervise(leased)
+	w.waitForSubjects(alice.inbox, 1)
+	logins, _ := d.Logins() // the test's own Append logs in too
+	w.supervise(leased)
+	time.Sleep(time.Second) // several rounds of claims by both
+	if ok, _ := d.Logins(); ok != logins {
+		t.Fatalf("%d logins, then %d while one instance holds the source\n%s", logins, ok, d.Log())
+	}
+	d.Append("feed", "feedpass", "INBOX", mailAt("2@feed", "two"))
+	w.waitForSubjects(alice.inbox, 2)
+
+	stopFirst() // it releases its lease: the second takes over at its next claim
+	d.Append("feed", "feedpass", "INBOX", mailAt("3@feed", "three"))
+	w.waitForSubjects(alice.inbox, 3)
+	// Two Appends and the second instance's worker.
+	if ok, _ := d.Logins(); ok != logins+3 {
+		t.Fatalf("%d logins after the takeover\n%s", ok, d.Log())
+	}
+}

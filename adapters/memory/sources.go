@@ -9,7 +9,12 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
-type sourceRow struct{ ports.StoredMailSource }
+type sourceRow struct {
+	ports.StoredMailSource
+	// The lease: who pulls the source, and until when.
+	claimedBy    string
+	claimedUntil time.Time
+}
 
 func (s *Store) sourceRows() map[string]*sourceRow {
 	if s.sources == nil {
@@ -48,7 +53,11 @@ func (s *Store) SaveMailSource(_ context.Context, src ports.StoredMailSource) er
 	if !ok || in.AccountID != src.Source.AccountID {
 		return core.NotFound("Inbox not found.")
 	}
-	s.sourceRows()[src.Source.ID] = &sourceRow{copySource(src)}
+	row := &sourceRow{StoredMailSource: copySource(src)}
+	if old := s.sourceRows()[src.Source.ID]; old != nil {
+		row.claimedBy, row.claimedUntil = old.claimedBy, old.claimedUntil // new settings keep the lease
+	}
+	s.sourceRows()[src.Source.ID] = row
 	return nil
 }
 
@@ -64,17 +73,33 @@ func (s *Store) MailSource(_ context.Context, accountID string, inboxID int64) (
 	return copySource(r.StoredMailSource), nil
 }
 
-func (s *Store) AllMailSources(context.Context) ([]ports.StoredMailSource, error) {
+func (s *Store) ClaimMailSources(_ context.Context, owner string, now, leaseUntil time.Time) ([]ports.StoredMailSource, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
 	var out []ports.StoredMailSource
 	for _, r := range s.sourceRows() {
-		out = append(out, copySource(r.StoredMailSource))
+		if r.claimedBy == owner || !r.claimedUntil.After(now) {
+			r.claimedBy, r.claimedUntil = owner, leaseUntil
+			out = append(out, copySource(r.StoredMailSource))
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Source.ID < out[j].Source.ID })
 	return out, nil
+}
+
+func (s *Store) ReleaseMailSources(_ context.Context, owner string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	for _, r := range s.sourceRows() {
+		if r.claimedBy == owner {
+			r.claimedBy, r.claimedUntil = "", time.Time{}
+		}
+	}
+	return nil
 }
 
 func (s *Store) DeleteMailSource(_ context.Context, accountID string, inboxID int64) error {

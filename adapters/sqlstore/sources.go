@@ -62,10 +62,27 @@ func (db *DB) MailSource(ctx context.Context, accountID string, inboxID int64) (
 	return r.core(), notFound(err, "Mail source")
 }
 
-func (db *DB) AllMailSources(ctx context.Context) ([]ports.StoredMailSource, error) {
+// ClaimMailSources takes and renews leases in one conditional UPDATE. On
+// PostgreSQL the rows are locked in id order first (FOR UPDATE), so two
+// claiming instances queue rather than deadlock, and a claimant that waited
+// sees the winner's lease and leaves the row. SKIP LOCKED would not do: a
+// renewal would skip its own source while that source's worker records
+// progress, and stop the worker. SQLite has one writer at a time anyway.
+func (db *DB) ClaimMailSources(ctx context.Context, owner string, now, leaseUntil time.Time) ([]ports.StoredMailSource, error) {
+	lock := ""
+	if db.dialect == Postgres {
+		lock = " ORDER BY id FOR UPDATE"
+	}
 	var rows []sourceRow
-	err := db.r.SelectContext(ctx, &rows, `SELECT `+sourceColumns+` FROM mail_sources ORDER BY id`)
+	err := db.w.SelectContext(ctx, &rows, db.q(`UPDATE mail_sources SET claimed_by = ?, claimed_until = ?
+		WHERE id IN (SELECT id FROM mail_sources WHERE claimed_by = ? OR claimed_until <= ?`+lock+`)
+		RETURNING `+sourceColumns), owner, us(leaseUntil), owner, us(now))
 	return toCore(rows), err
+}
+
+func (db *DB) ReleaseMailSources(ctx context.Context, owner string) error {
+	_, err := db.w.ExecContext(ctx, db.q(`UPDATE mail_sources SET claimed_by = '', claimed_until = 0 WHERE claimed_by = ?`), owner)
+	return err
 }
 
 func (db *DB) DeleteMailSource(ctx context.Context, accountID string, inboxID int64) error {

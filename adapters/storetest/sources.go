@@ -2,7 +2,10 @@ package storetest
 
 import (
 	"bytes"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
@@ -62,10 +65,9 @@ func testSources(t *testing.T, f *fixture) {
 		t.Fatalf("after replace %+v", got.Source)
 	}
 
-	all, err := f.s.AllMailSources(f.ctx)
-	f.must(err)
+	all := f.claimSources("worker", f.now, f.now.Add(time.Minute))
 	if len(all) != 2 {
-		t.Fatalf("all sources: %d", len(all))
+		t.Fatalf("claimed sources: %+v", all)
 	}
 	wantKind(t, f.s.DeleteMailSource(f.ctx, f.account().ID, in.ID), core.KindNotFound)
 	f.must(f.s.DeleteMailSource(f.ctx, a.ID, in.ID))
@@ -93,7 +95,98 @@ func testSourcesSealedAndCascade(t *testing.T, f *fixture) {
 		t.Fatalf("reseal: %v %q", ok, got.Password)
 	}
 	f.must(f.s.DeleteAccount(f.ctx, a.ID))
-	if all, _ := f.s.AllMailSources(f.ctx); len(all) != 0 {
+	if all := f.claimSources("worker", f.now, f.now.Add(time.Minute)); len(all) != 0 {
 		t.Fatalf("sources outlived their account: %+v", all)
+	}
+}
+
+// claimSources claims sources for owner and returns them.
+func (f *fixture) claimSources(owner string, now, until time.Time) []ports.StoredMailSource {
+	f.t.Helper()
+	got, err := f.s.ClaimMailSources(f.ctx, owner, now, until)
+	f.must(err)
+	return got
+}
+
+// sourceIDs lists the ids of sources, sorted.
+func sourceIDs(sources []ports.StoredMailSource) []string {
+	var ids []string
+	for _, s := range sources {
+		ids = append(ids, s.Source.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func testSourceLeases(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	_, in2 := f.identity(a.ID)
+	s1, s2 := f.source(in, "imap.example.org"), f.source(in2, "mail.example.net")
+	both := sourceIDs([]ports.StoredMailSource{s1, s2})
+	lease := 30 * time.Second
+	claim := func(owner string, at time.Time) []string {
+		t.Helper()
+		return sourceIDs(f.claimSources(owner, at, at.Add(lease)))
+	}
+	start := f.now
+	if got := claim("a", start); !slices.Equal(got, both) {
+		t.Fatalf("a's first claim: %v", got)
+	}
+	if got := claim("b", start.Add(time.Second)); len(got) != 0 {
+		t.Fatalf("b took leased sources: %v", got)
+	}
+	// a renews; b, which comes after a's first lease would have run out, finds them held.
+	if got := claim("a", start.Add(20*time.Second)); !slices.Equal(got, both) {
+		t.Fatalf("a's renewal: %v", got)
+	}
+	if got := claim("b", start.Add(40*time.Second)); len(got) != 0 {
+		t.Fatalf("b took renewed sources: %v", got)
+	}
+	// a stops renewing (it crashed): once its lease has run out, b takes over.
+	if got := claim("b", start.Add(50*time.Second)); !slices.Equal(got, both) {
+		t.Fatalf("b's takeover: %v", got)
+	}
+	if got := claim("a", start.Add(51*time.Second)); len(got) != 0 {
+		t.Fatalf("a kept sources b took over: %v", got)
+	}
+	// New settings keep the lease.
+	replaced := s1
+	replaced.Source.Host, replaced.Source.UpdatedAt = "imap2.example.org", f.tick()
+	f.must(f.s.SaveMailSource(f.ctx, replaced))
+	if got := f.claimSources("b", start.Add(52*time.Second), start.Add(52*time.Second+lease)); len(got) != 2 ||
+		got[slices.IndexFunc(got, func(s ports.StoredMailSource) bool { return s.Source.ID == s1.Source.ID })].Source.Host != "imap2.example.org" {
+		t.Fatalf("b's claim after new settings: %+v", got)
+	}
+	// A release hands the sources over at once.
+	f.must(f.s.ReleaseMailSources(f.ctx, "b"))
+	if got := claim("a", start.Add(53*time.Second)); !slices.Equal(got, both) {
+		t.Fatalf("a's claim after b's release: %v", got)
+	}
+
+	// Instances claiming at the same moment share the sources out: each is held once.
+	f.must(f.s.ReleaseMailSources(f.ctx, "a"))
+	at := start.Add(time.Hour)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	held := map[string]int{}
+	for _, owner := range []string{"c", "d", "e", "f"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := f.s.ClaimMailSources(f.ctx, owner, at, at.Add(lease))
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, id := range sourceIDs(got) {
+				held[id]++
+			}
+		}()
+	}
+	wg.Wait()
+	if len(held) != 2 || held[s1.Source.ID] != 1 || held[s2.Source.ID] != 1 {
+		t.Fatalf("concurrent claims: %v", held)
 	}
 }

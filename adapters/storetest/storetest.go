@@ -73,6 +73,7 @@ var cases = []testCase{
 	{"mail/verdicts, recipients, bounce tokens and reports", testMailVerdictsAndRecipients},
 	{"sources/save, replace, list, progress only for the current settings, delete", testSources},
 	{"sources/passwords are sealed values, and go with their account", testSourcesSealedAndCascade},
+	{"sources/each is leased to one owner at a time, renewed, taken over once the lease runs out", testSourceLeases},
 	{"mail/mailbox entries list one inbox and direction by id", testMailboxEntries},
 	{"phones/one per identity, one identity per number", testPhonesUnique},
 	{"phones/an identity and its number are stored together or not at all", testPhonesWithIdentity},

@@ -66,6 +66,9 @@ func (s *service) serveIMAP(ctx context.Context, g *errgroup.Group, tlsConfig *t
 		if opts.Log == nil {
 			opts.Log = s.log // the workers' warnings belong in the service's log
 		}
+		if opts.Lease == 0 {
+			opts.Lease = s.cfg.SourceLease
+		}
 		imapadapter.NewSupervisor(s.app.Sources, opts).Run(ctx)
 		return nil
 	})
