@@ -19,6 +19,8 @@ type keysData struct {
 	More                 bool
 	New                  *core.NewKey
 	Form                 app.KeyInput
+	// DraftsOnly is the form's choice of a key without send rights.
+	DraftsOnly bool
 }
 
 type keyRow struct {
@@ -30,13 +32,9 @@ func (c *console) keysPage(v *visit) error { return c.showKeys(v, keysData{}, ht
 
 func (c *console) showKeys(v *visit, data keysData, status int, problem error) error {
 	ctx, page := v.r.Context(), ports.Page{Limit: core.MaxUnpagedList + 1}
-	identities, _, err := c.app.Identities.List(ctx, v.principal, "", page)
+	names, identities, err := c.identityNames(ctx, v.principal)
 	if err != nil {
 		return err
-	}
-	names := map[string]string{}
-	for _, ident := range identities {
-		names[ident.ID] = ident.Name
 	}
 	for _, t := range []core.KeyType{core.KeyManagement, core.KeyIdentity} {
 		keys, _, err := c.app.Auth.ListKeys(ctx, v.principal, t, "", page)
@@ -65,6 +63,10 @@ func (c *console) showKeys(v *visit, data keysData, status int, problem error) e
 
 func (c *console) createKey(v *visit) error {
 	in := app.KeyInput{Name: formValue(v, "name"), Identity: formValue(v, "identity"), CanProvision: v.r.PostFormValue("can_provision") != ""}
+	draftsOnly := v.r.PostFormValue("drafts_only") != ""
+	if draftsOnly {
+		in.CanSend = new(bool) // false: its mail waits for approval
+	}
 	var k core.NewKey
 	var err error
 	if in.Identity == "" {
@@ -73,7 +75,7 @@ func (c *console) createKey(v *visit) error {
 		k, err = c.app.Auth.CreateIdentityKey(v.r.Context(), v.principal, in)
 	}
 	if err != nil {
-		return c.showKeys(v, keysData{Form: in}, 0, err)
+		return c.showKeys(v, keysData{Form: in, DraftsOnly: draftsOnly}, 0, err)
 	}
 	// The answer to the form is the one place the key is ever shown.
 	return c.showKeys(v, keysData{New: &k}, http.StatusCreated, nil)

@@ -64,6 +64,10 @@ func (c *console) routes() {
 	m.HandleFunc("POST /console/domains/{name}/verify/", c.signedIn(c.verifyDomain))
 	m.HandleFunc("POST /console/domains/{name}/delete/", c.signedIn(c.deleteDomain))
 
+	m.HandleFunc("GET /console/approvals/", c.signedIn(c.approvalsPage))
+	m.HandleFunc("POST /console/drafts/{id}/send/", c.signedIn(c.approveDraft))
+	m.HandleFunc("POST /console/drafts/{id}/delete/", c.signedIn(c.discardDraft))
+
 	m.HandleFunc("GET /console/events/", c.signedIn(c.eventsPage))
 	m.HandleFunc("GET /console/webhooks/", c.signedIn(c.webhooksPage))
 	m.HandleFunc("POST /console/webhooks/", c.signedIn(c.createWebhook))

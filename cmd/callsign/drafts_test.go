@@ -1,13 +1,17 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/mail"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/callsign/callsign/adapters/sqlstore"
@@ -296,5 +300,106 @@ func TestSendRightInMCPAndCLI(t *testing.T) {
 		"mail", "send", "--to", "a@example.org", "--subject", "x", "--body", "x")
 	if code != 1 || out != "" || errOut != "callsign: "+refused.Detail+"\n" {
 		t.Errorf("agent CLI: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestConsoleApprovals: a person makes a drafts-only key in the console,
+// sees what it drafted under Approvals, approves one (it reaches the
+// relay) and discards another; another account can do neither.
+func TestConsoleApprovals(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		relay := newTestRelay(t)
+		relay.listen(t, "127.0.0.1:0")
+		r := startPublic(t, d, relayEnv(relay))
+		out, errOut, code := r.cli(ownerPassword+"\n", "account", "create", "--email", "approver@example.com", "--password-stdin")
+		var acct struct {
+			ManagementKey string `json:"management_key"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &acct) != nil {
+			t.Fatalf("account create: %d %s %s", code, out, errOut)
+		}
+		r.owner("stranger@example.com")
+		var ident struct{ UUID string }
+		r.call("POST", "/api/identities/", acct.ManagementKey, map[string]any{"name": "Intern"}, &ident)
+		ann, bea := r.person(t), r.person(t)
+		ann.signIn("approver@example.com")
+		bea.signIn("stranger@example.com")
+
+		s, _, page := ann.post("/console/keys/", url.Values{"name": {"intern"}, "identity": {ident.UUID}, "drafts_only": {"1"}})
+		key := regexp.MustCompile(`id="new-key">(svc_id_\w+)<`).FindStringSubmatch(page)
+		if s != 201 || key == nil || !strings.Contains(page, "(drafts only)") {
+			t.Fatalf("a drafts-only key: %d\n%s", s, page)
+		}
+		if s := r.call("POST", "/api/email-messages/compose/", key[1], map[string]any{"to_email": "boss@example.org", "content": "x"}, nil); s != 403 {
+			t.Fatalf("the drafts-only key composed: %d", s)
+		}
+		var keep, drop struct{ ID string }
+		r.call("POST", "/api/email-drafts/", key[1], map[string]any{"to_email": "boss@example.org", "subject": "Weekly report", "content": "All <b>done</b>."}, &keep)
+		r.call("POST", "/api/email-drafts/", key[1], map[string]any{"to_email": "everyone@example.org", "subject": "Oops", "content": "Reply-all storm."}, &drop)
+
+		s, _, page = ann.get("/console/approvals/")
+		if s != 200 || !strings.Contains(page, "Weekly report") || !strings.Contains(page, "All &lt;b&gt;done&lt;/b&gt;.") || !strings.Contains(page, "/console/drafts/"+keep.ID+"/send/") {
+			t.Fatalf("approvals: %d\n%s", s, page)
+		}
+		if s, _, page := bea.get("/console/approvals/"); s != 200 || strings.Contains(page, "Weekly report") {
+			t.Fatalf("another account sees the drafts: %d", s)
+		}
+		for _, action := range []string{"send", "delete"} {
+			if s, _, _ := bea.post("/console/drafts/"+keep.ID+"/"+action+"/", url.Values{}); s != 404 {
+				t.Errorf("another account's %s: %d", action, s)
+			}
+		}
+		if s, _, page := ann.post("/console/drafts/"+keep.ID+"/send/", url.Values{}); s != 200 || !strings.Contains(page, "Approved: the message to boss@example.org") || strings.Contains(page, "Weekly report") {
+			t.Fatalf("approve: %d\n%s", s, page)
+		}
+		if s, loc, _ := ann.post("/console/drafts/"+drop.ID+"/delete/", url.Values{}); s != 303 || loc != "/console/approvals/" {
+			t.Fatalf("discard: %d %s", s, loc)
+		}
+		var left []map[string]any
+		if r.call("GET", "/api/email-drafts/", acct.ManagementKey, nil, &left); len(left) != 0 {
+			t.Fatalf("drafts left: %v", left)
+		}
+		poll(t, "the approved message at the relay", func() bool { return len(relay.received()) == 1 })
+		if m := relay.received()[0]; m.to[0] != "boss@example.org" || !strings.Contains(m.data, "Weekly report") {
+			t.Fatalf("relayed: %+v", m)
+		}
+	})
+}
+
+// TestConsoleApprovalsInABrowser: on a phone, the Approvals page reads
+// well (no sideways scrolling, buttons to tap) and its button sends the
+// draft.
+func TestConsoleApprovalsInABrowser(t *testing.T) {
+	browser := newBrowser(t)
+	r := startPublic(t, sqlstore.SQLite, nil)
+	out, _, _ := r.cli(ownerPassword+"\n", "account", "create", "--email", "owner@example.com", "--password-stdin")
+	var acct struct {
+		ManagementKey string `json:"management_key"`
+	}
+	if err := json.Unmarshal([]byte(out), &acct); err != nil {
+		t.Fatal(err)
+	}
+	var ident struct{ UUID string }
+	r.call("POST", "/api/identities/", acct.ManagementKey, map[string]any{"name": "Intern"}, &ident)
+	var key struct{ Key string }
+	r.call("POST", "/api/auth/keys/identity/", acct.ManagementKey, map[string]any{"identity": ident.UUID, "can_send": false}, &key)
+	r.call("POST", "/api/email-drafts/", key.Key, map[string]any{"to_email": "a-rather-long-address-of-the-boss@customer.example", "subject": "Weekly report",
+		"content": strings.Repeat("A long line of the report that a phone must wrap. ", 10), "send_at": time.Now().Add(time.Hour).Format(time.RFC3339)}, nil)
+
+	tab := phone(t, browser)
+	do(t, tab, chromedp.Navigate(r.baseURL+"/console/"), chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), "owner@example.com"),
+		chromedp.SendKeys(chromedp.ID("password"), ownerPassword),
+		chromedp.Click(chromedp.CSS(`button.primary`)),
+		chromedp.WaitVisible(chromedp.ID("new-h")),
+		chromedp.Navigate(r.baseURL+"/console/approvals/"),
+		chromedp.WaitVisible(chromedp.CSS(`article.card`)),
+	)
+	consoleLooksRight(t, tab, "phone-approvals")
+	do(t, tab, chromedp.Click(chromedp.CSS(`article.card button.primary`)))
+	waitUntil(t, tab, `!!document.querySelector('p.ok') && document.querySelector('p.ok').textContent.includes('Approved')`)
+	var left []map[string]any
+	if r.call("GET", "/api/email-drafts/", acct.ManagementKey, nil, &left); len(left) != 0 {
+		t.Fatalf("drafts left after approval: %v", left)
 	}
 }

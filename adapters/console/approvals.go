@@ -1,0 +1,86 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Approvals: the drafts written by keys without send rights, for a person
+// to read and then send (the approval) or discard.
+
+type approvalsData struct {
+	Drafts []approvalRow
+	More   bool
+}
+
+type approvalRow struct {
+	core.Draft
+	IdentityName string
+}
+
+func (c *console) approvalsPage(v *visit) error {
+	return c.showApprovals(v, "", http.StatusOK, nil)
+}
+
+func (c *console) showApprovals(v *visit, notice string, status int, problem error) error {
+	ctx := v.r.Context()
+	awaiting := true
+	drafts, _, err := c.app.Mail.Drafts(ctx, v.principal, "", &awaiting, ports.Page{Limit: pageSize + 1})
+	if err != nil {
+		return err
+	}
+	names, _, err := c.identityNames(ctx, v.principal)
+	if err != nil {
+		return err
+	}
+	data := approvalsData{More: len(drafts) > pageSize}
+	for _, d := range drafts[:min(len(drafts), pageSize)] {
+		data.Drafts = append(data.Drafts, approvalRow{Draft: d, IdentityName: names[d.IdentityID]})
+	}
+	pv := view{Title: "Approvals", Nav: "approvals", Notice: notice, Data: data}
+	if problem != nil {
+		status = c.withProblem(v, &pv, problem)
+	}
+	c.render(v, status, "approvals", pv)
+	return nil
+}
+
+// approveDraft sends a draft: the person's approval.
+func (c *console) approveDraft(v *visit) error {
+	id, err := pathUUID(v, "id", "Draft")
+	if err != nil {
+		return err
+	}
+	m, err := c.app.Mail.SendDraft(v.r.Context(), v.principal, id)
+	if err != nil {
+		return c.showApprovals(v, "", 0, err)
+	}
+	return c.showApprovals(v, "Approved: the message to "+strings.Join(append(m.To, m.Cc...), ", ")+" is on its way.", http.StatusOK, nil)
+}
+
+func (c *console) discardDraft(v *visit) error {
+	id, err := pathUUID(v, "id", "Draft")
+	if err != nil {
+		return err
+	}
+	if err := c.app.Mail.DeleteDraft(v.r.Context(), v.principal, id); err != nil {
+		return err
+	}
+	return redirect(v, root+"approvals/")
+}
+
+// identityNames are the account's identities (the first
+// core.MaxUnpagedList+1, so a caller can tell there are more) and their
+// names by id.
+func (c *console) identityNames(ctx context.Context, p core.Principal) (map[string]string, []core.Identity, error) {
+	identities, _, err := c.app.Identities.List(ctx, p, "", ports.Page{Limit: core.MaxUnpagedList + 1})
+	names := map[string]string{}
+	for _, ident := range identities {
+		names[ident.ID] = ident.Name
+	}
+	return names, identities, err
+}
