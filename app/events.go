@@ -100,6 +100,59 @@ func (s *Events) Changed() <-chan struct{} {
 	return s.changed
 }
 
+// followPage bounds one read of the log by a follower.
+const followPage = 100
+
+// follow signals ch, without blocking, whenever events in scope of one of
+// the types are committed after follow returns, by this instance or any
+// other sharing the store (Changed: NOTIFY on PostgreSQL). It reads the
+// log only when Changed fires, from its own cursor, and stops with stop.
+// When the log cannot be read at the start it follows nothing (logged):
+// the caller's own periodic look remains.
+func (s *Events) follow(scope core.Scope, types []string, ch chan struct{}) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	changed := s.Changed() // before the cursor is read: no commit between the two is missed
+	after, err := s.store.LastEventSeq(ctx, scope.AccountID)
+	if err != nil {
+		s.log.Error("following the event log failed", "err", err)
+		cancel()
+		return cancel
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return
+			}
+			changed = s.Changed()
+			for {
+				events, err := s.store.Events(ctx, core.EventFilter{Scope: scope, After: after, Types: types, Limit: followPage})
+				if err != nil {
+					if ctx.Err() == nil {
+						s.log.Error("following the event log failed", "err", err)
+					}
+					break // the next commit tries again
+				}
+				if len(events) == 0 {
+					break
+				}
+				after = events[len(events)-1].Seq
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+				if len(events) < followPage {
+					break
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 // wake wakes every reader and the webhook worker, as a commit does.
 func (s *Events) wake() {
 	s.Changed() // the listener exists, so changed is never a closed channel

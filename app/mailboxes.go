@@ -16,6 +16,7 @@ import (
 type Mailboxes struct {
 	auth     *Auth           // a login is an identity key
 	mail     *Mail           // inboxes, read flags and news of changes
+	events   *Events         // news of mail other instances stored
 	messages ports.MailStore // what the folders hold
 }
 
@@ -159,10 +160,16 @@ func (m *Mailbox) SetSeen(ctx context.Context, id int64, seen bool) error {
 }
 
 // Watch signals, without blocking, whenever mail of the folder's inbox is
-// stored or marked read by this process. Other instances' changes are not
-// signalled: a watcher also looks again now and then. Call stop when done.
+// stored or marked read by this process, and whenever any instance commits
+// an email event of the inbox's identity (the event log's signal: NOTIFY
+// on PostgreSQL), so mail stored through another instance shows at once.
+// Read states changed through other instances are not signalled: a watcher
+// also looks again now and then. Call stop when done.
 func (m *Mailbox) Watch() (changed <-chan struct{}, stop func()) {
-	return m.s.mail.changes.watch(m.login.Inbox.ID)
+	ch := make(chan struct{}, 1)
+	unwatch := m.s.mail.changes.watchWith(ch, m.login.Inbox.ID)
+	unfollow := m.s.events.follow(m.login.Principal.Scope(""), []string{"email.*"}, ch)
+	return ch, func() { unfollow(); unwatch() }
 }
 
 // changeFeed tells watchers of a key (an inbox, an identity) that
@@ -176,6 +183,11 @@ type changeFeed[K comparable] struct {
 // signals it.
 func (f *changeFeed[K]) watch(inboxIDs ...K) (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
+	return ch, f.watchWith(ch, inboxIDs...)
+}
+
+// watchWith registers ch (buffered, one signal) as a watcher of the inboxes.
+func (f *changeFeed[K]) watchWith(ch chan struct{}, inboxIDs ...K) func() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.watchers == nil {
@@ -187,7 +199,7 @@ func (f *changeFeed[K]) watch(inboxIDs ...K) (<-chan struct{}, func()) {
 		}
 		f.watchers[id][ch] = true
 	}
-	return ch, func() {
+	return func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		for _, id := range inboxIDs {

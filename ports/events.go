@@ -17,6 +17,10 @@ type EventStore interface {
 	// events deleted by PruneEvents (0 when none was): a cursor below it
 	// has lost events.
 	EventsPrunedThrough(ctx context.Context, accountID string) (int64, error)
+	// LastEventSeq is the sequence number of the account's newest committed
+	// event (0 when it has none): a cursor after which a reader sees only
+	// what is committed from now on.
+	LastEventSeq(ctx context.Context, accountID string) (int64, error)
 	// PruneEvents deletes up to limit events created before the given
 	// time, oldest first, and returns how many it deleted.
 	PruneEvents(ctx context.Context, before time.Time, limit int) (int, error)

@@ -255,7 +255,8 @@ func TestIdleAnnouncesNewMail(t *testing.T) {
 	alice := w.agent("alice")
 	w.deliver(alice.inbox, fixture(t, "plain.eml"))
 	exists := make(chan uint32, 8)
-	addr := w.serve(imapadapter.ServerOptions{PlaintextAuth: true, Recheck: 100 * time.Millisecond})
+	// No recheck during the test: only the signals may bring news.
+	addr := w.serve(imapadapter.ServerOptions{PlaintextAuth: true, Recheck: time.Hour})
 	c := selectInbox(t, addr, alice, &imapclient.UnilateralDataHandler{
 		Mailbox: func(d *imapclient.UnilateralDataMailbox) {
 			if d.NumMessages != nil {
@@ -275,7 +276,8 @@ func TestIdleAnnouncesNewMail(t *testing.T) {
 	}
 	w.deliver(alice.inbox, fixture(t, "alternative.eml"))
 	want(2, "delivered through the app")
-	// Stored behind the app's back, as another instance would: the recheck finds it.
+	// Stored behind the app's back, as another instance would: the event
+	// log's signal (NOTIFY on PostgreSQL) brings it.
 	parsed := w.deliver(w.agent("bob").inbox, fixture(t, "reply.eml"))
 	parsed.InboxID, parsed.IdentityID = alice.inbox.ID, alice.inbox.IdentityID
 	if _, err := w.store.SaveMail(w.ctx, []ports.NewMail{{Message: parsed, NewThreadID: "other-instance", Raw: []byte("Subject: x\r\n\r\ny\r\n")}}); err != nil {

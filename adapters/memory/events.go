@@ -85,6 +85,17 @@ func (s *Store) EventsPrunedThrough(_ context.Context, accountID string) (int64,
 	return s.eventTables().pruned[accountID], nil
 }
 
+func (s *Store) LastEventSeq(_ context.Context, accountID string) (int64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.accounts[accountID]; !ok {
+		return 0, core.NotFound("Account not found.")
+	}
+	return s.eventTables().seq[accountID], nil
+}
+
 // PruneEvents deletes whole prefixes of accounts' logs, as the SQL store does.
 func (s *Store) PruneEvents(_ context.Context, before time.Time, limit int) (int, error) {
 	if err := s.lock(); err != nil {

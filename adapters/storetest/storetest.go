@@ -94,7 +94,7 @@ var cases = []testCase{
 	{"idempotency/claim, busy, mismatch, replay, lease, expiry, purge", testIdempotencyKeys},
 	{"idempotency/effects are recorded with the key, and refused once it is taken over", testIdempotencyEffects},
 	{"events/every change writes its events in its transaction, numbered per account", testEventsWrittenWithChanges},
-	{"events/cursor, types, prefixes, identity scope and limit", testEventsFilters},
+	{"events/cursor, types, prefixes, identity scope, limit and the last event", testEventsFilters},
 	{"events/a reader polling after its last id misses nothing while writers commit", testEventsCursorExact},
 	{"events/pruning deletes expired prefixes and says where each log starts", testEventsPrune},
 	{"events/a commit that wrote events signals the reader", testEventsSignal},
