@@ -149,7 +149,7 @@ func TestRecordCorrespondentKeepsExistingContacts(t *testing.T) {
 	if err := w.app.Contacts.RecordCorrespondent(w.ctx, core.Correspondent{AccountID: p.AccountID, IdentityID: ident.ID, Email: "not an address"}); err != nil {
 		t.Fatal(err)
 	}
-	list, _, _ := w.app.Contacts.List(w.ctx, p, "", core.ContactAuto, ports.Page{})
+	list, _, _ := w.app.Contacts.List(w.ctx, p, "", ports.ContactFilter{Source: core.ContactAuto})
 	if len(list) != 1 || list[0].Email != "New@example.com" || list[0].DisplayName != "New Person" {
 		t.Fatalf("auto contacts: %+v", list)
 	}

@@ -43,9 +43,11 @@ func (s *Contacts) Create(ctx context.Context, p core.Principal, requested strin
 	return c, s.store.CreateContact(ctx, c)
 }
 
-// List lists a page of the contacts in scope, optionally of one source.
-func (s *Contacts) List(ctx context.Context, p core.Principal, requested string, source core.ContactSource, page ports.Page) ([]core.Contact, int, error) {
-	return s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Source: source, Page: page})
+// List lists a page of the contacts in scope that f keeps (its source, a
+// search).
+func (s *Contacts) List(ctx context.Context, p core.Principal, requested string, f ports.ContactFilter) ([]core.Contact, int, error) {
+	f.Scope = p.Scope(requested)
+	return s.store.Contacts(ctx, f)
 }
 
 // Find looks a contact up by email, phone number or both (then both must

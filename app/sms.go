@@ -216,8 +216,9 @@ func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body str
 }
 
 // List lists a page of the messages in scope, newest first.
-func (s *SMS) List(ctx context.Context, p core.Principal, requested string, dir core.Direction, isRead *bool, includeBlocked bool, page ports.Page) ([]core.SMSMessage, int, error) {
-	return s.store.SMSList(ctx, ports.SMSFilter{Scope: p.Scope(requested), Direction: dir, IsRead: isRead, IncludeBlocked: includeBlocked, Page: page})
+func (s *SMS) List(ctx context.Context, p core.Principal, requested string, f ports.SMSFilter) ([]core.SMSMessage, int, error) {
+	f.Scope = p.Scope(requested)
+	return s.store.SMSList(ctx, f)
 }
 
 // Get shows one message in scope.

@@ -180,6 +180,8 @@ func (c *Client) Respond(ctx context.Context, id int64, kind string, d Draft) (M
 type ThreadFilter struct {
 	HasUnread *bool
 	Inbox     int64
+	// Query is a search (q): see docs/api.md, "Search".
+	Query string
 }
 
 // Threads lists thread summaries, latest activity first.
@@ -190,6 +192,9 @@ func (c *Client) Threads(ctx context.Context, f ThreadFilter) ([]Thread, error) 
 	}
 	if f.Inbox != 0 {
 		q.Set("inbox", strconv.FormatInt(f.Inbox, 10))
+	}
+	if f.Query != "" {
+		q.Set("q", f.Query)
 	}
 	var l []Thread
 	return l, c.call(ctx, "GET", "/api/email-inbox/", c.scoped(q), nil, &l)

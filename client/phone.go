@@ -16,6 +16,8 @@ func (c *Client) SendSMS(ctx context.Context, to, body string) (SMS, error) {
 type SMSFilter struct {
 	Direction string
 	IsRead    *bool
+	// Query is a search (q): see docs/api.md, "Search".
+	Query string
 }
 
 // SMSMessages lists text messages, newest first.
@@ -26,6 +28,9 @@ func (c *Client) SMSMessages(ctx context.Context, f SMSFilter) ([]SMS, error) {
 	}
 	if f.IsRead != nil {
 		q.Set("is_read", strconv.FormatBool(*f.IsRead))
+	}
+	if f.Query != "" {
+		q.Set("q", f.Query)
 	}
 	var l []SMS
 	return l, c.call(ctx, "GET", "/api/messages/", c.scoped(q), nil, &l)

@@ -117,6 +117,7 @@ type Thread struct {
 	UnreadCount     int      `json:"unread_count"`
 	AttachmentNames []string `json:"attachment_names"`
 	Participants    []string `json:"participants"`
+	Highlights      []string `json:"highlights"` // for a search: its newest matching message's snippets
 	LastMessageDT   string   `json:"last_message_dt"`
 }
 
@@ -145,7 +146,8 @@ type SMS struct {
 	ProviderSID    *string       `json:"provider_sid"`
 	Attachments    []SMSMedia    `json:"attachments"`
 	Verification   *Verification `json:"verification"`
-	Blocked        bool          `json:"blocked"` // from a sender an inbound rule refuses
+	Blocked        bool          `json:"blocked"`    // from a sender an inbound rule refuses
+	Highlights     []string      `json:"highlights"` // for a search: snippets with <mark>…</mark>
 	CreatedDT      string        `json:"created_dt"`
 }
 
@@ -185,15 +187,16 @@ type VoiceAgent struct {
 
 // Contact is someone an identity knows.
 type Contact struct {
-	UUID        string `json:"uuid"`
-	Identity    string `json:"identity"`
-	Email       string `json:"email"`
-	DisplayName string `json:"display_name"`
-	Nickname    string `json:"nickname"`
-	PhoneNumber string `json:"phone_number"`
-	Source      string `json:"source"`
-	CreatedDT   string `json:"created_dt"`
-	UpdatedDT   string `json:"updated_dt"`
+	UUID        string   `json:"uuid"`
+	Identity    string   `json:"identity"`
+	Email       string   `json:"email"`
+	DisplayName string   `json:"display_name"`
+	Nickname    string   `json:"nickname"`
+	PhoneNumber string   `json:"phone_number"`
+	Source      string   `json:"source"`
+	Highlights  []string `json:"highlights"` // for a search: snippets with <mark>…</mark>
+	CreatedDT   string   `json:"created_dt"`
+	UpdatedDT   string   `json:"updated_dt"`
 }
 
 // Password is a stored login.

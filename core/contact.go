@@ -35,6 +35,14 @@ type Contact struct {
 	Source      ContactSource
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// Highlights are a search hit's snippets (Highlights); nil outside a search.
+	Highlights []string
+}
+
+// SearchTexts are what a contact search reads, in the order its highlights
+// show them: the names, the email, the number.
+func (c Contact) SearchTexts() []string {
+	return []string{strings.TrimSpace(c.DisplayName + " " + c.Nickname), c.Email, c.PhoneNumber}
 }
 
 // MaxContactNameLength bounds display names and nicknames.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -33,7 +34,7 @@ func TestCorrespondentContact(t *testing.T) {
 			}
 			want := Contact{ID: "C", AccountID: "A", IdentityID: "I", Email: tc.wantEmail, DisplayName: tc.who.Name,
 				PhoneNumber: tc.wantPhone, Source: ContactAuto, CreatedAt: now, UpdatedAt: now}
-			if c != want {
+			if !reflect.DeepEqual(c, want) {
 				t.Fatalf("contact\n got %+v\nwant %+v", c, want)
 			}
 		})

@@ -2,6 +2,7 @@ package core
 
 import (
 	"html"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -87,6 +88,42 @@ func ParseSearch(s string) (SearchQuery, error) {
 		return q, Invalid(searchField, "Enter words or filters to search for.")
 	}
 	return q, nil
+}
+
+// SearchTarget is what a query searches. Mail takes every filter; texts
+// and contacts have no subject or attachments, and contacts no sender,
+// recipients or read state, so those filters are a 400 on q there rather
+// than silently ignored (a query that cannot mean what was typed).
+type SearchTarget string
+
+const (
+	SearchMail     SearchTarget = "mail"
+	SearchTexts    SearchTarget = "texts"
+	SearchContacts SearchTarget = "contacts"
+)
+
+// For reports whether every filter of q applies to target: a validation
+// error on "q" naming the first that does not.
+func (q SearchQuery) For(target SearchTarget) error {
+	if target == SearchMail {
+		return nil
+	}
+	subject := slices.ContainsFunc(q.Terms, func(t SearchTerm) bool { return t.Subject })
+	uses := []filterUse{{"subject:", subject}, {"has:", q.HasAttachment}, {"filename:", len(q.Filenames) > 0}}
+	if target == SearchContacts {
+		uses = append(uses, filterUse{"from:", len(q.From) > 0}, filterUse{"to:", len(q.To) > 0}, filterUse{"is:", q.Unread})
+	}
+	for _, f := range uses {
+		if f.used {
+			return Invalid(searchField, "%s does not apply to %s.", f.name, target)
+		}
+	}
+	return nil
+}
+
+type filterUse struct {
+	name string
+	used bool
 }
 
 // queryToken is one piece of a query: [-][name:]value, the value quoted or not.

@@ -92,3 +92,27 @@ func FuzzParseSearch(f *testing.F) {
 		}
 	})
 }
+
+func TestSearchFor(t *testing.T) {
+	for in, want := range map[string][3]bool{ // applies to mail, texts, contacts
+		`code -"not this" before:2026-01-01`: {true, true, true},
+		"from:+1415 to:x is:unread":          {true, true, false},
+		"subject:invoice":                    {true, false, false},
+		"has:attachment":                     {true, false, false},
+		"filename:report":                    {true, false, false},
+	} {
+		q, err := ParseSearch(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, target := range []SearchTarget{SearchMail, SearchTexts, SearchContacts} {
+			err := q.For(target)
+			if (err == nil) != want[i] {
+				t.Errorf("%q for %s: %v", in, target, err)
+			}
+			if e, ok := err.(*Error); err != nil && (!ok || e.Kind != KindInvalid || len(e.Fields["q"]) == 0) {
+				t.Errorf("%q for %s: %v, want a validation error on q", in, target, err)
+			}
+		}
+	}
+}

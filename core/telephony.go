@@ -136,6 +136,8 @@ type SMSMessage struct {
 	// conversations, and not announced.
 	Blocked   bool
 	CreatedAt time.Time
+	// Highlights are a search hit's snippets (Highlights); nil outside a search.
+	Highlights []string
 }
 
 // Counterpart is the other party's number.

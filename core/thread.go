@@ -19,6 +19,9 @@ type Thread struct {
 	Summary
 	AttachmentNames []string
 	Participants    []string
+	// Highlights are, in a search, the snippets of the thread's newest
+	// matching message (Highlights); nil outside a search.
+	Highlights []string
 }
 
 // Summary is what a thread, or an SMS conversation, tells of its messages.

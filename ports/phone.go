@@ -24,7 +24,11 @@ type SMSFilter struct {
 	Oldest bool
 	// IncludeBlocked keeps blocked texts, which lists leave out.
 	IncludeBlocked bool
-	Page           Page
+	// Search, when set, keeps the texts the query matches (its words in
+	// the body, from: and to: in the numbers), most relevant first, each
+	// with its Highlights; see MessageFilter.Search.
+	Search *core.SearchQuery
+	Page   Page
 }
 
 // ConversationFilter narrows the conversation summaries.

@@ -213,7 +213,11 @@ type ContactFilter struct {
 	// Query matches email, display name, nickname or phone number as a
 	// substring, ignoring case.
 	Query string
-	Page  Page
+	// Search, when set, keeps the contacts whose names, email or number
+	// hold the query's words, most relevant first, each with its
+	// Highlights; see MessageFilter.Search.
+	Search *core.SearchQuery
+	Page   Page
 }
 
 // ContactStore keeps contacts. An identity has at most one contact per
@@ -319,6 +323,7 @@ type ThreadFilter struct {
 	HasUnread *bool
 	// Search, when set, keeps threads with a message the query matches
 	// (as MessageFilter.Search); the order stays newest activity first.
+	// Each thread carries the Highlights of its newest matching message.
 	Search *core.SearchQuery
 	// After, when set, starts the list after this thread (keyset paging:
 	// a deep page costs what the first does, where an offset reads every

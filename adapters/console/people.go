@@ -26,7 +26,8 @@ func (c *console) contactsPage(v *visit) error {
 
 func (c *console) showContacts(v *visit, ident core.Identity, form core.Contact, problem error) error {
 	n := pageNumber(v.r)
-	list, total, err := c.app.Contacts.List(v.r.Context(), v.principal, ident.ID, "", ports.Page{Limit: pageSize, Offset: (n - 1) * pageSize, Count: true})
+	list, total, err := c.app.Contacts.List(v.r.Context(), v.principal, ident.ID,
+		ports.ContactFilter{Page: ports.Page{Limit: pageSize, Offset: (n - 1) * pageSize, Count: true}})
 	if err != nil {
 		return err
 	}

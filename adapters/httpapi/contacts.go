@@ -7,23 +7,27 @@ import (
 
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 type contactView struct {
-	UUID        string  `json:"uuid"`
-	Identity    string  `json:"identity"`
-	Email       string  `json:"email"`
-	DisplayName string  `json:"display_name"`
-	Nickname    string  `json:"nickname"`
-	PhoneNumber string  `json:"phone_number"`
-	Source      string  `json:"source"`
-	CreatedDT   apiTime `json:"created_dt"`
-	UpdatedDT   apiTime `json:"updated_dt"`
+	UUID        string `json:"uuid"`
+	Identity    string `json:"identity"`
+	Email       string `json:"email"`
+	DisplayName string `json:"display_name"`
+	Nickname    string `json:"nickname"`
+	PhoneNumber string `json:"phone_number"`
+	Source      string `json:"source"`
+	// Highlights are a search hit's snippets; empty outside a search (q).
+	Highlights []string `json:"highlights"`
+	CreatedDT  apiTime  `json:"created_dt"`
+	UpdatedDT  apiTime  `json:"updated_dt"`
 }
 
 func viewContact(c core.Contact) contactView {
 	return contactView{UUID: c.ID, Identity: c.IdentityID, Email: c.Email, DisplayName: c.DisplayName, Nickname: c.Nickname,
-		PhoneNumber: c.PhoneNumber, Source: string(c.Source), CreatedDT: apiTime(c.CreatedAt), UpdatedDT: apiTime(c.UpdatedAt)}
+		PhoneNumber: c.PhoneNumber, Source: string(c.Source), Highlights: nonNil(c.Highlights), CreatedDT: apiTime(c.CreatedAt),
+		UpdatedDT: apiTime(c.UpdatedAt)}
 }
 
 func readContactInput(c *gin.Context) (app.ContactInput, error) {
@@ -37,7 +41,7 @@ func readContactInput(c *gin.Context) (app.ContactInput, error) {
 
 func (s *server) listContacts(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
-	identity := q.uuid("identity")
+	identity, search := q.uuid("identity"), q.search(core.SearchContacts)
 	var source core.ContactSource
 	if v := q.str("source"); v != "" {
 		var ok bool
@@ -49,7 +53,7 @@ func (s *server) listContacts(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.app.Contacts.List(c.Request.Context(), principal(c), identity, source, lq.page)
+	list, total, err := s.app.Contacts.List(c.Request.Context(), principal(c), identity, ports.ContactFilter{Source: source, Search: search, Page: lq.page})
 	if err != nil {
 		return 0, nil, err
 	}

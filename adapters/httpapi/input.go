@@ -419,14 +419,18 @@ func (in *input) uuid(name string) string {
 	return u.String()
 }
 
-// search reads q, a search query (core.ParseSearch); nil when absent. A q
-// that is present but empty is a 400, as is any query ParseSearch refuses.
-func (q *query) search() *core.SearchQuery {
+// search reads q, a search query (core.ParseSearch) of target; nil when
+// absent. A q that is present but empty is a 400, as is any query
+// ParseSearch refuses or with a filter that does not apply to target.
+func (q *query) search(target core.SearchTarget) *core.SearchQuery {
 	raw := q.raw("q")
 	if _, sent := q.values["q"]; !sent {
 		return nil
 	}
 	s, err := core.ParseSearch(raw)
+	if err == nil {
+		err = s.For(target)
+	}
 	if !q.problems.Merge(err) && err != nil {
 		q.problems.Add("q", "%s", err.Error())
 	}

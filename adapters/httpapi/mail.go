@@ -36,13 +36,16 @@ type threadView struct {
 	UnreadCount     int      `json:"unread_count"`
 	AttachmentNames []string `json:"attachment_names"`
 	Participants    []string `json:"participants"`
-	LastMessageDT   apiTime  `json:"last_message_dt"`
+	// Highlights are, for a search, the snippets of the thread's newest
+	// matching message; empty outside a search (q).
+	Highlights    []string `json:"highlights"`
+	LastMessageDT apiTime  `json:"last_message_dt"`
 }
 
 func viewThread(t core.Thread) threadView {
 	return threadView{ThreadID: t.ID, Inbox: t.InboxID, Subject: t.Subject, Preview: t.Preview, MessageCount: t.MessageCount,
 		UnreadCount: t.UnreadCount, AttachmentNames: nonNil(t.AttachmentNames), Participants: nonNil(t.Participants),
-		LastMessageDT: apiTime(t.LastMessageAt)}
+		Highlights: nonNil(t.Highlights), LastMessageDT: apiTime(t.LastMessageAt)}
 }
 
 type attachmentView struct {
@@ -202,7 +205,7 @@ func (s *server) listThreads(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, hasUnread := q.uuid("identity"), q.boolean("has_unread")
 	inbox := q.integer("inbox", 0, 1, 1<<62)
-	search := q.search()
+	search := q.search(core.SearchMail)
 	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
@@ -246,7 +249,7 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 		Offset:        q.offset(),
 	}
 	f.CountUpTo = q.countUpTo(f.Offset, f.Limit)
-	f.Search, f.NewestFirst = q.search(), q.newestFirst()
+	f.Search, f.NewestFirst = q.search(core.SearchMail), q.newestFirst()
 	if b := q.boolean("include_blocked"); b != nil {
 		f.IncludeBlocked = *b
 	}

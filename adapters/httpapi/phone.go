@@ -10,6 +10,7 @@ import (
 
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 type phoneView struct {
@@ -44,7 +45,9 @@ type smsView struct {
 	Attachments  []core.SMSMedia   `json:"attachments"`
 	Verification *verificationView `json:"verification"`
 	Blocked      bool              `json:"blocked"`
-	CreatedDT    apiTime           `json:"created_dt"`
+	// Highlights are a search hit's snippets; empty outside a search (q).
+	Highlights []string `json:"highlights"`
+	CreatedDT  apiTime  `json:"created_dt"`
 }
 
 func viewSMS(m core.SMSMessage) smsView {
@@ -55,7 +58,7 @@ func viewSMS(m core.SMSMessage) smsView {
 	return smsView{ID: m.ID, Identity: m.IdentityID, PhoneNumber: m.PhoneNumber, FromNumber: m.FromNumber, ToNumber: m.ToNumber,
 		Body: m.Body, Direction: string(m.Direction), IsRead: m.IsRead, Status: string(m.Status), Error: optString(m.Error),
 		ConversationID: core.ConversationID(m.PhoneID, m.Counterpart()), ProviderSID: optString(m.ProviderSID), Attachments: media,
-		Verification: viewVerification(m.Verification), Blocked: m.Blocked, CreatedDT: apiTime(m.CreatedAt)}
+		Verification: viewVerification(m.Verification), Blocked: m.Blocked, Highlights: nonNil(m.Highlights), CreatedDT: apiTime(m.CreatedAt)}
 }
 
 type conversationView struct {
@@ -152,6 +155,7 @@ func (s *server) sendSMS(c *gin.Context) (int, any, error) {
 func (s *server) listSMS(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, isRead, includeBlocked := q.uuid("identity"), q.boolean("is_read"), q.boolean("include_blocked")
+	search := q.search(core.SearchTexts)
 	var dir core.Direction
 	if d := q.str("direction"); d != "" {
 		var ok bool
@@ -163,7 +167,8 @@ func (s *server) listSMS(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.app.SMS.List(c.Request.Context(), principal(c), identity, dir, isRead, includeBlocked != nil && *includeBlocked, lq.page)
+	list, total, err := s.app.SMS.List(c.Request.Context(), principal(c), identity, ports.SMSFilter{Direction: dir, IsRead: isRead,
+		IncludeBlocked: includeBlocked != nil && *includeBlocked, Search: search, Page: lq.page})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -75,7 +75,8 @@ func (s *Store) Contacts(_ context.Context, f ports.ContactFilter) ([]core.Conta
 		case !f.Scope.Allows(r.AccountID, r.IdentityID),
 			f.Source != "" && r.Source != f.Source,
 			f.Email != "" && !strings.EqualFold(r.Email, f.Email),
-			f.PhoneNumber != "" && r.PhoneNumber != f.PhoneNumber:
+			f.PhoneNumber != "" && r.PhoneNumber != f.PhoneNumber,
+			f.Search != nil && !(core.SearchMatches(*f.Search, "", strings.Join(r.SearchTexts(), "\n")) && inDates(*f.Search, r.CreatedAt)):
 			return false
 		}
 		if q == "" {
@@ -87,11 +88,17 @@ func (s *Store) Contacts(_ context.Context, f ports.ContactFilter) ([]core.Conta
 			}
 		}
 		return false
-	}, func(a, b *contactRow) bool { return before(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+	}, func(a, b *contactRow) bool {
+		// The fake does not rank: a search lists newest first.
+		return before(a.CreatedAt, a.ID, b.CreatedAt, b.ID) != (f.Search != nil)
+	})
 	rows, total := pageOf(rows, f.Page)
 	out := make([]core.Contact, len(rows))
 	for i, r := range rows {
 		out[i] = r.Contact
+		if f.Search != nil {
+			out[i].Highlights = core.Highlights(*f.Search, r.SearchTexts()...)
+		}
 	}
 	return out, total, nil
 }

@@ -214,14 +214,15 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 	return out, total, nil
 }
 
-// threadMatches reports whether a message of the thread matches q.
-func (s *Store) threadMatches(q core.SearchQuery, threadID string) bool {
+// threadMatch is the thread's newest message that q matches, or nil.
+func (s *Store) threadMatch(q core.SearchQuery, threadID string) *messageRow {
+	var newest *messageRow
 	for _, r := range s.mailTables().messages {
-		if r.ThreadID == threadID && s.searchMatches(q, r) {
-			return true
+		if r.ThreadID == threadID && (newest == nil || r.ID > newest.ID) && s.searchMatches(q, r) {
+			newest = r
 		}
 	}
-	return false
+	return newest
 }
 
 // searchMatches is the SQL store's search of one message: the words by
@@ -261,12 +262,12 @@ func (s *Store) searchMatches(q core.SearchQuery, r *messageRow) bool {
 			return false
 		}
 	}
-	switch {
-	case q.HasAttachment && !attached, q.Unread && r.IsRead,
-		q.After != nil && r.CreatedAt.Before(*q.After), q.Before != nil && !r.CreatedAt.Before(*q.Before):
-		return false
-	}
-	return true
+	return !(q.HasAttachment && !attached || q.Unread && r.IsRead) && inDates(q, r.CreatedAt)
+}
+
+// inDates reports whether at is within q's after: and before:.
+func inDates(q core.SearchQuery, at time.Time) bool {
+	return (q.After == nil || !at.Before(*q.After)) && (q.Before == nil || at.Before(*q.Before))
 }
 
 func (s *Store) RawMessage(_ context.Context, accountID string, id int64) ([]byte, error) {
@@ -352,7 +353,7 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 		return f.Scope.Allows(th.AccountID, th.IdentityID) && (f.InboxID == 0 || th.InboxID == f.InboxID) &&
 			(f.HasUnread == nil || (th.UnreadCount > 0) == *f.HasUnread) &&
 			(f.After == nil || th.LastMessageAt.Before(f.After.LastMessageAt) || th.LastMessageAt.Equal(f.After.LastMessageAt) && th.ID > f.After.ID) &&
-			(f.Search == nil || s.threadMatches(*f.Search, th.ID)) &&
+			(f.Search == nil || s.threadMatch(*f.Search, th.ID) != nil) &&
 			th.MessageCount > 0
 	}, func(a, b *core.Thread) bool {
 		if !a.LastMessageAt.Equal(b.LastMessageAt) {
@@ -361,7 +362,14 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 		return a.ID < b.ID
 	})
 	rows, total := pageOf(rows, f.Page)
-	return derefAll(rows), total, nil
+	threads := derefAll(rows)
+	if f.Search != nil {
+		for i := range threads {
+			m := s.threadMatch(*f.Search, threads[i].ID)
+			threads[i].Highlights = core.Highlights(*f.Search, m.Subject, m.Text+"\n"+m.searchText)
+		}
+	}
+	return threads, total, nil
 }
 
 func (s *Store) SaveUpload(ctx context.Context, a ports.AttachmentContent) error {

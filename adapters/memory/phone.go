@@ -184,7 +184,8 @@ func (s *Store) SMSList(_ context.Context, f ports.SMSFilter) ([]core.SMSMessage
 	rows := values(s.phoneTables().sms, func(m *core.SMSMessage) bool {
 		return f.Scope.Allows(m.AccountID, m.IdentityID) && (f.Direction == "" || m.Direction == f.Direction) &&
 			(f.IsRead == nil || m.IsRead == *f.IsRead) && (f.PhoneID == 0 || m.PhoneID == f.PhoneID) &&
-			(f.Counterpart == "" || m.Counterpart() == f.Counterpart) && (f.IncludeBlocked || !m.Blocked)
+			(f.Counterpart == "" || m.Counterpart() == f.Counterpart) && (f.IncludeBlocked || !m.Blocked) &&
+			(f.Search == nil || textMatches(*f.Search, m))
 	}, func(a, b *core.SMSMessage) bool {
 		if !a.CreatedAt.Equal(b.CreatedAt) {
 			return a.CreatedAt.Before(b.CreatedAt) == f.Oldest
@@ -195,8 +196,27 @@ func (s *Store) SMSList(_ context.Context, f ports.SMSFilter) ([]core.SMSMessage
 	out := make([]core.SMSMessage, len(rows))
 	for i, r := range rows {
 		out[i] = *r
+		if f.Search != nil {
+			out[i].Highlights = core.Highlights(*f.Search, r.Body)
+		}
 	}
 	return out, total, nil
+}
+
+// textMatches is the SQL store's search of one text: the words by
+// core.SearchMatches (without a real stemmer), the filters as its SQL.
+func textMatches(q core.SearchQuery, m *core.SMSMessage) bool {
+	for _, v := range q.From {
+		if !strings.Contains(strings.ToLower(m.FromNumber), v) {
+			return false
+		}
+	}
+	for _, v := range q.To {
+		if !strings.Contains(strings.ToLower(m.ToNumber), v) {
+			return false
+		}
+	}
+	return core.SearchMatches(q, "", m.Body) && !(q.Unread && m.IsRead) && inDates(q, m.CreatedAt)
 }
 
 func (s *Store) SetSMSRead(_ context.Context, accountID string, id int64, read bool) error {

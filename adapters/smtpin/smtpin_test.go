@@ -223,7 +223,7 @@ func TestOneMessageToSeveralInboxesIsStoredOncePerInbox(t *testing.T) {
 		t.Fatalf("stored %+v", a[0])
 	}
 	// The sender became an auto contact of both identities.
-	contacts, _, _ := w.app.Contacts.List(context.Background(), w.owner, "", core.ContactAuto, ports.Page{})
+	contacts, _, _ := w.app.Contacts.List(context.Background(), w.owner, "", ports.ContactFilter{Source: core.ContactAuto})
 	if len(contacts) != 2 {
 		t.Fatalf("auto contacts %+v", contacts)
 	}

@@ -69,6 +69,14 @@ func (db *DB) Contacts(ctx context.Context, f ports.ContactFilter) ([]core.Conta
 	if f.Scope.Empty {
 		return nil, 0, nil
 	}
+	if f.Search != nil {
+		var w where
+		w.scope(f.Scope)
+		if f.Source != "" {
+			w.add("source = ?", string(f.Source))
+		}
+		return db.searchContacts(ctx, *f.Search, w, f.Page)
+	}
 	pattern := ""
 	if f.Query != "" {
 		pattern = likeContains(f.Query)

@@ -7,3 +7,16 @@ func ProbeCast(ctx context.Context, db *DB, v string) error {
 	var n int
 	return db.w.GetContext(ctx, &n, db.q(`SELECT CAST(? AS INTEGER)`), v)
 }
+
+// SetRankWindow makes searches rank their newest n matches until restore.
+func SetRankWindow(n int) (restore func()) {
+	old := rankWindow
+	rankWindow = n
+	return func() { rankWindow = old }
+}
+
+// Vacuum rebuilds an SQLite database file.
+func Vacuum(ctx context.Context, db *DB) error {
+	_, err := db.w.ExecContext(ctx, `VACUUM`)
+	return err
+}

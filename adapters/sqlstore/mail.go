@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -315,10 +316,6 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	order := "created_at, id"
 	if f.Search != nil {
 		search = db.messageSearch(*f.Search, &w)
-		order = "created_at DESC, email_messages.id DESC"
-		if search.rank != "" && !f.NewestFirst {
-			order = search.rank + ", " + order
-		}
 	} else if f.NewestFirst {
 		order = "created_at DESC, id DESC"
 	}
@@ -340,7 +337,10 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 		err = db.sel(ctx, &rows, db.q(`SELECT `+summaryColumns+` `+from+` ORDER BY `+order+` LIMIT ? OFFSET ?`),
 			append(args, limit, f.Offset)...)
 	} else {
-		rows, err = db.searchPage(ctx, from, order, append(args, limit, f.Offset))
+		var ids []int64
+		if ids, err = rankedIDs[int64](ctx, db, mailIndex, search, from, args, f.NewestFirst, f.Offset, limit); err == nil {
+			rows, err = rowsInOrder(ctx, db, searchColumns, "email_messages", ids, func(r searchRow) int64 { return r.ID })
+		}
 	}
 	if err != nil {
 		return nil, 0, err
@@ -420,11 +420,11 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 		w.add("inbox_id = ?", f.InboxID)
 	}
 	w.hasUnread(f.HasUnread)
+	var matches string
+	var matchArgs []any
 	if f.Search != nil {
-		var m where
-		m.scope(f.Scope)
-		s := db.messageSearch(*f.Search, &m)
-		w.add("id IN (SELECT email_messages.thread_id FROM email_messages"+s.join+m.sql()+")", append(s.joinArgs, m.args...)...)
+		matches, matchArgs = db.newestMatches(*f.Search, f.Scope)
+		w.add("id IN (SELECT thread_id FROM "+matches+")", matchArgs...)
 	}
 	if a := f.After; a != nil {
 		// The first condition alone is a range the index can seek to; the
@@ -434,7 +434,46 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 	w.add("message_count > ?", 0)
 	var rows []threadRow
 	total, err := db.selectPage(ctx, &rows, threadColumns, `FROM email_threads`+w.sql(), `ORDER BY last_message_at DESC, id`, w.args, f.Page)
-	return toCore(rows), total, err
+	threads := toCore(rows)
+	if err != nil || f.Search == nil || len(threads) == 0 {
+		return threads, total, err
+	}
+	return threads, total, db.threadHighlights(ctx, *f.Search, matches, matchArgs, threads)
+}
+
+// threadSearchWindow is how many matching messages, the newest, a search
+// of the thread list looks through: finding every match's thread costs as
+// much as the word is common (2 s for a word in 100,000 messages on
+// SQLite), these stay near 20 ms.
+const threadSearchWindow = 10_000
+
+// newestMatches is a subquery (with its arguments) of the id and thread_id
+// of the newest threadSearchWindow messages in scope that q matches.
+func (db *DB) newestMatches(q core.SearchQuery, scope core.Scope) (string, []any) {
+	var m where
+	m.scope(scope)
+	s := db.messageSearch(q, &m)
+	return fmt.Sprintf(`(SELECT email_messages.id, email_messages.thread_id FROM email_messages%s%s ORDER BY %s LIMIT %d) AS matches`,
+		s.join, m.sql(), s.newest, threadSearchWindow), append(slices.Clip(s.joinArgs), m.args...)
+}
+
+// threadHighlights gives each of threads the highlights of its newest
+// message among the matches (newestMatches), found in one query.
+func (db *DB) threadHighlights(ctx context.Context, q core.SearchQuery, matches string, args []any, threads []core.Thread) error {
+	at := make(map[string]int, len(threads))
+	ids := make([]any, len(threads))
+	for i, t := range threads {
+		at[t.ID], ids[i] = i, t.ID
+	}
+	var rows []searchRow
+	if err := db.sel(ctx, &rows, db.q(`SELECT `+searchColumns+` FROM email_messages WHERE id IN (SELECT MAX(id) FROM `+matches+`
+		WHERE thread_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`) GROUP BY thread_id)`), append(slices.Clip(args), ids...)...); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		threads[at[r.ThreadID]].Highlights = core.Highlights(q, r.Subject, r.Head)
+	}
+	return nil
 }
 
 // insertAttachment stores an attachment; one whose bytes stay in its

@@ -132,13 +132,15 @@ func column(add func(string, ...any), table, name, typ string, notNull bool, def
 	add("%s: column %s %s %s%s", table, name, fam, null, dflt)
 }
 
-// The full-text index, email_search, is left out on both sides: it is
-// each dialect's own by nature (an FTS5 virtual table and its shadow tables;
-// a tsvector table with a GIN index), written by sqlstore/search.go.
+// The full-text indexes (email_search, sms_search, contact_search) are left
+// out on both sides: they are each dialect's own by nature (an FTS5 virtual
+// table and its shadow tables; a tsvector table with a GIN index), written
+// by sqlstore/search.go and the triggers of migration 00022.
 
 func describeSQLite(ctx context.Context, db *sql.DB, add func(string, ...any)) error {
 	tables, err := strings1(ctx, db, `SELECT name FROM sqlite_master WHERE type = 'table'
-		AND name NOT LIKE 'sqlite_%' AND name <> 'goose_db_version' AND name NOT LIKE 'email_search%' ORDER BY name`)
+		AND name NOT LIKE 'sqlite_%' AND name <> 'goose_db_version' AND name NOT LIKE 'email_search%'
+		AND name NOT LIKE 'sms_search%' AND name NOT LIKE 'contact_search%' ORDER BY name`)
 	if err != nil {
 		return err
 	}
@@ -191,7 +193,8 @@ func describeSQLite(ctx context.Context, db *sql.DB, add func(string, ...any)) e
 
 func describePostgres(ctx context.Context, db *sql.DB, add func(string, ...any)) error {
 	tables, err := strings1(ctx, db, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()
-		AND table_type = 'BASE TABLE' AND table_name <> 'goose_db_version' AND table_name <> 'email_search' ORDER BY table_name`)
+		AND table_type = 'BASE TABLE' AND table_name <> 'goose_db_version' AND table_name NOT IN ('email_search', 'sms_search', 'contact_search')
+		ORDER BY table_name`)
 	if err != nil {
 		return err
 	}

@@ -270,6 +270,9 @@ func (db *DB) SMSList(ctx context.Context, f ports.SMSFilter) ([]core.SMSMessage
 	if !f.IncludeBlocked {
 		w.add("blocked = ?", false)
 	}
+	if f.Search != nil {
+		return db.searchTexts(ctx, *f.Search, w, f.Page)
+	}
 	order := "ORDER BY created_at DESC, id DESC"
 	if f.Oldest {
 		order = "ORDER BY created_at, id"

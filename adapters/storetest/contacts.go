@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/google/uuid"
@@ -26,7 +27,7 @@ func testContactsUnique(t *testing.T, f *fixture) {
 	f.must(f.s.CreateContact(f.ctx, c))
 	got, err := f.s.Contact(f.ctx, a.ID, c.ID)
 	f.must(err)
-	if got != c {
+	if !reflect.DeepEqual(got, c) {
 		t.Fatalf("read %+v, stored %+v", got, c)
 	}
 	wantConflictOn(t, f.s.CreateContact(f.ctx, f.newContact(i1, "ann@example.com", "", core.ContactManual)), "email")
@@ -44,7 +45,7 @@ func testContactsUnique(t *testing.T, f *fixture) {
 	f.must(f.s.UpdateContact(f.ctx, bob))
 	got, err = f.s.Contact(f.ctx, a.ID, bob.ID)
 	f.must(err)
-	if got != bob {
+	if !reflect.DeepEqual(got, bob) {
 		t.Fatalf("after update %+v, want %+v", got, bob)
 	}
 	other := f.account()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -96,10 +97,18 @@ func TestSearchMail(t *testing.T) {
 			t.Errorf("-created_dt: %q", got)
 		}
 		// Threads with a matching message, newest activity first.
-		var threads []struct{ Subject string }
+		var threads []struct {
+			Subject    string
+			Highlights []string
+		}
 		if s := r.call("GET", "/api/email-inbox/?q="+url.QueryEscape("invoice -receipt"), key, nil, &threads); s != 200 ||
-			len(threads) != 1 || threads[0].Subject != "Your invoice for October" {
+			len(threads) != 1 || threads[0].Subject != "Your invoice for October" || !reflect.DeepEqual(threads[0].Highlights,
+			[]string{"Your <mark>invoice</mark> for October", "Dear customer, your <mark>invoices</mark> are attached. Amount due: 42 EUR."}) {
 			t.Errorf("threads: %d %+v", s, threads)
+		}
+		if s := r.call("GET", "/api/email-inbox/", key, nil, &threads); s != 200 || len(threads) != 4 || threads[0].Highlights == nil ||
+			len(threads[0].Highlights) != 0 {
+			t.Errorf("threads outside a search: %d %+v", s, threads)
 		}
 		if s := r.call("GET", "/api/email-inbox/?q=", key, nil, nil); s != 400 {
 			t.Errorf("threads, empty q: %d", s)
@@ -128,6 +137,181 @@ func TestSearchMail(t *testing.T) {
 			`search_subject:x`, `-"`, `a <-> b`, `!x & y | z`, `ab:C`} {
 			if s, body := r.callRaw("GET", "/api/email-messages/?q="+url.QueryEscape(q), key, nil); s != 200 && s != 400 {
 				t.Errorf("%q: %d %s", q, s, body)
+			}
+		}
+	})
+}
+
+// TestSearchTextsAndContacts: q on the SMS list and on contacts, with the
+// same parser: words (stemmed and folded for texts, whole for contacts),
+// phrases, exclusions, the filters that apply (from:, to:, is:unread,
+// dates), combined with the lists' filters and scoping, highlights, index
+// kept by updates and deletes; the mail-only filters are a 400 on q; on
+// both databases, nothing typed gives a 500.
+func TestSearchTextsAndContacts(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		r := start(t, d, nil)
+		mgmt := r.bootstrap("search-texts@example.com")
+		var ident, other struct{ UUID, Phone string }
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "texter", "provision_phone": true}, &ident)
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "other", "provision_phone": true}, &other)
+		key, otherKey := identityKey(r, mgmt, ident.UUID), identityKey(r, mgmt, other.UUID)
+		receive := func(from, to, body string) {
+			t.Helper()
+			if s, b := r.callRaw("POST", "/webhooks/sim/sms/", mgmt, map[string]any{"From": from, "To": to, "Body": body}); s/100 != 2 {
+				t.Fatalf("inbound: %d %s", s, b)
+			}
+		}
+		receive("+14155550101", ident.Phone, "Your Acme verification code is 482913")
+		receive("+14155550102", ident.Phone, "Running late, see you at the café")
+		receive("+14155550101", ident.Phone, "Invoices are ready <b>now</b>")
+		if s := r.call("POST", "/api/messages/send/", key, map[string]any{"to": "+14155550103", "body": "Meeting moved to Friday"}, nil); s != 201 {
+			t.Fatalf("send: %d", s)
+		}
+		receive("+14155550101", other.Phone, "Another identity's code 111")
+
+		type hits []struct {
+			Body       string
+			Highlights []string
+		}
+		texts := func(key, q string, extra ...string) string {
+			t.Helper()
+			var p hits
+			if s := r.call("GET", "/api/messages/?q="+url.QueryEscape(q)+strings.Join(extra, ""), key, nil, &p); s != 200 {
+				t.Fatalf("%q: %d\n%s", q, s, r.logs())
+			}
+			var b []string
+			for _, m := range p {
+				b = append(b, m.Body)
+			}
+			return strings.Join(b, " | ")
+		}
+		for q, want := range map[string]string{
+			"CODE":                           "Your Acme verification code is 482913",
+			"cafe":                           "Running late, see you at the café", // accents folded
+			"invoice":                        "Invoices are ready <b>now</b>",     // stemmed
+			`"running late"`:                 "Running late, see you at the café",
+			`"late running"`:                 "",
+			"from:4155550101":                "Invoices are ready <b>now</b> | Your Acme verification code is 482913",
+			"from:+14155550101 -code":        "Invoices are ready <b>now</b>",
+			"to:4155550103":                  "Meeting moved to Friday",
+			"is:unread meeting":              "", // what we send is not unread
+			"is:unread acme":                 "Your Acme verification code is 482913",
+			"before:2000-01-01 code":         "",
+			"after:2000-01-01 code":          "Your Acme verification code is 482913",
+			"colour:blue":                    "",
+			`'; DROP TABLE sms_messages; --`: "",
+		} {
+			if got := texts(key, q); got != want {
+				t.Errorf("texts %q: %q, want %q", q, got, want)
+			}
+		}
+		// With the list's own filters, and scoped.
+		if got := texts(key, "meeting", "&direction=incoming"); got != "" {
+			t.Errorf("direction=incoming: %q", got)
+		}
+		if got := texts(mgmt, "code"); got != "Another identity's code 111 | Your Acme verification code is 482913" {
+			t.Errorf("management key: %q", got)
+		}
+		if got := texts(mgmt, "code", "&identity="+other.UUID); got != "Another identity's code 111" {
+			t.Errorf("identity=: %q", got)
+		}
+		if got := texts(otherKey, "acme"); got != "" {
+			t.Errorf("other identity: %q", got)
+		}
+		var p hits
+		r.call("GET", "/api/messages/?q=ready+invoice", key, nil, &p)
+		if len(p) != 1 || !reflect.DeepEqual(p[0].Highlights, []string{"<mark>Invoices</mark> are <mark>ready</mark> &lt;b&gt;now&lt;/b&gt;"}) {
+			t.Errorf("highlights: %+v", p)
+		}
+		r.call("GET", "/api/messages/", key, nil, &p)
+		if len(p) != 4 || p[0].Highlights == nil || len(p[0].Highlights) != 0 {
+			t.Errorf("outside a search: %+v", p)
+		}
+
+		// Contacts: names, nickname, email and number, as whole words.
+		var ann, bob struct{ UUID string }
+		r.call("POST", "/api/contacts/", key, map[string]any{"display_name": "Ann Smith", "nickname": "annie",
+			"email": "ann.smith@acme.example", "phone_number": "+14155550142"}, &ann)
+		r.call("POST", "/api/contacts/", key, map[string]any{"display_name": "Bob Jones", "email": "bob@example.org"}, &bob)
+		r.call("POST", "/api/contacts/", key, map[string]any{"display_name": "Zoë Müller", "email": "zoe@beispiel.example"}, nil)
+		if s := r.call("POST", "/api/contacts/", otherKey, map[string]any{"display_name": "Ann Other", "email": "ann@other.example"}, nil); s != 201 {
+			t.Fatalf("contact: %d", s)
+		}
+		type people []struct {
+			DisplayName string `json:"display_name"`
+			Highlights  []string
+		}
+		contacts := func(key, q string, extra ...string) string {
+			t.Helper()
+			var p people
+			if s := r.call("GET", "/api/contacts/?q="+url.QueryEscape(q)+strings.Join(extra, ""), key, nil, &p); s != 200 {
+				t.Fatalf("%q: %d\n%s", q, s, r.logs())
+			}
+			var names []string
+			for _, c := range p {
+				names = append(names, c.DisplayName)
+			}
+			return strings.Join(names, " | ")
+		}
+		for q, want := range map[string]string{
+			"ann":                    "Ann Smith",
+			"SMITH annie":            "Ann Smith",
+			"acme":                   "Ann Smith", // a word of the address
+			"ann.smith@acme.example": "Ann Smith",
+			"+14155550142":           "Ann Smith",
+			"zoe muller":             "Zoë Müller",
+			"after:2000-01-01 bob":   "Bob Jones",
+			"before:2000-01-01 bob":  "",
+			"smi":                    "", // whole words
+		} {
+			if got := contacts(key, q); got != want {
+				t.Errorf("contacts %q: %q, want %q", q, got, want)
+			}
+		}
+		if got := contacts(mgmt, "ann"); got != "Ann Other | Ann Smith" && got != "Ann Smith | Ann Other" {
+			t.Errorf("management key: %q", got)
+		}
+		// Newest first when nothing ranks; the senders of the texts are auto contacts.
+		if got := contacts(key, "-ann", "&source=manual"); got != "Zoë Müller | Bob Jones" {
+			t.Errorf("-ann: %q", got)
+		}
+		if got := contacts(key, "ann", "&source=auto"); got != "" {
+			t.Errorf("source=auto: %q", got)
+		}
+		var pp people
+		r.call("GET", "/api/contacts/?q=smith", key, nil, &pp)
+		if len(pp) != 1 || !reflect.DeepEqual(pp[0].Highlights, []string{"Ann <mark>Smith</mark> annie", "ann.<mark>smith</mark>@acme.example"}) {
+			t.Errorf("contact highlights: %+v", pp)
+		}
+		// The index follows updates and deletes.
+		r.call("PATCH", "/api/contacts/"+bob.UUID+"/", key, map[string]any{"nickname": "bobby"}, nil)
+		if got := contacts(key, "bobby"); got != "Bob Jones" {
+			t.Errorf("after an update: %q", got)
+		}
+		r.call("DELETE", "/api/contacts/"+bob.UUID+"/", key, nil, nil)
+		if got := contacts(key, "bob"); got != "" {
+			t.Errorf("after a delete: %q", got)
+		}
+
+		// Filters that do not apply are a 400 on q, naming the filter.
+		for path, qs := range map[string][]string{
+			"/api/messages/": {"", "subject:code", "has:attachment", "filename:x", "before:soon"},
+			"/api/contacts/": {"", "from:acme", "to:x", "is:unread", "subject:ann", "has:attachment"},
+		} {
+			for _, q := range qs {
+				var e map[string][]string
+				if s := r.call("GET", path+"?q="+url.QueryEscape(q), key, nil, &e); s != 400 || len(e["q"]) == 0 {
+					t.Errorf("%s %q: %d %v", path, q, s, e)
+				}
+			}
+		}
+		for _, q := range []string{`"`, `-`, `*`, `NEAR(a b)`, `a OR b`, `"a" "b`, `^x`, `x*`, `\'`, "\x00", `(`, `search_body:x`,
+			`search_text:x`, `-"`, `a <-> b`, `!x & y | z`, `-x -y`} {
+			for _, path := range []string{"/api/messages/", "/api/contacts/"} {
+				if s, body := r.callRaw("GET", path+"?q="+url.QueryEscape(q), key, nil); s != 200 && s != 400 {
+					t.Errorf("%s %q: %d %s", path, q, s, body)
+				}
 			}
 		}
 	})

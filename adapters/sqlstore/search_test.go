@@ -1,0 +1,111 @@
+package sqlstore_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// searchFixture is an account and identity with contacts named in order
+// of creation, oldest first.
+func searchFixture(t *testing.T, db *sqlstore.DB, names ...string) (core.Scope, []core.Contact) {
+	t.Helper()
+	ctx, now := context.Background(), time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	a := core.Account{ID: uuid.NewString(), Email: uuid.NewString()[:8] + "@example.com", SubscriptionActive: true, CreatedAt: now}
+	ident := core.Identity{ID: uuid.NewString(), AccountID: a.ID, Name: "searcher", CreatedAt: now, UpdatedAt: now}
+	in := core.Inbox{UUID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, Email: "searcher@agents.test", CreatedAt: now}
+	if err := db.CreateAccount(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateIdentity(ctx, ident, in, nil); err != nil {
+		t.Fatal(err)
+	}
+	var contacts []core.Contact
+	for i, name := range names {
+		at := now.Add(time.Duration(i+1) * time.Minute)
+		c := core.Contact{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, DisplayName: name, Source: core.ContactManual,
+			CreatedAt: at, UpdatedAt: at}
+		if err := db.CreateContact(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		contacts = append(contacts, c)
+	}
+	return core.Scope{AccountID: a.ID}, contacts
+}
+
+func searchNames(t *testing.T, db *sqlstore.DB, scope core.Scope, q string, page ports.Page) []string {
+	t.Helper()
+	query, err := core.ParseSearch(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _, err := db.Contacts(context.Background(), ports.ContactFilter{Scope: scope, Search: &query, Page: page})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, c := range list {
+		names = append(names, c.DisplayName)
+	}
+	return names
+}
+
+// TestSearchRanksTheNewestMatches: a search ranks only its newest
+// rankWindow matches; the older ones follow newest first, also on a page
+// that straddles the window.
+func TestSearchRanksTheNewestMatches(t *testing.T) {
+	defer sqlstore.SetRankWindow(3)()
+	for _, d := range sqlstoretest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			db := sqlstoretest.Open(t, d)
+			scope, _ := searchFixture(t, db, "Ann Ann old", "Ann b", "Ann c", "Ann Ann d", "Ann e", "Ann f")
+			want := []string{"Ann Ann d", "Ann f", "Ann e", "Ann c", "Ann b", "Ann Ann old"}
+			if got := searchNames(t, db, scope, "ann", ports.Page{}); !reflect.DeepEqual(got, want) {
+				t.Fatalf("all: %q, want %q", got, want)
+			}
+			for offset := 0; offset < len(want); offset += 2 {
+				if got := searchNames(t, db, scope, "ann", ports.Page{Limit: 2, Offset: offset}); !reflect.DeepEqual(got, want[offset:offset+2]) {
+					t.Errorf("offset %d: %q, want %q", offset, got, want[offset:offset+2])
+				}
+			}
+		})
+	}
+}
+
+// TestContactSearchSurvivesVacuum: SQLite's contact index is keyed by the
+// contacts' implicit rowids, which a VACUUM must keep for updates and
+// deletes to reach the right index rows.
+func TestContactSearchSurvivesVacuum(t *testing.T) {
+	db := sqlstoretest.Open(t, sqlstore.SQLite)
+	ctx := context.Background()
+	scope, c := searchFixture(t, db, "Ann a", "Ann b", "Ann c", "Ann d", "Ann e")
+	for _, gone := range []int{0, 2} { // rowids with gaps
+		if err := db.DeleteContact(ctx, scope.AccountID, c[gone].ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sqlstore.Vacuum(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	c[3].DisplayName = "Zed d"
+	if err := db.UpdateContact(ctx, c[3]); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteContact(ctx, scope.AccountID, c[4].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := searchNames(t, db, scope, "zed", ports.Page{}); !reflect.DeepEqual(got, []string{"Zed d"}) {
+		t.Errorf("zed: %q", got)
+	}
+	if got := searchNames(t, db, scope, "ann", ports.Page{}); !reflect.DeepEqual(got, []string{"Ann b"}) {
+		t.Errorf("ann: %q", got)
+	}
+}
