@@ -161,24 +161,12 @@ func (s *cleanStmt) CheckNamedValue(nv *driver.NamedValue) error {
 }
 
 // cleanArgs is args with every text value cleaned; args itself when
-// nothing needed it. PostgreSQL's driver receives driver.Valuers
-// (sql.NullString) as they are, so their text is cleaned too.
+// nothing needed it.
 func cleanArgs(args []driver.NamedValue) []driver.NamedValue {
 	var out []driver.NamedValue
 	for i, a := range args {
-		s, isText := a.Value.(string)
-		valued := false
-		if valuer, ok := a.Value.(driver.Valuer); ok && !isText {
-			inner, err := valuer.Value()
-			s, isText = inner.(string)
-			valued = err == nil && isText
-			isText = valued
-		}
-		if !isText {
-			continue
-		}
-		clean := core.CleanText(s)
-		if clean == s && !valued {
+		clean, changed := cleanValue(a.Value)
+		if !changed {
 			continue
 		}
 		if out == nil {
@@ -190,6 +178,25 @@ func cleanArgs(args []driver.NamedValue) []driver.NamedValue {
 		return args
 	}
 	return out
+}
+
+// cleanValue is v cleaned, and whether that changed it: a string through
+// core.CleanText. PostgreSQL's driver receives driver.Valuers
+// (sql.NullString) as they are, so their text is taken out and cleaned too.
+func cleanValue(v any) (any, bool) {
+	s, isText := v.(string)
+	valued := false
+	if valuer, ok := v.(driver.Valuer); ok && !isText {
+		inner, err := valuer.Value()
+		s, isText = inner.(string)
+		valued = err == nil && isText
+		isText = valued
+	}
+	if !isText {
+		return v, false
+	}
+	clean := core.CleanText(s)
+	return clean, clean != s || valued
 }
 
 // invalidInput turns PostgreSQL's data exceptions (SQLSTATE class 22: a

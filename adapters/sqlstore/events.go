@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,27 +40,39 @@ func (db *DB) writeEvents(ctx context.Context, tx txer, events []core.NewEvent) 
 	if len(events) == 0 {
 		return nil
 	}
-	now := us(time.Now())
 	next := map[string]int64{}
-	for _, e := range events {
-		if _, ok := next[e.AccountID]; ok {
-			continue
-		}
-		n := int64(0)
-		for _, o := range events {
-			if o.AccountID == e.AccountID {
-				n++
-			}
-		}
+	counts := eventsPerAccount(events)
+	for _, a := range slices.Sorted(maps.Keys(counts)) { // one order everywhere: no deadlock between writers
+		n := counts[a]
 		var last int64
 		if err := tx.GetContext(ctx, &last, db.q(`UPDATE accounts SET event_seq = event_seq + ? WHERE id = ? RETURNING event_seq`),
-			n, e.AccountID); err != nil {
+			n, a); err != nil {
 			return notFound(err, "Account")
 		}
-		next[e.AccountID] = last - n + 1
+		next[a] = last - n + 1
 	}
-	hooks := map[string][]core.Webhook{}
+	return db.insertEvents(ctx, tx, events, next, nil, map[string][]core.Webhook{})
+}
+
+// eventsPerAccount counts events by account.
+func eventsPerAccount(events []core.NewEvent) map[string]int64 {
+	n := map[string]int64{}
 	for _, e := range events {
+		n[e.AccountID]++
+	}
+	return n
+}
+
+// insertEvents writes events, numbered from next (per account, the
+// sequence number of its first event here, reserved under the account's
+// lock), with their webhook deliveries. ids, when given, are the events'
+// ids, drawn from the table's sequence beforehand (PostgreSQL's pipelined
+// mail, which cannot wait for RETURNING); else the insert returns each.
+// hooks holds each account's enabled webhooks; those it lacks are read.
+func (db *DB) insertEvents(ctx context.Context, tx txer, events []core.NewEvent, next map[string]int64, ids []int64,
+	hooks map[string][]core.Webhook) error {
+	now := us(time.Now())
+	for i, e := range events {
 		data, err := db.encodeEvent(e)
 		if err != nil {
 			return err
@@ -66,10 +80,17 @@ func (db *DB) writeEvents(ctx context.Context, tx txer, events []core.NewEvent) 
 		stored := core.Event{Seq: next[e.AccountID], AccountID: e.AccountID, IdentityID: e.IdentityID, Type: e.Type,
 			CreatedAt: fromUS(now), Data: data}
 		next[e.AccountID]++
+		args := []any{e.AccountID, stored.Seq, nullString(e.IdentityID), string(e.Type), now, string(data)}
 		var id int64
-		if err := tx.GetContext(ctx, &id, db.q(`INSERT INTO events (account_id, seq, identity_id, type, created_at, data)
-			VALUES (?, ?, ?, ?, ?, ?) RETURNING id`), e.AccountID, stored.Seq, nullString(e.IdentityID), string(e.Type), now,
-			string(data)); err != nil {
+		if ids != nil {
+			id = ids[i]
+			_, err = tx.ExecContext(ctx, db.q(`INSERT INTO events (id, account_id, seq, identity_id, type, created_at, data)
+				OVERRIDING SYSTEM VALUE VALUES (?, ?, ?, ?, ?, ?, ?)`), append([]any{id}, args...)...)
+		} else {
+			err = tx.GetContext(ctx, &id, db.q(`INSERT INTO events (account_id, seq, identity_id, type, created_at, data)
+				VALUES (?, ?, ?, ?, ?, ?) RETURNING id`), args...)
+		}
+		if err != nil {
 			return err
 		}
 		if err := db.writeDeliveries(ctx, tx, hooks, id, stored); err != nil {

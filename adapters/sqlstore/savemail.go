@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/callsign/callsign/core"
@@ -35,12 +36,18 @@ type queuedMail struct {
 	claim *ports.IdempotencyClaim
 }
 
-// storeMail stores mails in one transaction, with the events they make.
+// storeMail stores mails in one transaction, with the events they make:
+// on PostgreSQL pipelined (pipeline.go), a few round trips for the whole
+// batch; on SQLite, where a statement costs no round trip, one at a time.
 func (db *DB) storeMail(ctx context.Context, mails []queuedMail) (out []core.EmailMessage, err error) {
-	err = db.preparedTx(ctx, func(tx *preparedTx) error {
-		out, err = db.saveMail(ctx, tx, mails)
-		return err
-	})
+	if db.dialect == Postgres {
+		out, err = db.storeMailPipelined(ctx, mails)
+	} else {
+		err = db.preparedTx(ctx, func(tx *preparedTx) error {
+			out, err = db.saveMail(ctx, tx, mails)
+			return err
+		})
+	}
 	if err == nil {
 		db.eventsCommitted()
 	}
@@ -49,19 +56,51 @@ func (db *DB) storeMail(ctx context.Context, mails []queuedMail) (out []core.Ema
 
 // mailTx is the state of one transaction that stores mail.
 type mailTx struct {
-	db      *DB
-	ctx     context.Context
-	tx      *preparedTx
+	db  *DB
+	ctx context.Context
+	// w takes the writes: at once on SQLite, queued for one round trip on
+	// PostgreSQL.
+	w txer
+	// stored answers what the database holds.
+	stored storedMail
+	// ids, on PostgreSQL, are the ids the messages get, drawn beforehand.
+	ids     []int64
 	clocks  map[string]time.Time    // per account: the last creation time given
 	threads map[string]*core.Thread // touched threads, written at the end
 	events  []core.NewEvent         // what the stored messages tell, written at the end
+	// stores the transaction's own messages by inbox and Message-ID (the
+	// newest), and those received by the same: the database may not hold
+	// them yet.
+	saved, received map[indexKey]core.EmailMessage
 }
 
-// saveMail stores mails in tx. Account rows are locked first, in a fixed
-// order, so that concurrent writers (other instances on PostgreSQL) queue
-// on them instead of deadlocking on threads.
-func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []queuedMail) ([]core.EmailMessage, error) {
-	mt := &mailTx{db: db, ctx: ctx, tx: tx, clocks: map[string]time.Time{}, threads: map[string]*core.Thread{}}
+// storedMail is what filing mail asks of the database, inside the
+// transaction that stores it: core's index of messages, and the threads
+// they join, locked.
+type storedMail interface {
+	core.MessageIndex
+	thread(id string) (core.Thread, error)
+}
+
+// indexKey finds a message in its inbox, by its Message-ID as stored (cleaned).
+type indexKey struct {
+	inbox     int64
+	messageID string
+}
+
+func keyOf(inboxID int64, messageID string) indexKey {
+	return indexKey{inboxID, core.CleanText(messageID)}
+}
+
+func newMailTx(ctx context.Context, db *DB, w txer, stored storedMail) *mailTx {
+	return &mailTx{db: db, ctx: ctx, w: w, stored: stored, clocks: map[string]time.Time{}, threads: map[string]*core.Thread{},
+		saved: map[indexKey]core.EmailMessage{}, received: map[indexKey]core.EmailMessage{}}
+}
+
+// accountsOf lists the accounts of mails in the order they are locked,
+// the same for every writer, so that writers (other instances on
+// PostgreSQL) queue on them instead of deadlocking on threads.
+func accountsOf(mails []queuedMail) []string {
 	var accounts []string
 	for _, nm := range mails {
 		if !slices.Contains(accounts, nm.Message.AccountID) {
@@ -69,13 +108,36 @@ func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []queuedMail) 
 		}
 	}
 	slices.Sort(accounts)
-	for _, a := range accounts {
+	return accounts
+}
+
+// saveMail stores mails in tx (SQLite), account rows locked first.
+func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []queuedMail) ([]core.EmailMessage, error) {
+	mt := newMailTx(ctx, db, tx, probes{db: db, ctx: ctx, tx: tx})
+	for _, a := range accountsOf(mails) {
 		var clock int64
 		if err := tx.GetContext(ctx, &clock, db.q(`SELECT mail_clock FROM accounts WHERE id = ?`+db.forUpdate()), a); err != nil {
 			return nil, notFound(err, "Account")
 		}
 		mt.clocks[a] = fromUS(clock)
 	}
+	out, err := mt.saveAll(mails)
+	if err != nil {
+		return nil, err
+	}
+	for a, clock := range mt.clocks {
+		if _, err := tx.ExecContext(ctx, db.q(`UPDATE accounts SET mail_clock = ? WHERE id = ?`), us(clock), a); err != nil {
+			return nil, err
+		}
+	}
+	if err := mt.writeThreads(); err != nil {
+		return nil, err
+	}
+	return out, db.writeEvents(ctx, tx, mt.events)
+}
+
+// saveAll stores each of mails, in order.
+func (mt *mailTx) saveAll(mails []queuedMail) ([]core.EmailMessage, error) {
 	out := make([]core.EmailMessage, 0, len(mails))
 	for _, nm := range mails {
 		m, err := mt.save(nm)
@@ -84,17 +146,17 @@ func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []queuedMail) 
 		}
 		out = append(out, m)
 	}
-	for a, clock := range mt.clocks {
-		if _, err := tx.ExecContext(ctx, db.q(`UPDATE accounts SET mail_clock = ? WHERE id = ?`), us(clock), a); err != nil {
-			return nil, err
-		}
-	}
+	return out, nil
+}
+
+// writeThreads writes the summaries of the threads the messages joined.
+func (mt *mailTx) writeThreads() error {
 	for _, t := range mt.threads {
-		if _, err := tx.ExecContext(ctx, db.q(updateThread), threadSummary(*t)...); err != nil {
-			return nil, err
+		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(updateThread), threadSummary(*t)...); err != nil {
+			return err
 		}
 	}
-	return out, db.writeEvents(ctx, tx, mt.events)
+	return nil
 }
 
 // save stores one message where core.FileMail puts it.
@@ -119,32 +181,21 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	if err != nil {
 		return m, err
 	}
-	code, link := verificationColumns(m.Verification)
-	err = mt.tx.GetContext(ctx, &m.ID, db.q(`INSERT INTO email_messages (account_id, identity_id, inbox_id, thread_id, message_id,
-		in_reply_to, refs, from_email, from_name, to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, body_truncated,
-		direction, is_read, delivery_status, delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients,
-		bounce_token, verification_code, verification_link, source_hash, blocked, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		RETURNING id`),
-		append(append([]any{m.AccountID, m.IdentityID, m.InboxID, m.ThreadID, m.MessageID, m.InReplyTo, jsonList(m.References).text(),
-			m.FromEmail, m.FromName, jsonList(m.To).text(), jsonList(m.Cc).text(), jsonList(m.Bcc).text(), m.Subject, m.Text, m.HTML, m.Truncated,
-			string(m.Direction), m.IsRead, string(m.DeliveryStatus), m.DeliveryError}, authColumns(m.Authentication)...),
-			recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, m.Blocked, us(m.CreatedAt))...)
-	if err != nil {
+	if m.ID, err = mt.insertMessage(m); err != nil {
 		return m, err
 	}
-	if _, err := mt.tx.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
+	if _, err := mt.w.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
 		return m, err
 	}
-	if err := db.indexMessage(ctx, mt.tx, m, nm.SearchText); err != nil {
+	if err := db.indexMessage(ctx, mt.w, m, nm.SearchText); err != nil {
 		return m, err
 	}
-	if err := db.recordEffect(ctx, mt.tx, nm.claim, ports.EffectMessage, strconv.FormatInt(m.ID, 10)); err != nil {
+	if err := db.recordEffect(ctx, mt.w, nm.claim, ports.EffectMessage, strconv.FormatInt(m.ID, 10)); err != nil {
 		return m, err
 	}
 	m.Attachments = nil
 	for i, a := range nm.Attachments {
-		if err := db.insertAttachment(ctx, mt.tx, a, m.ID, i); err != nil {
+		if err := db.insertAttachment(ctx, mt.w, a, m.ID, i); err != nil {
 			return m, err
 		}
 		a.MessageID = m.ID
@@ -152,12 +203,12 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	}
 	thread.Add(m)
 	if c := nm.Correspondent; c != nil {
-		if _, err := mt.tx.ExecContext(ctx, db.q(insertContact+` ON CONFLICT DO NOTHING`), contactArgs(*c)...); err != nil {
+		if _, err := mt.w.ExecContext(ctx, db.q(insertContact+` ON CONFLICT DO NOTHING`), contactArgs(*c)...); err != nil {
 			return m, err
 		}
 	}
 	if e := nm.Outbox; e != nil {
-		if _, err := mt.tx.ExecContext(ctx, db.q(`INSERT INTO email_outbox (message_id, account_id, envelope_from, recipients,
+		if _, err := mt.w.ExecContext(ctx, db.q(`INSERT INTO email_outbox (message_id, account_id, envelope_from, recipients,
 			failures, attempts, next_attempt_at, give_up_at) VALUES (?, ?, ?, ?, ?, 0, ?, ?)`),
 			m.ID, m.AccountID, e.EnvelopeFrom, jsonList(e.Recipients).text(), jsonList(e.Failures).text(),
 			us(e.NextAttempt), us(e.GiveUpAt)); err != nil {
@@ -167,13 +218,90 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	if e, ok := core.MailEvent(m); ok {
 		mt.events = append(mt.events, e)
 	}
+	k := keyOf(m.InboxID, m.MessageID)
+	mt.saved[k] = m
+	if m.Direction == core.Incoming {
+		mt.received[k] = m
+	}
 	return m, nil
 }
 
-// ThreadOf implements core.MessageIndex: one indexed probe.
+// messageColumnsIn are the columns a new message is stored with.
+const messageColumnsIn = `account_id, identity_id, inbox_id, thread_id, message_id,
+	in_reply_to, refs, from_email, from_name, to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, body_truncated,
+	direction, is_read, delivery_status, delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients,
+	bounce_token, verification_code, verification_link, source_hash, blocked, created_at`
+
+// insertMessage stores m's row and returns its id: the next of mt.ids
+// where they were drawn beforehand (PostgreSQL), else the one it got.
+func (mt *mailTx) insertMessage(m core.EmailMessage) (int64, error) {
+	code, link := verificationColumns(m.Verification)
+	args := append(append([]any{m.AccountID, m.IdentityID, m.InboxID, m.ThreadID, m.MessageID, m.InReplyTo, jsonList(m.References).text(),
+		m.FromEmail, m.FromName, jsonList(m.To).text(), jsonList(m.Cc).text(), jsonList(m.Bcc).text(), m.Subject, m.Text, m.HTML, m.Truncated,
+		string(m.Direction), m.IsRead, string(m.DeliveryStatus), m.DeliveryError}, authColumns(m.Authentication)...),
+		recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, m.Blocked, us(m.CreatedAt))
+	marks := strings.Repeat("?, ", len(args)-1) + "?"
+	if len(mt.ids) > 0 {
+		id := mt.ids[0]
+		mt.ids = mt.ids[1:]
+		_, err := mt.w.ExecContext(mt.ctx, mt.db.q(`INSERT INTO email_messages (id, `+messageColumnsIn+`)
+			OVERRIDING SYSTEM VALUE VALUES (?, `+marks+`)`), append([]any{id}, args...)...)
+		return id, err
+	}
+	var id int64
+	err := mt.w.GetContext(mt.ctx, &id, mt.db.q(`INSERT INTO email_messages (`+messageColumnsIn+`) VALUES (`+marks+`) RETURNING id`), args...)
+	return id, err
+}
+
+// ThreadOf implements core.MessageIndex: the transaction's own messages
+// are the newest, then what the database holds.
 func (mt *mailTx) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
+	if m, ok := mt.saved[keyOf(inboxID, messageID)]; ok {
+		return m.ThreadID, true, nil
+	}
+	return mt.stored.ThreadOf(inboxID, messageID)
+}
+
+// Received implements core.MessageIndex, as ThreadOf.
+func (mt *mailTx) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
+	if m, ok := mt.received[keyOf(inboxID, messageID)]; ok {
+		return m, true, nil
+	}
+	return mt.stored.Received(inboxID, messageID)
+}
+
+// thread is the thread a filed message joins, locked: one this batch has
+// touched, one the database holds, or a new one.
+func (mt *mailTx) thread(f core.Filing, m core.EmailMessage) (*core.Thread, error) {
+	if t, ok := mt.threads[f.ThreadID]; ok {
+		return t, nil
+	}
+	t := core.StartThread(f.ThreadID, m)
+	if f.NewThread {
+		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id) VALUES (?, ?, ?, ?)`),
+			t.ID, t.AccountID, t.IdentityID, t.InboxID); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if t, err = mt.stored.thread(f.ThreadID); err != nil {
+			return nil, err
+		}
+	}
+	mt.threads[t.ID] = &t
+	return &t, nil
+}
+
+// probes answer storedMail with one indexed query each (SQLite).
+type probes struct {
+	db  *DB
+	ctx context.Context
+	tx  *preparedTx
+}
+
+func (p probes) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
 	var threadID string
-	err := mt.tx.GetContext(mt.ctx, &threadID, mt.db.q(`SELECT thread_id FROM email_messages WHERE inbox_id = ? AND message_id = ?
+	err := p.tx.GetContext(p.ctx, &threadID, p.db.q(`SELECT thread_id FROM email_messages WHERE inbox_id = ? AND message_id = ?
 		ORDER BY id DESC LIMIT 1`), inboxID, messageID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
@@ -181,11 +309,9 @@ func (mt *mailTx) ThreadOf(inboxID int64, messageID string) (string, bool, error
 	return threadID, err == nil, err
 }
 
-// Received implements core.MessageIndex.
-func (mt *mailTx) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
-	db, ctx := mt.db, mt.ctx
+func (p probes) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
 	var r messageRow
-	err := mt.tx.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages
+	err := p.tx.GetContext(p.ctx, &r, p.db.q(`SELECT `+messageColumns+` FROM email_messages
 		WHERE inbox_id = ? AND message_id = ? AND direction = 'incoming' ORDER BY id DESC LIMIT 1`), inboxID, messageID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.EmailMessage{}, false, nil
@@ -194,29 +320,11 @@ func (mt *mailTx) Received(inboxID int64, messageID string) (core.EmailMessage, 
 		return core.EmailMessage{}, false, err
 	}
 	msgs := []core.EmailMessage{r.core()}
-	return msgs[0], true, db.attachAttachments(ctx, mt.tx.SelectContext, msgs)
+	return msgs[0], true, p.db.attachAttachments(p.ctx, p.tx.SelectContext, msgs)
 }
 
-// thread is the thread a filed message joins, locked: one this batch has
-// touched, one read from the database, or a new one.
-func (mt *mailTx) thread(f core.Filing, m core.EmailMessage) (*core.Thread, error) {
-	db, ctx := mt.db, mt.ctx
-	if t, ok := mt.threads[f.ThreadID]; ok {
-		return t, nil
-	}
-	t := core.StartThread(f.ThreadID, m)
-	if f.NewThread {
-		if _, err := mt.tx.ExecContext(ctx, db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id) VALUES (?, ?, ?, ?)`),
-			t.ID, t.AccountID, t.IdentityID, t.InboxID); err != nil {
-			return nil, err
-		}
-	} else {
-		var r threadRow
-		if err := mt.tx.GetContext(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ?`+db.forUpdate()), f.ThreadID); err != nil {
-			return nil, err
-		}
-		t = r.core()
-	}
-	mt.threads[t.ID] = &t
-	return &t, nil
+func (p probes) thread(id string) (core.Thread, error) {
+	var r threadRow
+	err := p.tx.GetContext(p.ctx, &r, p.db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ?`+p.db.forUpdate()), id)
+	return r.core(), err
 }

@@ -23,7 +23,7 @@ import (
 const searchBodyLimit = 200_000
 
 // indexMessage writes m's index row in the transaction that stores it.
-func (db *DB) indexMessage(ctx context.Context, tx *preparedTx, m core.EmailMessage, more string) error {
+func (db *DB) indexMessage(ctx context.Context, tx execer, m core.EmailMessage, more string) error {
 	body := cutText(m.Text, searchBodyLimit)
 	if more != "" {
 		body += "\n" + more

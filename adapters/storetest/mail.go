@@ -376,6 +376,55 @@ func testMailDedupe(t *testing.T, f *fixture) {
 	}
 }
 
+// testMailOneBatch: messages of one SaveMail call (one transaction; on
+// PostgreSQL one pipeline, where none of them is in the database while
+// the others are filed) thread with each other and with what the inbox
+// held, and a redelivery among them is the copy already held, with its
+// attachments.
+func testMailOneBatch(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, in := f.identity(a.ID)
+	held := incoming(in, "held@x", "Held", f.tick(), "")
+	held.Attachments = []ports.AttachmentContent{{Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID,
+		IdentityID: ident.ID, Filename: "a.txt", ContentType: "text/plain", Size: 3, CreatedAt: f.now}, Content: []byte("abc")}}
+	first := f.save(held)[0]
+	redelivered := held
+	redelivered.Dedupe, redelivered.Attachments = true, nil
+	at := f.tick()
+	root := incoming(in, "root@x", "Hello", at, "")
+	reply := incoming(in, "reply@x", "Re: Hello", at, "root@x")
+	byRefs := incoming(in, "refs@x", "Re: Hello", at, "unknown@x", "reply@x")
+	toHeld := incoming(in, "toheld@x", "Re: Held", at, "held@x")
+	again := root // the same message twice in one call, deduped
+	again.Dedupe = true
+	out := f.save(root, reply, redelivered, byRefs, toHeld, again)
+	if out[1].ThreadID != out[0].ThreadID || out[3].ThreadID != out[0].ThreadID {
+		t.Fatalf("replies in the same call should join its thread: %q %q %q", out[0].ThreadID, out[1].ThreadID, out[3].ThreadID)
+	}
+	if out[2].ID != first.ID || len(out[2].Attachments) != 1 || out[2].Attachments[0].Filename != "a.txt" {
+		t.Fatalf("the redelivery should be the held copy with its attachment: %+v", out[2])
+	}
+	if out[4].ThreadID != first.ThreadID || out[5].ID != out[0].ID {
+		t.Fatalf("a reply to a held message joins its thread (%q, want %q); a repeat is the first (%d, want %d)",
+			out[4].ThreadID, first.ThreadID, out[5].ID, out[0].ID)
+	}
+	for i, m := range []core.EmailMessage{out[0], out[1], out[3], out[4]} {
+		if i > 0 && !m.CreatedAt.After(out[i-1].CreatedAt) {
+			t.Fatalf("creation times should increase in the call's order: %v", msgIDs(out))
+		}
+	}
+	th, err := f.s.Thread(f.ctx, a.ID, out[0].ThreadID)
+	f.must(err)
+	if th.MessageCount != 3 || th.UnreadCount != 3 || !th.LastMessageAt.Equal(out[3].CreatedAt) {
+		t.Fatalf("summary %+v", th)
+	}
+	heldThread, err := f.s.Thread(f.ctx, a.ID, first.ThreadID)
+	f.must(err)
+	if heldThread.MessageCount != 2 || !heldThread.LastMessageAt.Equal(out[4].CreatedAt) {
+		t.Fatalf("the held thread's summary %+v", heldThread)
+	}
+}
+
 // testMailRedelivery: an SMTP sender's retry of the same bytes (the same
 // Message-ID and source hash within core.RedeliveryWindow) is the first
 // copy; other bytes, or the same a day later, are stored.

@@ -1,0 +1,300 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/callsign/callsign/core"
+)
+
+// On PostgreSQL every statement is a round trip, and storing one message
+// took about eight: the group commit's one goroutine spent its time
+// waiting, not working. So a batch of mail is stored in two pipelines
+// (pgx batches, sent at once and answered at once), whatever its size:
+//
+//  1. BEGIN, lock the batch's accounts (their clocks and event sequences),
+//     then everything core.FileMail will ask of the database for the whole
+//     batch (the threads of the Message-IDs it names, the copies it may
+//     already hold), the threads those are in (locked), the batch's ids
+//     (messages and events, drawn from their sequences: a write in a
+//     pipeline cannot wait for RETURNING) and the accounts' webhooks;
+//  2. every write the batch makes, the same statements as on SQLite, then
+//     COMMIT (in a third round trip when a write's result must be checked
+//     first: an idempotency key's claim).
+//
+// Statements of a pipeline run in order, so the reads of the first see
+// what was committed before the accounts were locked, as the one-at-a-time
+// reads did. Arguments are cleaned as the connector cleans everyone's
+// (cleanValue), and errors read as the connector's do (invalidInput).
+
+// storeMailPipelined is storeMail on PostgreSQL.
+func (db *DB) storeMailPipelined(ctx context.Context, mails []queuedMail) (out []core.EmailMessage, err error) {
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return nil, unreachable(err)
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		pc := dc.(*cleanConn).Conn.(*stdlib.Conn).Conn()
+		out, err = db.pipelineMail(ctx, pc, mails)
+		if err != nil && !pc.IsClosed() && pc.PgConn().TxStatus() != 'I' {
+			if _, rerr := pc.Exec(ctx, "ROLLBACK"); rerr != nil {
+				return errors.Join(err, driver.ErrBadConn) // the pool drops the connection
+			}
+		}
+		return err
+	})
+	return out, invalidInput(err)
+}
+
+func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail) ([]core.EmailMessage, error) {
+	accounts := accountsOf(mails)
+	asked := questionsOf(mails)
+	pre := &prefetched{threadOf: map[indexKey]string{}, received: map[indexKey]core.EmailMessage{}, threads: map[string]core.Thread{}}
+	type lock struct{ clock, eventSeq int64 }
+	locks := make([]lock, len(accounts))
+	var messageIDs, eventIDs []int64
+	hooks := map[string][]core.Webhook{}
+	var found []core.EmailMessage // copies already received, without their attachments yet
+
+	var reads pgx.Batch
+	reads.Queue("BEGIN")
+	for i, a := range accounts {
+		reads.Queue(`SELECT mail_clock, event_seq FROM accounts WHERE id = $1 FOR UPDATE`, clean(a)).QueryRow(func(row pgx.Row) error {
+			return notFound(row.Scan(&locks[i].clock, &locks[i].eventSeq), "Account")
+		})
+	}
+	if len(asked.threadOf.ids) > 0 {
+		keys := []any{asked.threadOf.inboxes, asked.threadOf.ids}
+		reads.Queue(`SELECT DISTINCT ON (inbox_id, message_id) inbox_id, message_id, thread_id FROM email_messages
+			WHERE (inbox_id, message_id) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))
+			ORDER BY inbox_id, message_id, id DESC`, keys...).Query(func(rows pgx.Rows) error {
+			var k indexKey
+			var thread string
+			_, err := pgx.ForEachRow(rows, []any{&k.inbox, &k.messageID, &thread}, func() error {
+				pre.threadOf[k] = thread
+				return nil
+			})
+			return err
+		})
+		reads.Queue(`SELECT `+threadColumns+` FROM email_threads WHERE id IN (SELECT thread_id FROM email_messages
+			WHERE (inbox_id, message_id) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))) ORDER BY id FOR UPDATE`, keys...).
+			Query(func(rows pgx.Rows) error {
+				ts, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[threadRow])
+				for _, t := range ts {
+					pre.threads[t.ID] = t.core()
+				}
+				return err
+			})
+	}
+	if len(asked.received.ids) > 0 {
+		reads.Queue(`SELECT DISTINCT ON (inbox_id, message_id) `+messageColumns+` FROM email_messages
+			WHERE direction = 'incoming' AND (inbox_id, message_id) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))
+			ORDER BY inbox_id, message_id, id DESC`, asked.received.inboxes, asked.received.ids).Query(func(rows pgx.Rows) error {
+			ms, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[messageRow])
+			for _, m := range ms {
+				found = append(found, m.core())
+			}
+			return err
+		})
+	}
+	drawIDs := func(table string, into *[]int64) {
+		reads.Queue(`SELECT nextval(pg_get_serial_sequence('`+table+`', 'id')) FROM generate_series(1, $1)`, len(mails)).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				*into, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+				return err
+			})
+	}
+	drawIDs("email_messages", &messageIDs)
+	drawIDs("events", &eventIDs)
+	reads.Queue(`SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ANY($1::text[]::uuid[]) AND enabled`, accounts).
+		Query(func(rows pgx.Rows) error {
+			ws, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[webhookRow])
+			for _, w := range ws {
+				hooks[w.AccountID] = append(hooks[w.AccountID], w.core().Webhook)
+			}
+			return err
+		})
+	if err := pc.SendBatch(ctx, &reads).Close(); err != nil {
+		return nil, err
+	}
+	if len(found) > 0 {
+		if err := db.attachAttachments(ctx, pgxSelector(pc), found); err != nil {
+			return nil, err
+		}
+		for _, m := range found {
+			pre.received[keyOf(m.InboxID, m.MessageID)] = m
+		}
+	}
+
+	pipe := &pipeline{}
+	mt := newMailTx(ctx, db, pipe, pre)
+	mt.ids = messageIDs
+	next := map[string]int64{}
+	for i, a := range accounts {
+		mt.clocks[a] = fromUS(locks[i].clock)
+		next[a] = locks[i].eventSeq + 1
+		if _, ok := hooks[a]; !ok {
+			hooks[a] = nil // none: nothing to read
+		}
+	}
+	out, err := mt.saveAll(mails)
+	if err != nil {
+		return nil, err
+	}
+	counts := eventsPerAccount(mt.events)
+	for i, a := range accounts {
+		pipe.ExecContext(ctx, db.q(`UPDATE accounts SET mail_clock = ?, event_seq = ? WHERE id = ?`),
+			us(mt.clocks[a]), locks[i].eventSeq+counts[a], a)
+	}
+	if err := mt.writeThreads(); err != nil {
+		return nil, err
+	}
+	if len(mt.events) > 0 {
+		if err := db.insertEvents(ctx, pipe, mt.events, next, eventIDs, hooks); err != nil {
+			return nil, err
+		}
+	}
+	if pipe.checked {
+		// A check happens here, not in the database: COMMIT waits for it.
+		if err := pc.SendBatch(ctx, &pipe.batch).Close(); err != nil {
+			return nil, err
+		}
+		pipe.batch = pgx.Batch{}
+	}
+	pipe.batch.Queue("COMMIT")
+	return out, pc.SendBatch(ctx, &pipe.batch).Close()
+}
+
+// pipeline queues a transaction's writes into one pgx batch. It answers
+// ExecContext with no result (nothing in a pipeline is known before it is
+// sent); a write that must change one row says so with execOne.
+type pipeline struct {
+	batch pgx.Batch
+	// checked says a write's result is checked (queueOne), so the commit
+	// must wait for its answer.
+	checked bool
+}
+
+func (p *pipeline) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
+	p.batch.Queue(query, cleanAll(args)...)
+	return nil, nil
+}
+
+// GetContext is refused: a pipelined write cannot wait for what it returns.
+func (p *pipeline) GetContext(context.Context, any, string, ...any) error {
+	return errors.New("sqlstore: a pipelined write cannot return a value")
+}
+
+// queueOne queues a write that must change one row, failing with lost otherwise.
+func (p *pipeline) queueOne(lost error, query string, args ...any) {
+	p.checked = true
+	p.batch.Queue(query, cleanAll(args)...).Exec(func(tag pgconn.CommandTag) error {
+		if tag.RowsAffected() != 1 {
+			return lost
+		}
+		return nil
+	})
+}
+
+// clean is v as the connector would send it.
+func clean(v any) any {
+	c, _ := cleanValue(v)
+	return c
+}
+
+func cleanAll(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = clean(a)
+	}
+	return out
+}
+
+// questions are what core.FileMail will ask the database while filing a
+// batch, found by asking it with an index that finds nothing (so every
+// question is asked): the Message-IDs whose thread it looks for, and those
+// whose received copy it looks for.
+type questions struct {
+	threadOf, received keyList
+}
+
+// keyList holds index keys as the two arrays a query unnests.
+type keyList struct {
+	inboxes []int64
+	ids     []string
+}
+
+func (l *keyList) add(inboxID int64, messageID string) {
+	k := keyOf(inboxID, messageID)
+	l.inboxes, l.ids = append(l.inboxes, k.inbox), append(l.ids, k.messageID)
+}
+
+func (q *questions) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
+	q.threadOf.add(inboxID, messageID)
+	return "", false, nil
+}
+
+func (q *questions) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
+	q.received.add(inboxID, messageID)
+	return core.EmailMessage{}, false, nil
+}
+
+func questionsOf(mails []queuedMail) *questions {
+	q := &questions{}
+	for _, nm := range mails {
+		core.FileMail(nm.Message, nm.Dedupe, "", time.Time{}, q) // finds nothing, so it cannot fail
+	}
+	return q
+}
+
+// prefetched answers storedMail from what the first pipeline read.
+type prefetched struct {
+	threadOf map[indexKey]string
+	received map[indexKey]core.EmailMessage
+	threads  map[string]core.Thread
+}
+
+func (p *prefetched) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
+	t, ok := p.threadOf[keyOf(inboxID, messageID)]
+	return t, ok, nil
+}
+
+func (p *prefetched) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
+	m, ok := p.received[keyOf(inboxID, messageID)]
+	return m, ok, nil
+}
+
+func (p *prefetched) thread(id string) (core.Thread, error) {
+	t, ok := p.threads[id]
+	if !ok {
+		return t, fmt.Errorf("sqlstore: thread %s was not read with its batch", id)
+	}
+	return t, nil
+}
+
+// pgxSelector reads rows on a pgx connection into the row types
+// attachAttachments asks for.
+func pgxSelector(pc *pgx.Conn) selector {
+	return func(ctx context.Context, dest any, query string, args ...any) error {
+		switch d := dest.(type) {
+		case *[]attachmentRow:
+			rows, err := pc.Query(ctx, query, cleanAll(args)...)
+			if err != nil {
+				return err
+			}
+			*d, err = pgx.CollectRows(rows, pgx.RowToStructByNameLax[attachmentRow])
+			return err
+		}
+		return fmt.Errorf("sqlstore: pgxSelector cannot read into %T", dest)
+	}
+}
