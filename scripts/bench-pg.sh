@@ -5,12 +5,13 @@
 # run count).
 #
 #   scripts/bench-pg.sh BIN...            # each binary, one instance
-#   INSTANCES="1 2" scripts/bench-pg.sh BIN...   # and two instances on one schema
-#   N=3000 C=16 RUNS=3 ACCOUNTS=1 …       # messages per instance, connections per instance
+#   INSTANCES="1 2 2a" scripts/bench-pg.sh BIN...   # and two instances on one schema
+#                                         # (2: one account, 2a: one account each)
+#   N=3000 C=16 RUNS=3 …                  # messages per instance, connections per instance
+#   WAITS=1 …                             # sample the backends' states (pg_stat_activity)
 #
 # Every run gets a fresh schema. With two instances each gets its own
-# generator (N messages over C connections); the rate is their sum. With
-# ACCOUNTS=2 the second instance's mail goes to a second account. Result
+# generator (N messages over C connections); the rate is their sum. Result
 # lines (JSON, the binary and instance count in the label; server CPU per
 # message, ours and the PostgreSQL backends serving us) go to
 # bench/results/<date>-pg.jsonl; medians are printed at the end.
@@ -22,7 +23,6 @@ SMTPLOAD=${SMTPLOAD:-bin/smtpload}
 N=${N:-3000}
 C=${C:-16}
 RUNS=${RUNS:-3}
-ACCOUNTS=${ACCOUNTS:-1}
 INSTANCES=${INSTANCES:-1}
 PORT_BASE=${PORT_BASE:-13000}
 [ "$#" -gt 0 ] || { echo "usage: $0 BIN..." >&2; exit 2; }
@@ -90,14 +90,15 @@ for run in $(seq "$RUNS"); do
     jq -c --argjson run "$run" '{label: "null sink", run: $run, msgs_per_s: (.smtp.msgs_per_s | floor)}' | tee -a "$out"
   kill -INT "$sink"; wait "$sink" 2>/dev/null || true
   for bin in "$@"; do
-    for n in $INSTANCES; do
+    for setup in $INSTANCES; do
+      n=${setup%a}
       schema="bench_$(date +%s%N)"
       psql "$CALLSIGN_TEST_POSTGRES_URL" -qc "CREATE SCHEMA $schema" >/dev/null
       pids=()
       for i in $(seq "$n"); do start "$bin" "$i" "$schema"; done
       declare -A to=()
       for i in $(seq "$n"); do
-        if [ "$i" = 1 ] || [ "$ACCOUNTS" = 2 ]; then account "$bin" "$i"; fi
+        if [ "$i" = 1 ] || [ "$setup" != "$n" ]; then account "$bin" "$i"; fi
         to[$i]=$rcpts
       done
       results=$(mktemp)
@@ -109,14 +110,25 @@ for run in $(seq "$RUNS"); do
         "$SMTPLOAD" -addr 127.0.0.1:$((PORT_BASE + 10 * i + 1)) -n "$N" -c "$C" -rcpt "${to[$i]}" -json >>"$results" &
         gens+=($!)
       done
+      if [ -n "${WAITS:-}" ]; then
+        # What the instances' backends are doing, every 100 ms.
+        echo "SELECT state || ' ' || coalesce(wait_event_type || ':' || wait_event, 'running') FROM pg_stat_activity
+          WHERE application_name = '$schema' \\watch 0.1" | psql "$CALLSIGN_TEST_POSTGRES_URL" -At >"$results.waits" 2>/dev/null &
+        sampler=$!
+      fi
       wait "${gens[@]}" || true
+      if [ -n "${WAITS:-}" ]; then
+        kill "$sampler"; wait "$sampler" 2>/dev/null || true
+        echo "backend states, $(basename "$bin") x$setup run $run (samples):"
+        grep -v '^$' "$results.waits" | sort | uniq -c | sort -rn | head -8
+      fi
       t1=0
       for p in "${pids[@]}"; do t1=$((t1 + $(awk '{print $14+$15}' "/proc/$p/stat"))); done
       backend_ticks "$schema" >"$results.pg1"
       pg=$(awk 'NR == FNR { before[$1] = $2; next } { total += $2 - before[$1] } END { print total + 0 }' "$results.pg0" "$results.pg1")
       # The rate of n instances is every message over the longest run; CPU
       # is the servers' (10 ms ticks) per stored message.
-      jq -s -c --arg name "$(basename "$bin") x$n" --argjson run "$run" --argjson ticks $((t1 - t0)) --argjson pg "$pg" '{label: $name, run: $run,
+      jq -s -c --arg name "$(basename "$bin") x$setup" --argjson run "$run" --argjson ticks $((t1 - t0)) --argjson pg "$pg" '{label: $name, run: $run,
         msgs_per_s: ((map(.smtp.sent) | add) / (map(.smtp.wall_s) | max) | floor), sent: (map(.smtp.sent) | add),
         errors: (map(.smtp.errors) | add), p50_ms: (map(.smtp.lat_ms.p50) | max), p99_ms: (map(.smtp.lat_ms.p99) | max),
         cpu_ms_per_msg: ($ticks * 10 / (map(.smtp.sent) | add)), pg_cpu_ms_per_msg: ($pg * 10 / (map(.smtp.sent) | add))}' "$results" | tee -a "$out"
