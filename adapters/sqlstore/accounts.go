@@ -50,16 +50,7 @@ func (db *DB) execOne(ctx context.Context, what, query string, args ...any) erro
 
 // execOneOn is execOne through ext (the database or a transaction).
 func (db *DB) execOneOn(ctx context.Context, ext sqlx.ExecerContext, what, query string, args ...any) error {
-	res, err := ext.ExecContext(ctx, db.q(query), args...)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return notFound(sql.ErrNoRows, what)
-	}
-	return nil
+	return execTouching(ctx, ext, notFound(sql.ErrNoRows, what), db.q(query), args...)
 }
 
 func (db *DB) SetSubscription(ctx context.Context, id string, active bool) error {

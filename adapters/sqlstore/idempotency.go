@@ -3,7 +3,6 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -101,23 +100,25 @@ func (db *DB) recordEffect(ctx context.Context, tx execer, c *ports.IdempotencyC
 	if c == nil {
 		return nil
 	}
-	return execOne(ctx, tx, errClaimLost, db.q(`UPDATE idempotency_keys SET effect_kind = COALESCE(effect_kind, ?), effect_id = COALESCE(effect_id, ?)
+	return execTouching(ctx, tx, errClaimLost, db.q(`UPDATE idempotency_keys SET effect_kind = COALESCE(effect_kind, ?), effect_id = COALESCE(effect_id, ?)
 		WHERE account_id = ? AND scope = ? AND key = ? AND token = ?`), kind, id, c.AccountID, c.Scope, c.Key, c.Token)
 }
 
-// execOne runs a write that must change exactly one row, and fails with
-// lost when it changes none; a pipeline checks when it is sent.
-func execOne(ctx context.Context, tx execer, lost error, query string, args ...any) error {
+// execTouching runs a write that must touch a row, and fails with none
+// when it touches none; in a pipeline the check comes when it is sent.
+func execTouching(ctx context.Context, tx execer, none error, query string, args ...any) error {
 	if p, ok := tx.(*pipeline); ok {
-		p.queueOne(lost, query, args...)
+		p.queueTouching(none, query, args...)
 		return nil
 	}
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return errors.Join(lost, err)
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return none
 	}
 	return nil
 }

@@ -177,10 +177,10 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 
 // pipeline queues a transaction's writes into one pgx batch. It answers
 // ExecContext with no result (nothing in a pipeline is known before it is
-// sent); a write that must change one row says so with execOne.
+// sent); a write that must touch a row says so with execTouching.
 type pipeline struct {
 	batch pgx.Batch
-	// checked says a write's result is checked (queueOne), so the commit
+	// checked says a write's result is checked (queueTouching), so the commit
 	// must wait for its answer.
 	checked bool
 }
@@ -195,12 +195,13 @@ func (p *pipeline) GetContext(context.Context, any, string, ...any) error {
 	return errors.New("sqlstore: a pipelined write cannot return a value")
 }
 
-// queueOne queues a write that must change one row, failing with lost otherwise.
-func (p *pipeline) queueOne(lost error, query string, args ...any) {
+// queueTouching queues a write that must touch a row, failing with none
+// when it touches none.
+func (p *pipeline) queueTouching(none error, query string, args ...any) {
 	p.checked = true
 	p.batch.Queue(query, cleanAll(args)...).Exec(func(tag pgconn.CommandTag) error {
-		if tag.RowsAffected() != 1 {
-			return lost
+		if tag.RowsAffected() == 0 {
+			return none
 		}
 		return nil
 	})

@@ -171,7 +171,7 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 		return *f.Duplicate, nil
 	}
 	if d := nm.FromDraft; d != nil {
-		if err := db.execOneOn(ctx, mt.tx, "Draft", `DELETE FROM email_drafts WHERE id = ? AND account_id = ?`, d.ID, d.AccountID); err != nil {
+		if err := db.execOneOn(ctx, mt.w, "Draft", `DELETE FROM email_drafts WHERE id = ? AND account_id = ?`, d.ID, d.AccountID); err != nil {
 			return m, err
 		}
 	}
