@@ -56,7 +56,7 @@ func (s *Mail) CreateDraft(ctx context.Context, p core.Principal, requested stri
 		return core.Draft{}, err
 	}
 	d.IdentityID, d.InboxID = inbox.IdentityID, inbox.ID
-	if err := s.checkDraft(ctx, p, d, now); err != nil {
+	if err := s.checkDraft(ctx, p, d, now, true); err != nil {
 		return core.Draft{}, err
 	}
 	d.AwaitingApproval = !p.MaySend()
@@ -82,16 +82,20 @@ func (s *Mail) Drafts(ctx context.Context, p core.Principal, requested string, a
 }
 
 // UpdateDraft changes a draft by edit (the fields a caller sent), and
-// checks it again. A key that may not send leaves it awaiting approval.
-// Its kind, original and inbox stay.
+// checks it again; its send_at only when it changed, so that a draft whose
+// time passed while it waited can still be edited (it is sent at once).
+// A key that may not send leaves it awaiting approval. Its kind, original
+// and inbox stay.
 func (s *Mail) UpdateDraft(ctx context.Context, p core.Principal, id string, edit func(*core.Draft)) (core.Draft, error) {
 	d, err := s.Draft(ctx, p, id)
 	if err != nil {
 		return core.Draft{}, err
 	}
+	was := d.SendAt
 	edit(&d)
 	now := s.now()
-	if err := s.checkDraft(ctx, p, d, now); err != nil {
+	sendAtChanged := (was == nil) != (d.SendAt == nil) || was != nil && !was.Equal(*d.SendAt)
+	if err := s.checkDraft(ctx, p, d, now, sendAtChanged); err != nil {
 		return core.Draft{}, err
 	}
 	d.AwaitingApproval = d.AwaitingApproval || !p.MaySend()
@@ -129,13 +133,15 @@ func (s *Mail) SendDraft(ctx context.Context, p core.Principal, id string) (core
 
 // checkDraft reports every problem of d as its send would, but for the
 // allow and block rules, the account's limits and suppressions, which are
-// asked when it is sent.
-func (s *Mail) checkDraft(ctx context.Context, p core.Principal, d core.Draft, now time.Time) error {
+// asked when it is sent; and its send_at, when checkSendAt says to.
+func (s *Mail) checkDraft(ctx context.Context, p core.Principal, d core.Draft, now time.Time, checkSendAt bool) error {
 	o, problems, err := s.draftMessage(ctx, p, d)
 	if err != nil {
 		return err
 	}
-	core.CheckSendAt(&problems, d.SendAt, now)
+	if checkSendAt {
+		core.CheckSendAt(&problems, d.SendAt, now)
+	}
 	return s.prepare(ctx, p, &o, d.AttachmentIDs, &problems)
 }
 

@@ -50,3 +50,25 @@ func TestDraftRoutes(t *testing.T) {
 	other := h.do("POST", "/api/email-drafts/", letter, drafter).want(t, 201).object(t)
 	h.do("DELETE", "/api/email-drafts/"+other["id"].(string)+"/", nil, drafter).want(t, 204)
 }
+
+// TestDraftWhoseTimePassed: a draft whose send_at passed while it waited
+// can still be edited (its time is checked only when it changes), and
+// sending it sends at once.
+func TestDraftWhoseTimePassed(t *testing.T) {
+	h := newHarness(t)
+	mgmt := h.account()
+	ident := h.do("POST", "/api/identities/", map[string]any{"name": "Late"}, mgmt).want(t, 201).object(t)
+	soon := h.clock.Now().Add(time.Minute).UTC().Format(time.RFC3339)
+	d := h.do("POST", path("/api/email-drafts/?identity=%s", ident["uuid"]), map[string]any{"to_email": "ann@example.org", "content": "Hi.", "send_at": soon}, mgmt).
+		want(t, 201).object(t)
+	h.clock.Advance(time.Hour)
+	id := d["id"].(string)
+	h.do("PATCH", "/api/email-drafts/"+id+"/", map[string]any{"content": "Hi, late."}, mgmt).want(t, 200)
+	past := h.clock.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	h.do("PATCH", "/api/email-drafts/"+id+"/", map[string]any{"send_at": past}, mgmt).want(t, 400)
+	h.runOutbox()
+	m := h.do("POST", "/api/email-drafts/"+id+"/send/", nil, mgmt).want(t, 201).object(t)
+	if done := h.waitFor(mgmt, m["id"]); done["delivery_status"] != "sent" {
+		t.Fatalf("the late draft: %v", done)
+	}
+}
