@@ -64,8 +64,8 @@ func oauthError(code, description string) error {
 	return &core.OAuthError{Code: code, Description: description}
 }
 
-// Start creates a request.
-func (s *Device) Start(ctx context.Context, clientName string) (DeviceStart, error) {
+// Start creates a request, which came from the address from.
+func (s *Device) Start(ctx context.Context, clientName, from string) (DeviceStart, error) {
 	clientName = strings.TrimSpace(clientName)
 	if err := validateLabel("client_name", clientName, MaxClientNameLength); err != nil {
 		return DeviceStart{}, err
@@ -79,7 +79,7 @@ func (s *Device) Start(ctx context.Context, clientName string) (DeviceStart, err
 		return DeviceStart{}, err
 	}
 	g := core.DeviceGrant{ID: s.ids.NewUUID(), DeviceCodeHash: core.HashKey(deviceCode), ClientName: clientName,
-		Status: core.DevicePending, Interval: s.pollInterval, CreatedAt: now, ExpiresAt: now.Add(DeviceCodeLifetime)}
+		RequestedFrom: from, Status: core.DevicePending, Interval: s.pollInterval, CreatedAt: now, ExpiresAt: now.Add(DeviceCodeLifetime)}
 	// A clash of user codes is rare (one in billions per live request); draw again.
 	for attempt := 1; ; attempt++ {
 		if g.UserCode, err = core.NewUserCode(s.random); err != nil {

@@ -207,7 +207,7 @@ func TestDeviceLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, err := w.app.Device.Start(w.ctx, "  laptop cli  ")
+	start, err := w.app.Device.Start(w.ctx, "  laptop cli  ", "192.0.2.7")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestDeviceLoginDeniedExpiredOrNewIdentity(t *testing.T) {
 	w := newSignInWorld(t)
 	acct := w.account("owner@example.com", "long enough password")
 
-	denied, _ := w.app.Device.Start(w.ctx, "")
+	denied, _ := w.app.Device.Start(w.ctx, "", "192.0.2.7")
 	if err := w.app.Device.Deny(w.ctx, acct.ID, denied.UserCode); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func TestDeviceLoginDeniedExpiredOrNewIdentity(t *testing.T) {
 		t.Fatalf("denied: %v", err)
 	}
 
-	fresh, _ := w.app.Device.Start(w.ctx, "")
+	fresh, _ := w.app.Device.Start(w.ctx, "", "192.0.2.7")
 	newName := "Fresh Agent"
 	ident, err := w.app.Device.Approve(w.ctx, acct.ID, fresh.UserCode, app.DeviceChoice{NewName: &newName})
 	if err != nil || ident.Name != "Fresh Agent" {
@@ -301,7 +301,7 @@ func TestDeviceLoginDeniedExpiredOrNewIdentity(t *testing.T) {
 		t.Fatalf("keys for the new identity: %+v, %v", keys, err)
 	}
 
-	late, _ := w.app.Device.Start(w.ctx, "")
+	late, _ := w.app.Device.Start(w.ctx, "", "192.0.2.7")
 	w.clock.Advance(app.DeviceCodeLifetime)
 	_, err = w.app.Device.Pending(w.ctx, late.UserCode)
 	wantKind(t, err, core.KindNotFound)
@@ -310,21 +310,21 @@ func TestDeviceLoginDeniedExpiredOrNewIdentity(t *testing.T) {
 	}
 	// An hour on, a new request forgets the expired one.
 	w.clock.Advance(time.Hour + time.Second)
-	if _, err := w.app.Device.Start(w.ctx, ""); err != nil {
+	if _, err := w.app.Device.Start(w.ctx, "", "192.0.2.7"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.app.Device.Poll(w.ctx, late.DeviceCode); oauthCode(err) != core.OAuthInvalidGrant {
 		t.Fatalf("forgotten: %v", err)
 	}
 
-	_, err = w.app.Device.Start(w.ctx, "two\nlines")
+	_, err = w.app.Device.Start(w.ctx, "two\nlines", "192.0.2.7")
 	wantKind(t, err, core.KindInvalid)
 }
 
 func TestConcurrentPollsRedeemOnce(t *testing.T) {
 	w := newSignInWorld(t)
 	acct := w.account("owner@example.com", "long enough password")
-	start, _ := w.app.Device.Start(w.ctx, "")
+	start, _ := w.app.Device.Start(w.ctx, "", "192.0.2.7")
 	empty := ""
 	if _, err := w.app.Device.Approve(w.ctx, acct.ID, start.UserCode, app.DeviceChoice{NewName: &empty}); err != nil {
 		t.Fatal(err)

@@ -40,9 +40,12 @@ type DeviceGrant struct {
 	DeviceCodeHash []byte
 	UserCode       string // normalized: UserCodeLength characters of UserCodeAlphabet
 	ClientName     string
-	Status         DeviceGrantStatus
-	AccountID      string // set once decided
-	IdentityID     string // set once approved
+	// RequestedFrom is the address the request came from, as the API saw
+	// the client; the approval page shows it, with CreatedAt.
+	RequestedFrom string
+	Status        DeviceGrantStatus
+	AccountID     string // set once decided
+	IdentityID    string // set once approved
 	// Interval is how long the client must wait between polls; slow_down adds to it.
 	Interval     time.Duration
 	CreatedAt    time.Time

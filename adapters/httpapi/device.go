@@ -38,7 +38,7 @@ func (s *server) startDevice(c *gin.Context) (int, any, error) {
 	if err := in.err(); err != nil {
 		return 0, nil, err
 	}
-	st, err := s.app.Device.Start(c.Request.Context(), name)
+	st, err := s.app.Device.Start(c.Request.Context(), name, c.ClientIP())
 	if err != nil {
 		return 0, nil, err
 	}

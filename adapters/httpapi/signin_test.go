@@ -262,6 +262,8 @@ func TestDeviceLoginOverHTTP(t *testing.T) {
 	}
 	approve := h.signIn(b, st, "owner@example.com")
 	approve.contains(t, "laptop &lt;cli&gt;", st.UserCode, "A new identity", "Approve", "Deny", "Signed in as owner@example.com")
+	// When and from where the device asked (httptest's client address).
+	approve.contains(t, `Requested at <time datetime="2026-11-21T08:00:00Z">08:00 UTC on 21 November 2026</time> from 192.0.2.1.`)
 	done := b.form(approve, url.Values{"action": {"approve"}, "user_code": {st.UserCode}, "identity": {"new"}, "identity_name": {"Laptop Agent"}}).want(t, 200)
 	done.contains(t, "Device connected")
 

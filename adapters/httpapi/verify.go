@@ -60,10 +60,14 @@ type verifyView struct {
 	Provider   string
 	SignedInAs string
 	ClientName string
-	Identities []identityView
-	Chosen     string // the identity whose radio button is checked, or "new"
-	NewName    string
-	Approved   bool
+	// RequestedAt and RequestedFrom say when and from which address the
+	// device asked, so the person can tell whether it was theirs.
+	RequestedAt   time.Time
+	RequestedFrom string
+	Identities    []identityView
+	Chosen        string // the identity whose radio button is checked, or "new"
+	NewName       string
+	Approved      bool
 }
 
 // visit is one request to the page: the browser's CSRF secret (as it came
@@ -147,6 +151,7 @@ func (s *server) showApproval(c *gin.Context, v *visit, typed, problem string, s
 	}
 	v.view.Step, v.view.Title, v.view.Error = "approve", "Connect a device", problem
 	v.view.UserCode, v.view.ClientName = core.FormatUserCode(g.UserCode), g.ClientName
+	v.view.RequestedAt, v.view.RequestedFrom = g.CreatedAt.UTC(), g.RequestedFrom
 	v.view.Identities = viewAll(identities, viewIdentity)
 	if v.view.Chosen == "" {
 		v.view.Chosen = "new"

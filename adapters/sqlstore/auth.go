@@ -16,6 +16,7 @@ type deviceGrantRow struct {
 	DeviceCodeHash  []byte         `db:"device_code_hash"`
 	UserCode        string         `db:"user_code"`
 	ClientName      string         `db:"client_name"`
+	RequestedFrom   string         `db:"requested_from"`
 	Status          string         `db:"status"`
 	AccountID       sql.NullString `db:"account_id"`
 	IdentityID      sql.NullString `db:"identity_id"`
@@ -26,17 +27,17 @@ type deviceGrantRow struct {
 }
 
 func (r deviceGrantRow) core() core.DeviceGrant {
-	return core.DeviceGrant{ID: r.ID, DeviceCodeHash: r.DeviceCodeHash, UserCode: r.UserCode, ClientName: r.ClientName,
+	return core.DeviceGrant{ID: r.ID, DeviceCodeHash: r.DeviceCodeHash, UserCode: r.UserCode, ClientName: r.ClientName, RequestedFrom: r.RequestedFrom,
 		Status: core.DeviceGrantStatus(r.Status), AccountID: r.AccountID.String, IdentityID: r.IdentityID.String,
 		Interval: time.Duration(r.IntervalSeconds) * time.Second, CreatedAt: fromUS(r.CreatedAt), ExpiresAt: fromUS(r.ExpiresAt),
 		LastPolledAt: fromNullUS(r.LastPolledAt)}
 }
 
-const deviceGrantColumns = "id, device_code_hash, user_code, client_name, status, account_id, identity_id, interval_seconds, created_at, expires_at, last_polled_at"
+const deviceGrantColumns = "id, device_code_hash, user_code, client_name, requested_from, status, account_id, identity_id, interval_seconds, created_at, expires_at, last_polled_at"
 
 func (db *DB) CreateDeviceGrant(ctx context.Context, g core.DeviceGrant) error {
-	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO device_grants (`+deviceGrantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		g.ID, g.DeviceCodeHash, g.UserCode, g.ClientName, string(g.Status), nullString(g.AccountID), nullString(g.IdentityID),
+	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO device_grants (`+deviceGrantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		g.ID, g.DeviceCodeHash, g.UserCode, g.ClientName, g.RequestedFrom, string(g.Status), nullString(g.AccountID), nullString(g.IdentityID),
 		int64(g.Interval/time.Second), us(g.CreatedAt), us(g.ExpiresAt), nullUS(g.LastPolledAt))
 	return conflictOr(err, map[string]string{"user_code": "This user code is in use.", "device_code": "This device code is in use."})
 }

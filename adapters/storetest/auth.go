@@ -16,7 +16,7 @@ func (f *fixture) grant() core.DeviceGrant {
 	f.t.Helper()
 	now := f.tick()
 	g := core.DeviceGrant{ID: uuid.NewString(), DeviceCodeHash: core.HashKey(uuid.NewString()), UserCode: uuid.NewString()[:8],
-		ClientName: "cli on laptop", Status: core.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(15 * time.Minute)}
+		ClientName: "cli on laptop", RequestedFrom: "2001:db8::7", Status: core.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(15 * time.Minute)}
 	f.must(f.s.CreateDeviceGrant(f.ctx, g))
 	return g
 }
@@ -37,7 +37,7 @@ func testDeviceGrantsCreateAndFind(t *testing.T, f *fixture) {
 	byUser, err := f.s.DeviceGrantByUserCode(f.ctx, g.UserCode)
 	f.must(err)
 	for _, got := range []core.DeviceGrant{byDevice, byUser} {
-		if got.ID != g.ID || !bytes.Equal(got.DeviceCodeHash, g.DeviceCodeHash) || got.UserCode != g.UserCode || got.ClientName != g.ClientName ||
+		if got.ID != g.ID || !bytes.Equal(got.DeviceCodeHash, g.DeviceCodeHash) || got.UserCode != g.UserCode || got.ClientName != g.ClientName || got.RequestedFrom != g.RequestedFrom ||
 			got.Status != core.DevicePending || got.AccountID != "" || got.IdentityID != "" || got.Interval != g.Interval ||
 			!got.CreatedAt.Equal(g.CreatedAt) || !got.ExpiresAt.Equal(g.ExpiresAt) || got.LastPolledAt != nil {
 			t.Fatalf("read %+v, stored %+v", got, g)
