@@ -160,6 +160,23 @@ type Draft struct {
 	AttachmentUUIDs []string `json:"attachment_uuids,omitempty"`
 }
 
+// NewDraft is a message to keep unsent: a Draft, when it is to leave once
+// sent, and for a reply or forward the message it answers.
+type NewDraft struct {
+	Draft
+	SendAt    string `json:"send_at,omitempty"`
+	ReplyTo   int64  `json:"reply_to,omitempty"`
+	ReplyAll  bool   `json:"reply_all,omitempty"`
+	ForwardOf int64  `json:"forward_of,omitempty"`
+}
+
+// CreateDraft keeps a message unsent (POST /api/email-drafts/); a key that
+// may not send drafts this way, and a person approves.
+func (c *Client) CreateDraft(ctx context.Context, d NewDraft) (EmailDraft, error) {
+	var out EmailDraft
+	return out, c.call(ctx, "POST", "/api/email-drafts/", c.scoped(nil), d, &out)
+}
+
 // Compose sends a new message from the identity's first inbox.
 func (c *Client) Compose(ctx context.Context, d Draft) (Message, error) {
 	var m Message

@@ -221,3 +221,26 @@ type Secret struct {
 	CreatedDT string `json:"created_dt"`
 	UpdatedDT string `json:"updated_dt"`
 }
+
+// EmailDraft is a message kept unsent (docs/api.md, "Email: drafts,
+// scheduled send and approval").
+type EmailDraft struct {
+	ID               string   `json:"id"`
+	URL              string   `json:"url"`
+	Identity         string   `json:"identity"`
+	Inbox            int64    `json:"inbox"`
+	Kind             string   `json:"kind"`
+	ReplyTo          *int64   `json:"reply_to"`
+	ForwardOf        *int64   `json:"forward_of"`
+	To               []string `json:"to_email"`
+	Cc               []string `json:"cc"`
+	Bcc              []string `json:"bcc"`
+	Subject          *string  `json:"subject"`
+	Content          *string  `json:"content"`
+	HTML             string   `json:"html"`
+	AttachmentUUIDs  []string `json:"attachment_uuids"`
+	SendAt           *string  `json:"send_at"`
+	AwaitingApproval bool     `json:"awaiting_approval"`
+	CreatedDT        string   `json:"created_dt"`
+	UpdatedDT        string   `json:"updated_dt"`
+}

@@ -100,6 +100,20 @@ type sendEmailIn struct {
 	HTML    string   `json:"html,omitempty" jsonschema:"an optional HTML version of the body"`
 }
 
+type draftEmailIn struct {
+	Scope
+	To        []string `json:"to,omitempty" jsonschema:"recipient addresses (a reply's follow the message it answers)"`
+	Cc        []string `json:"cc,omitempty"`
+	Bcc       []string `json:"bcc,omitempty"`
+	Subject   string   `json:"subject,omitempty"`
+	Body      string   `json:"body" jsonschema:"the message as plain text"`
+	HTML      string   `json:"html,omitempty" jsonschema:"an optional HTML version of the body"`
+	SendAt    string   `json:"send_at,omitempty" jsonschema:"when the message is to leave once approved (RFC 3339, in the future); empty: at once"`
+	ReplyTo   int64    `json:"reply_to,omitempty" jsonschema:"draft a reply to this message (to and subject then follow it)"`
+	ReplyAll  bool     `json:"reply_all,omitempty" jsonschema:"with reply_to: a reply to everyone"`
+	ForwardOf int64    `json:"forward_of,omitempty" jsonschema:"draft a forward of this message, with its attachments"`
+}
+
 type replyEmailIn struct {
 	Scope
 	MessageID int64    `json:"message_id" jsonschema:"the message to answer"`
@@ -201,6 +215,12 @@ func (s *session) addMailTools() {
 		func(ctx context.Context, c *client.Client, in sendEmailIn) (email, error) {
 			m, err := c.Compose(ctx, client.Draft{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: &in.Subject, Content: &in.Body, HTML: optional(in.HTML)})
 			return readable(m), err
+		})
+	addTool(s, tool{name: "draft_email", title: "Draft an email",
+		description: "Keep an email unsent for a person to approve: a new message, or with reply_to or forward_of a reply or forward. A key that may not send (send_email answers 403) drafts this way; its drafts wait until a person sends them, at send_at if given."},
+		func(ctx context.Context, c *client.Client, in draftEmailIn) (client.EmailDraft, error) {
+			d := client.Draft{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: optional(in.Subject), Content: &in.Body, HTML: optional(in.HTML)}
+			return c.CreateDraft(ctx, client.NewDraft{Draft: d, SendAt: in.SendAt, ReplyTo: in.ReplyTo, ReplyAll: in.ReplyAll, ForwardOf: in.ForwardOf})
 		})
 	addTool(s, tool{name: "reply_email", title: "Reply to an email",
 		description: "Reply to a message (its sender, or everyone with reply_all); the subject and threading headers are set for you."},

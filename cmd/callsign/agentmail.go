@@ -119,6 +119,22 @@ func (c *cli) mailCommand() *cobra.Command {
 	d.add(send, true)
 	_ = send.MarkFlagRequired("to")
 
+	var dd draftFlags
+	var kept client.NewDraft
+	draft := leaf(&cobra.Command{Use: "draft [--to ADDRESS] [--subject TEXT] [--body TEXT|-] [--reply-to ID] [--send-at TIME]",
+		Short: "Keep a message for a person to approve (how a key that may not send writes mail)",
+		RunE: c.agentRun(func(ctx context.Context, api *client.Client, _ []string) (any, func(io.Writer), error) {
+			var err error
+			if kept.Draft, err = c.draft(ctx, api, dd); err != nil {
+				return nil, nil, err
+			}
+			out, err := api.CreateDraft(ctx, kept)
+			return out, func(w io.Writer) { drafted(w, out) }, err
+		})})
+	dd.add(draft, true)
+	draft.Flags().Int64Var(&kept.ReplyTo, "reply-to", 0, "draft a reply to this message id (its recipients and subject follow it)")
+	draft.Flags().StringVar(&kept.SendAt, "send-at", "", "when it leaves once approved (RFC 3339, such as 2026-12-01T09:00:00Z)")
+
 	var rd draftFlags
 	var all bool
 	reply := &cobra.Command{Use: "reply ID --body TEXT|-", Short: "Answer a message (the subject and threading are set for you)", Args: cobra.ExactArgs(1),
@@ -162,7 +178,7 @@ func (c *cli) mailCommand() *cobra.Command {
 	wait.Flags().StringVar(&wf.SubjectContains, "subject", "", "wait for a subject containing this text")
 	wait.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait")
 
-	mail.AddCommand(ls, read, send, reply, wait)
+	mail.AddCommand(ls, read, send, draft, reply, wait)
 	return mail
 }
 
@@ -242,6 +258,17 @@ func sent(w io.Writer, m client.Message) {
 		status = " (" + *m.DeliveryStatus + ")"
 	}
 	fmt.Fprintf(w, "Sent message %d to %s%s.\n", m.ID, m.ToEmail, status)
+}
+
+func drafted(w io.Writer, d client.EmailDraft) {
+	what := "Drafted " + d.ID
+	if d.AwaitingApproval {
+		what += "; it waits for a person's approval"
+	}
+	if d.SendAt != nil {
+		what += "; it leaves at " + *d.SendAt + " once sent"
+	}
+	fmt.Fprintln(w, what+".")
 }
 
 func showMessage(w io.Writer, m client.Message) {

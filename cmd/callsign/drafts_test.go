@@ -279,7 +279,7 @@ func TestScheduledSendOnce(t *testing.T) {
 
 // TestSendRightInMCPAndCLI: the MCP server and the agent CLI act through
 // the API, so a key without send rights is refused there too, with the
-// API's message saying to draft instead.
+// API's message saying to draft instead; draft_email drafts for approval.
 func TestSendRightInMCPAndCLI(t *testing.T) {
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("rights@example.com")
@@ -295,11 +295,26 @@ func TestSendRightInMCPAndCLI(t *testing.T) {
 		if res := callTool(t, cs, "send_email", map[string]any{"to": []string{"a@example.org"}, "body": "x"}, nil); !res.IsError || toolText(res) != refused.Detail {
 			t.Errorf("send_email: %v %q, want %q", res.IsError, toolText(res), refused.Detail)
 		}
+		var drafted struct {
+			ID               string `json:"id"`
+			AwaitingApproval bool   `json:"awaiting_approval"`
+		}
+		if res := callTool(t, cs, "draft_email", map[string]any{"to": []string{"a@example.org"}, "subject": "For approval", "body": "x"}, &drafted); res.IsError || !drafted.AwaitingApproval {
+			t.Errorf("draft_email: %v %q", res.IsError, toolText(res))
+		}
+		if res := callTool(t, cs, "draft_email", map[string]any{"reply_to": 999999, "body": "x"}, nil); !res.IsError || !strings.HasPrefix(toolText(res), "reply_to: ") {
+			t.Errorf("draft_email of an unknown message: %v %q", res.IsError, toolText(res))
+		}
 	})
 	out, errOut, code := agentCLI(t, t.TempDir(), map[string]string{"CALLSIGN_SERVER": r.baseURL, "CALLSIGN_API_KEY": k.Key}, "",
 		"mail", "send", "--to", "a@example.org", "--subject", "x", "--body", "x")
 	if code != 1 || out != "" || errOut != "callsign: "+refused.Detail+"\n" {
 		t.Errorf("agent CLI: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = agentCLI(t, t.TempDir(), map[string]string{"CALLSIGN_SERVER": r.baseURL, "CALLSIGN_API_KEY": k.Key}, "",
+		"mail", "draft", "--to", "a@example.org", "--subject", "x", "--body", "x")
+	if code != 0 || errOut != "" || !strings.Contains(out, "waits for a person's approval") {
+		t.Errorf("agent CLI draft: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
 

@@ -28,7 +28,7 @@ assert.equal(client.getServerCapabilities().logging, undefined);
 assert.ok(client.getServerCapabilities().resources.subscribe);
 
 const expectedTools = [
-  "whoami", "list_emails", "read_email", "send_email", "reply_email", "forward_email", "mark_email_read",
+  "whoami", "list_emails", "read_email", "send_email", "draft_email", "reply_email", "forward_email", "mark_email_read",
   "list_threads", "read_thread", "wait_for_email", "get_attachment", "send_sms", "list_sms_conversations",
   "read_sms_conversation", "wait_for_sms", "list_contacts", "find_contact", "add_contact", "list_passwords",
   "get_password", "generate_password", "save_password", "list_secrets", "get_secret", "set_secret",
@@ -83,6 +83,9 @@ assert.equal(reply.thread_id, msg.thread_id);
 assert.match(reply.subject, /^Re: /);
 const fwd = await call("forward_email", { message_id: first.id, to: [theirs.inbox], body: "FYI" });
 assert.match(fwd.subject, /^Fwd: /);
+const draft = await call("draft_email", { reply_to: first.id, body: "Later." });
+assert.equal(draft.kind, "reply");
+assert.equal(draft.awaiting_approval, false);
 
 const subject = `wake up ${setup.transport} ${Date.now()}`;
 console.log(`WAIT_EMAIL ${subject}`);
@@ -138,6 +141,7 @@ for (const [name, args] of [
   ["read_email", { message_id: theirs.messageId }],
   ["reply_email", { message_id: theirs.messageId, body: "x" }],
   ["forward_email", { message_id: theirs.messageId, to: [mine.inbox] }],
+  ["draft_email", { reply_to: theirs.messageId, body: "x" }],
   ["mark_email_read", { message_id: theirs.messageId }],
   ["get_attachment", { message_id: theirs.messageId, uuid: theirs.attachment }],
   ["read_thread", { thread_id: theirs.threadId }],
