@@ -43,7 +43,7 @@ func (s *Accounts) Create(ctx context.Context, email, password string) (Bootstra
 	if err := s.store.CreateAccount(ctx, acct); err != nil {
 		return Bootstrap{}, err
 	}
-	key, err := s.auth.mintKey(ctx, acct.ID, core.KeyManagement, "", "bootstrap")
+	key, err := s.auth.mintKey(ctx, acct.ID, "bootstrap", core.OriginCLI)
 	if err != nil {
 		return Bootstrap{}, err
 	}
@@ -97,7 +97,7 @@ func (s *Accounts) hashPassword(password string) (string, error) {
 // (`callsign key create`): a management key, or with identityID a key
 // fenced to in.Identity, under the same rules as the API's key routes.
 func (s *Accounts) CreateKey(ctx context.Context, accountID string, in KeyInput) (core.NewKey, error) {
-	operator := core.Principal{AccountID: accountID, KeyType: core.KeyManagement, KeyPrefix: "operator"}
+	operator := core.Principal{AccountID: accountID, KeyType: core.KeyManagement, KeyPrefix: "operator", Origin: core.OriginCLI}
 	if in.Identity == "" {
 		return s.auth.CreateManagementKey(ctx, operator, KeyInput{Name: in.Name})
 	}

@@ -58,7 +58,7 @@ func (s *Auth) Authenticate(ctx context.Context, presented string) (core.Princip
 		}
 	}
 	return core.Principal{AccountID: k.AccountID, KeyType: k.Type, IdentityID: k.IdentityID, KeyID: k.ID, KeyPrefix: k.Prefix,
-		CanProvision: k.CanProvision, CanSend: k.CanSend}, nil
+		CanProvision: k.CanProvision, CanSend: k.CanSend, Origin: core.OriginAPI}, nil
 }
 
 // KeyInput is what a caller may set on a new key.
@@ -79,7 +79,7 @@ func (s *Auth) CreateManagementKey(ctx context.Context, p core.Principal, in Key
 	if err := validateKeyName(in.Name); err != nil {
 		return core.NewKey{}, err
 	}
-	return s.mintKey(ctx, p.AccountID, core.KeyManagement, "", in.Name)
+	return s.mintKey(ctx, p.AccountID, in.Name, p.Origin)
 }
 
 // CreateIdentityKey mints a key fenced to one identity; a management key
@@ -107,7 +107,7 @@ func (s *Auth) CreateIdentityKey(ctx context.Context, p core.Principal, in KeyIn
 		}
 		return core.NewKey{}, err
 	}
-	k, err := s.newKey(p.AccountID, core.KeyIdentity, identityID, in.Name)
+	k, err := s.newKey(p.AccountID, core.KeyIdentity, identityID, in.Name, p.Origin)
 	if err != nil {
 		return core.NewKey{}, err
 	}
@@ -118,8 +118,9 @@ func (s *Auth) CreateIdentityKey(ctx context.Context, p core.Principal, in KeyIn
 	return s.storeKey(ctx, k)
 }
 
-func (s *Auth) mintKey(ctx context.Context, accountID string, t core.KeyType, identityID, name string) (core.NewKey, error) {
-	k, err := s.newKey(accountID, t, identityID, name)
+// mintKey makes and stores a management key.
+func (s *Auth) mintKey(ctx context.Context, accountID, name string, origin core.KeyOrigin) (core.NewKey, error) {
+	k, err := s.newKey(accountID, core.KeyManagement, "", name, origin)
 	if err != nil {
 		return core.NewKey{}, err
 	}
@@ -135,12 +136,12 @@ func (s *Auth) storeKey(ctx context.Context, k core.NewKey) (core.NewKey, error)
 }
 
 // newKey draws a key for the account without storing it.
-func (s *Auth) newKey(accountID string, t core.KeyType, identityID, name string) (core.NewKey, error) {
+func (s *Auth) newKey(accountID string, t core.KeyType, identityID, name string, origin core.KeyOrigin) (core.NewKey, error) {
 	k, err := core.MintKey(t, s.random)
 	if err != nil {
 		return core.NewKey{}, err
 	}
-	k.Record.AccountID, k.Record.IdentityID, k.Record.Name, k.Record.CreatedAt = accountID, identityID, name, s.now()
+	k.Record.AccountID, k.Record.IdentityID, k.Record.Name, k.Record.Origin, k.Record.CreatedAt = accountID, identityID, name, origin, s.now()
 	k.Record.CanSend = true // a key sends unless it is made or set not to
 	return k, nil
 }

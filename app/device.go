@@ -145,11 +145,11 @@ func (s *Device) redeem(ctx context.Context, g core.DeviceGrant) (DeviceKeys, er
 		return DeviceKeys{}, err
 	}
 	name := deviceKeyName(g.ClientName)
-	mgmt, err := s.auth.newKey(g.AccountID, core.KeyManagement, "", name)
+	mgmt, err := s.auth.newKey(g.AccountID, core.KeyManagement, "", name, core.OriginDevice)
 	if err != nil {
 		return DeviceKeys{}, err
 	}
-	idKey, err := s.auth.newKey(g.AccountID, core.KeyIdentity, g.IdentityID, name)
+	idKey, err := s.auth.newKey(g.AccountID, core.KeyIdentity, g.IdentityID, name, core.OriginDevice)
 	if err != nil {
 		return DeviceKeys{}, err
 	}

@@ -138,7 +138,7 @@ func (s *Auth) authenticateToken(ctx context.Context, token string) (core.Princi
 	if err != nil {
 		return core.Principal{}, err
 	}
-	return core.Principal{AccountID: acct.ID, KeyType: core.KeyManagement, KeyPrefix: TokenPrincipalPrefix}, nil
+	return core.Principal{AccountID: acct.ID, KeyType: core.KeyManagement, KeyPrefix: TokenPrincipalPrefix, Origin: core.OriginJWT}, nil
 }
 
 // ExternalProvider names the configured sign-in provider; "" when none is.

@@ -37,6 +37,19 @@ const (
 	visibleSecretChars = 4
 )
 
+// KeyOrigin says how a key was made, so that an account can tell, say,
+// the keys made with a password sign-in's token from the others.
+type KeyOrigin string
+
+const (
+	OriginAPI     KeyOrigin = "api"     // through the API, with a key
+	OriginJWT     KeyOrigin = "jwt"     // through the API, with an access token of a password sign-in
+	OriginConsole KeyOrigin = "console" // on the console
+	OriginCLI     KeyOrigin = "cli"     // by the operator's command line (account create, key create)
+	OriginDevice  KeyOrigin = "device"  // by a device login
+	OriginUnknown KeyOrigin = "unknown" // made before origins were recorded
+)
+
 // APIKey is a stored key: never the key itself, only its hash and a prefix.
 type APIKey struct {
 	ID         int64
@@ -51,6 +64,7 @@ type APIKey struct {
 	Name       string
 	Prefix     string
 	Hash       []byte
+	Origin     KeyOrigin
 	CreatedAt  time.Time
 	LastUsedAt *time.Time
 }

@@ -8,6 +8,9 @@ type Principal struct {
 	IdentityID string // the fenced identity of an identity key; empty otherwise
 	KeyID      int64  // the API key used; 0 for a session or token
 	KeyPrefix  string // safe to log
+	// Origin is how the principal signed in, and so the origin of the keys
+	// it makes.
+	Origin KeyOrigin
 	// CanProvision is an identity key's right to buy a phone number.
 	CanProvision bool
 	// CanSend is an identity key's right to send mail and texts itself;

@@ -172,7 +172,7 @@ func (v *visit) signedIn() bool { return v.account.ID != "" }
 // principal is how the console acts for a signed-in person: with the
 // rights of a management key of their account.
 func sessionPrincipal(a core.Account) core.Principal {
-	return core.Principal{AccountID: a.ID, KeyType: core.KeyManagement, KeyPrefix: "console"}
+	return core.Principal{AccountID: a.ID, KeyType: core.KeyManagement, KeyPrefix: "console", Origin: core.OriginConsole}
 }
 
 // begin reads the cookies every request starts from.

@@ -38,16 +38,18 @@ type keyView struct {
 	Prefix   string  `json:"prefix"`
 	Identity *string `json:"identity,omitempty"`
 	// CanProvision and CanSend are shown for identity keys only.
-	CanProvision *bool    `json:"can_provision,omitempty"`
-	CanSend      *bool    `json:"can_send,omitempty"`
-	CreatedDT    apiTime  `json:"created_dt"`
-	LastUsedDT   *apiTime `json:"last_used_dt"`
+	CanProvision *bool `json:"can_provision,omitempty"`
+	CanSend      *bool `json:"can_send,omitempty"`
+	// Origin is how the key was made (core.KeyOrigin).
+	Origin     string   `json:"origin"`
+	CreatedDT  apiTime  `json:"created_dt"`
+	LastUsedDT *apiTime `json:"last_used_dt"`
 	// Key is the full key, present only in the creation response.
 	Key string `json:"key,omitempty"`
 }
 
 func viewKey(k core.APIKey) keyView {
-	v := keyView{ID: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedDT: apiTime(k.CreatedAt), LastUsedDT: optTime(k.LastUsedAt)}
+	v := keyView{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Origin: string(k.Origin), CreatedDT: apiTime(k.CreatedAt), LastUsedDT: optTime(k.LastUsedAt)}
 	if k.Type == core.KeyIdentity {
 		id, can, send := k.IdentityID, k.CanProvision, k.CanSend
 		v.Identity, v.CanProvision, v.CanSend = &id, &can, &send

@@ -76,16 +76,18 @@ type keyRow struct {
 	Name         string         `db:"name"`
 	Prefix       string         `db:"prefix"`
 	Hash         []byte         `db:"hash"`
+	Origin       string         `db:"origin"`
 	CreatedAt    int64          `db:"created_at"`
 	LastUsedAt   sql.NullInt64  `db:"last_used_at"`
 }
 
 func (r keyRow) core() core.APIKey {
 	return core.APIKey{ID: r.ID, AccountID: r.AccountID, Type: core.KeyType(r.Type), IdentityID: r.IdentityID.String,
-		CanProvision: r.CanProvision, CanSend: r.CanSend, Name: r.Name, Prefix: r.Prefix, Hash: r.Hash, CreatedAt: fromUS(r.CreatedAt), LastUsedAt: fromNullUS(r.LastUsedAt)}
+		CanProvision: r.CanProvision, CanSend: r.CanSend, Name: r.Name, Prefix: r.Prefix, Hash: r.Hash,
+		Origin: core.KeyOrigin(r.Origin), CreatedAt: fromUS(r.CreatedAt), LastUsedAt: fromNullUS(r.LastUsedAt)}
 }
 
-const keyColumns = "id, account_id, key_type, identity_id, can_provision, can_send, name, prefix, hash, created_at, last_used_at"
+const keyColumns = "id, account_id, key_type, identity_id, can_provision, can_send, name, prefix, hash, origin, created_at, last_used_at"
 
 func (db *DB) CreateKey(ctx context.Context, k core.APIKey) (int64, error) {
 	id, err := db.insertKey(ctx, db.w, k)
@@ -96,8 +98,9 @@ func (db *DB) CreateKey(ctx context.Context, k core.APIKey) (int64, error) {
 func (db *DB) insertKey(ctx context.Context, ext sqlx.ExtContext, k core.APIKey) (int64, error) {
 	var id int64
 	err := ext.QueryRowxContext(ctx, db.q(`INSERT INTO api_keys (account_id, key_type, identity_id, can_provision, can_send, name, prefix,
-		hash, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-		k.AccountID, string(k.Type), nullString(k.IdentityID), k.CanProvision, k.CanSend, k.Name, k.Prefix, k.Hash, us(k.CreatedAt)).Scan(&id)
+		hash, origin, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		k.AccountID, string(k.Type), nullString(k.IdentityID), k.CanProvision, k.CanSend, k.Name, k.Prefix, k.Hash, string(k.Origin),
+		us(k.CreatedAt)).Scan(&id)
 	return id, err
 }
 

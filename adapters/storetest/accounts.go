@@ -72,7 +72,8 @@ func testKeys(t *testing.T, f *fixture) {
 	a := f.account()
 	ident, _ := f.identity(a.ID)
 	ident2, _ := f.identity(a.ID)
-	mgmt := core.APIKey{AccountID: a.ID, Type: core.KeyManagement, Name: "ci", Prefix: "svc_mgmt_abcd", Hash: core.HashKey("m"), CreatedAt: f.tick()}
+	mgmt := core.APIKey{AccountID: a.ID, Type: core.KeyManagement, Name: "ci", Prefix: "svc_mgmt_abcd", Hash: core.HashKey("m"),
+		Origin: core.OriginJWT, CreatedAt: f.tick()}
 	idk := core.APIKey{AccountID: a.ID, Type: core.KeyIdentity, IdentityID: ident.ID, Prefix: "svc_id_abcd", Hash: core.HashKey("i"), CreatedAt: f.tick()}
 	idk2 := core.APIKey{AccountID: a.ID, Type: core.KeyIdentity, IdentityID: ident2.ID, CanProvision: true, Prefix: "svc_id_efgh",
 		Hash: core.HashKey("i2"), CreatedAt: f.tick()}
@@ -105,7 +106,7 @@ func testKeys(t *testing.T, f *fixture) {
 	}
 	list, _, err = f.s.Keys(f.ctx, a.ID, core.KeyManagement, "", ports.Page{})
 	f.must(err)
-	if len(list) != 1 || list[0].ID != mgmt.ID {
+	if len(list) != 1 || list[0].ID != mgmt.ID || list[0].Origin != core.OriginJWT {
 		t.Fatalf("management keys: %+v", list)
 	}
 	used := f.tick()

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -224,6 +226,9 @@ func TestLoginCommand(t *testing.T) {
 		if s := r.call("GET", "/api/health/whoami/", keys.ManagementKey, nil, &who); s != 200 || who.KeyType != "management" {
 			t.Fatalf("management key: %d %+v", s, who)
 		}
+		if got := keyOrigins(t, r, keys.ManagementKey, "identity"); got[keys.IdentityKey[:len("svc_id_")+4]] != "device" {
+			t.Fatalf("the device login's identity key is listed with origins %v", got)
+		}
 		if strings.Contains(res.out+res.errOut, keys.IdentityKey) || strings.Contains(res.out+res.errOut, keys.ManagementKey) {
 			t.Fatal("login printed a key")
 		}
@@ -340,6 +345,23 @@ func TestPasswordSignInEndToEnd(t *testing.T) {
 		if s := r.call("POST", "/api/auth/token/refresh/", "", map[string]string{"refresh": pair.Refresh}, &refreshed); s != 200 || refreshed.Access == "" {
 			t.Fatalf("refresh: %d", s)
 		}
+		// A management key made with the access token is listed as made
+		// with it; the bootstrap key as the command line's; one made with a
+		// key as the API's.
+		var made struct{ Key string }
+		if s := r.call("POST", "/api/auth/keys/management/", pair.Access, map[string]string{"name": "made with a JWT"}, &made); s != 201 {
+			t.Fatalf("a key made with the access token: %d", s)
+		}
+		var byKey struct{ Key string }
+		if s := r.call("POST", "/api/auth/keys/management/", made.Key, map[string]string{"name": "made with a key"}, &byKey); s != 201 {
+			t.Fatalf("a key made with a key: %d", s)
+		}
+		got := keyOrigins(t, r, made.Key, "management")
+		if len(got) != 3 || got[made.Key[:len("svc_mgmt_")+4]] != "jwt" || got[byKey.Key[:len("svc_mgmt_")+4]] != "api" ||
+			slices.Index(slices.Sorted(maps.Values(got)), "cli") < 0 {
+			t.Fatalf("origins by prefix: %v", got)
+		}
+
 		// The generated signing key is kept in the data directory, for the owner only.
 		if info, err := os.Stat(filepath.Join(r.env["CALLSIGN_DATA_DIR"], "jwt.key")); err != nil || info.Mode().Perm() != 0o600 {
 			t.Fatalf("jwt.key: %v %v", info, err)
@@ -362,6 +384,21 @@ func TestPasswordSignInEndToEnd(t *testing.T) {
 			t.Fatalf("a token of a deleted account: %d", s)
 		}
 	})
+}
+
+// keyOrigins lists an account's keys of one type ("management" or
+// "identity") with key and answers their origins by prefix.
+func keyOrigins(t *testing.T, r *running, key, keyType string) map[string]string {
+	t.Helper()
+	var list []struct{ Prefix, Origin string }
+	if s := r.call("GET", "/api/auth/keys/"+keyType+"/", key, nil, &list); s != 200 {
+		t.Fatalf("listing %s keys: %d", keyType, s)
+	}
+	origins := map[string]string{}
+	for _, k := range list {
+		origins[k.Prefix] = k.Origin
+	}
+	return origins
 }
 
 func TestConfiguredJWTSecretIsShared(t *testing.T) {
