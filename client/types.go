@@ -9,6 +9,7 @@ type Whoami struct {
 	KeyType   string  `json:"key_type"`
 	Identity  *string `json:"identity"`
 	KeyPrefix string  `json:"key_prefix"`
+	CanSend   bool    `json:"can_send"`
 }
 
 // Identity is an agent persona with its inbox and phone number.

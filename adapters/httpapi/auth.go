@@ -19,11 +19,13 @@ type whoamiView struct {
 	KeyType   string  `json:"key_type"`
 	Identity  *string `json:"identity"`
 	KeyPrefix string  `json:"key_prefix"`
+	CanSend   bool    `json:"can_send"`
 }
 
 func (s *server) whoami(c *gin.Context) (int, any, error) {
 	p := principal(c)
-	return http.StatusOK, whoamiView{Account: p.AccountID, KeyType: string(p.KeyType), Identity: optString(p.IdentityID), KeyPrefix: p.KeyPrefix}, nil
+	return http.StatusOK, whoamiView{Account: p.AccountID, KeyType: string(p.KeyType), Identity: optString(p.IdentityID), KeyPrefix: p.KeyPrefix,
+		CanSend: p.MaySend()}, nil
 }
 
 func (s *server) listKeys(t core.KeyType) handler {

@@ -16,6 +16,7 @@ type whoamiOut struct {
 	KeyType   string           `json:"key_type" jsonschema:"identity (this server acts for one identity) or management (the whole account)"`
 	KeyPrefix string           `json:"key_prefix"`
 	Identity  *client.Identity `json:"identity" jsonschema:"the identity acted for: its name, email address (inbox) and phone number; null for a management key without identity"`
+	CanSend   bool             `json:"can_send" jsonschema:"false: the send tools are refused; draft_email keeps a message for a person to approve"`
 }
 
 type listContactsIn struct {
@@ -152,6 +153,12 @@ func (s *session) addDirectoryTools() {
 		description: "Show who this server acts for: the identity's name, email address and phone number, and the kind of key."},
 		func(ctx context.Context, c *client.Client, in whoamiIn) (whoamiOut, error) {
 			out := whoamiOut{Account: s.who.Account, KeyType: s.who.KeyType, KeyPrefix: s.who.KeyPrefix}
+			// Asked again: a management key may change the right during a session.
+			now, err := c.Whoami(ctx)
+			if err != nil {
+				return out, err
+			}
+			out.CanSend = now.CanSend
 			id := in.Identity
 			if s.who.Identity != nil {
 				id = *s.who.Identity

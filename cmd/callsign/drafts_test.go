@@ -291,7 +291,17 @@ func TestSendRightInMCPAndCLI(t *testing.T) {
 	if s := r.call("POST", "/api/email-messages/compose/", k.Key, map[string]any{"to_email": "a@example.org", "content": "x"}, &refused); s != 403 || !strings.Contains(refused.Detail, "email-drafts") {
 		t.Fatalf("compose: %d %q", s, refused.Detail)
 	}
+	var who map[string]any
+	if r.call("GET", "/api/health/whoami/", k.Key, nil, &who); who["can_send"] != false {
+		t.Fatalf("whoami: %v", who)
+	}
 	transports(t, r, k.Key, nil, func(t *testing.T, cs *mcp.ClientSession) {
+		var me struct {
+			CanSend *bool `json:"can_send"`
+		}
+		if res := callTool(t, cs, "whoami", nil, &me); res.IsError || me.CanSend == nil || *me.CanSend {
+			t.Errorf("whoami tool: %v %q", res.IsError, toolText(res))
+		}
 		if res := callTool(t, cs, "send_email", map[string]any{"to": []string{"a@example.org"}, "body": "x"}, nil); !res.IsError || toolText(res) != refused.Detail {
 			t.Errorf("send_email: %v %q, want %q", res.IsError, toolText(res), refused.Detail)
 		}
