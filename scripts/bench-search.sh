@@ -32,8 +32,8 @@ SMTP_PORT=${SMTP_PORT:-12625}
 mkdir -p bin bench/results
 (cd "$SMTPLOAD_DIR" && go build -o "$OLDPWD/bin/smtpload" .)
 make -s build
-out="bench/results/$(date -u +%Y-%m-%d)-search.jsonl"
-: >"$out"
+# One file per run: a second run the same day must not overwrite the first.
+out="bench/results/$(date -u +%Y-%m-%dT%H%M)-search.jsonl"
 
 server_pid=""
 cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; wait 2>/dev/null || true; }
