@@ -195,6 +195,13 @@ func (p *pipeline) GetContext(context.Context, any, string, ...any) error {
 	return errors.New("sqlstore: a pipelined write cannot return a value")
 }
 
+// queueFilledLater queues a write whose arguments are known only later:
+// the function it returns gives them, before the pipeline is sent.
+func (p *pipeline) queueFilledLater(query string) func(args ...any) {
+	q := p.batch.Queue(query)
+	return func(args ...any) { q.Arguments = cleanAll(args) }
+}
+
 // queueTouching queues a write that must touch a row, failing with none
 // when it touches none.
 func (p *pipeline) queueTouching(none error, query string, args ...any) {

@@ -67,7 +67,10 @@ type mailTx struct {
 	ids     []int64
 	clocks  map[string]time.Time    // per account: the last creation time given
 	threads map[string]*core.Thread // touched threads, written at the end
-	events  []core.NewEvent         // what the stored messages tell, written at the end
+	// startedThreads fill in the queued inserts of the threads this
+	// transaction starts (PostgreSQL's pipeline).
+	startedThreads map[string]func(args ...any)
+	events         []core.NewEvent // what the stored messages tell, written at the end
 	// stores the transaction's own messages by inbox and Message-ID (the
 	// newest), and those received by the same: the database may not hold
 	// them yet.
@@ -94,7 +97,7 @@ func keyOf(inboxID int64, messageID string) indexKey {
 
 func newMailTx(ctx context.Context, db *DB, w txer, stored storedMail) *mailTx {
 	return &mailTx{db: db, ctx: ctx, w: w, stored: stored, clocks: map[string]time.Time{}, threads: map[string]*core.Thread{},
-		saved: map[indexKey]core.EmailMessage{}, received: map[indexKey]core.EmailMessage{}}
+		startedThreads: map[string]func(args ...any){}, saved: map[indexKey]core.EmailMessage{}, received: map[indexKey]core.EmailMessage{}}
 }
 
 // accountsOf lists the accounts of mails in the order they are locked,
@@ -152,6 +155,11 @@ func (mt *mailTx) saveAll(mails []queuedMail) ([]core.EmailMessage, error) {
 // writeThreads writes the summaries of the threads the messages joined.
 func (mt *mailTx) writeThreads() error {
 	for _, t := range mt.threads {
+		if fill, ok := mt.startedThreads[t.ID]; ok {
+			summary := threadSummary(*t)
+			fill(append([]any{t.ID, t.AccountID, t.IdentityID, t.InboxID}, summary[:len(summary)-1]...)...)
+			continue
+		}
 		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(updateThread), threadSummary(*t)...); err != nil {
 			return err
 		}
@@ -277,7 +285,13 @@ func (mt *mailTx) thread(f core.Filing, m core.EmailMessage) (*core.Thread, erro
 		return t, nil
 	}
 	t := core.StartThread(f.ThreadID, m)
-	if f.NewThread {
+	if p, ok := mt.w.(*pipeline); ok && f.NewThread {
+		// Written once, with the summary it has when the pipeline is
+		// sent (writeThreads), instead of an insert and an update.
+		mt.startedThreads[t.ID] = p.queueFilledLater(mt.db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id,
+			subject, preview, message_count, unread_count, attachment_names, participants, last_message_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+	} else if f.NewThread {
 		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id) VALUES (?, ?, ?, ?)`),
 			t.ID, t.AccountID, t.IdentityID, t.InboxID); err != nil {
 			return nil, err
