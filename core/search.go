@@ -263,6 +263,10 @@ func SearchWords(s string) []string {
 	return words
 }
 
+// SearchFolded is s folded as SearchWords folds a query's words (lower
+// case, Latin accents removed), for an index that does not fold by itself.
+func SearchFolded(s string) string { return fold(s) }
+
 // isSearchRune says which characters make words, for the index and the query.
 func isSearchRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 

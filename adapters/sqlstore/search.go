@@ -28,12 +28,17 @@ func (db *DB) indexMessage(ctx context.Context, tx execer, m core.EmailMessage, 
 	if more != "" {
 		body += "\n" + more
 	}
-	q := `INSERT INTO email_search (rowid, search_subject, search_body) VALUES (?, ?, ?)`
 	if db.dialect == Postgres {
-		q = `INSERT INTO email_search (email_id, doc) VALUES (?, setweight(to_tsvector('english', search_fold(?)), 'A') ||
-			setweight(to_tsvector('english', search_fold(?)), 'B'))`
+		// Folded here as the query's words are, rather than by the
+		// database's search_fold, whose translate() took a sixth of the
+		// database's time per message (it scans its list of accented
+		// letters for every character).
+		_, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_search (email_id, doc) VALUES (?,
+			setweight(to_tsvector('english', ?), 'A') || setweight(to_tsvector('english', ?), 'B'))`),
+			m.ID, core.SearchFolded(m.Subject), core.SearchFolded(body))
+		return err
 	}
-	_, err := tx.ExecContext(ctx, db.q(q), m.ID, m.Subject, body)
+	_, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_search (rowid, search_subject, search_body) VALUES (?, ?, ?)`), m.ID, m.Subject, body)
 	return err
 }
 
