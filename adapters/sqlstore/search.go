@@ -58,15 +58,15 @@ func cutText(s string, n int) string {
 // whose rowid is the indexed row's rowid (the id of mail and texts); on
 // PostgreSQL a table of (key, doc tsvector) with a GIN index.
 type textIndex struct {
-	table  string // the indexed rows
-	key    string // their id column
-	fts    string // SQLite: the FTS5 table
-	rowid  string // SQLite: the column of table that the FTS5 rowid equals
-	bm25   string // SQLite: bm25's column weights ("" for none)
-	subjec string // SQLite: the FTS5 column subject: terms are limited to
-	pg     string // PostgreSQL: the index table
-	pgKey  string // PostgreSQL: its column holding the row's key
-	config string // PostgreSQL: the text search configuration
+	table      string // the indexed rows
+	key        string // their id column
+	fts        string // SQLite: the FTS5 table
+	rowid      string // SQLite: the column of table that the FTS5 rowid equals
+	bm25       string // SQLite: bm25's column weights ("" for none)
+	subjectCol string // SQLite: the FTS5 column subject: terms are limited to
+	pg         string // PostgreSQL: the index table
+	pgKey      string // PostgreSQL: its column holding the row's key
+	config     string // PostgreSQL: the text search configuration
 	// recentPG orders rows newest first on PostgreSQL (SQLite follows
 	// the FTS5 rowid, which rows take in order of arrival).
 	recentPG string
@@ -74,7 +74,7 @@ type textIndex struct {
 
 var (
 	mailIndex = textIndex{table: "email_messages", key: "email_messages.id", fts: "email_search", rowid: "email_messages.id",
-		bm25: ", 4.0, 1.0", subjec: "search_subject", pg: "email_search", pgKey: "email_id", config: "english",
+		bm25: ", 4.0, 1.0", subjectCol: "search_subject", pg: "email_search", pgKey: "email_id", config: "english",
 		recentPG: "email_messages.id"}
 	textsIndex = textIndex{table: "sms_messages", key: "sms_messages.id", fts: "sms_search", rowid: "sms_messages.id",
 		pg: "sms_search", pgKey: "sms_id", config: "english", recentPG: "sms_messages.id"}
@@ -206,7 +206,7 @@ func (ix textIndex) ftsMatch(terms []core.SearchTerm) string {
 	for i, t := range terms {
 		p := `"` + strings.Join(t.Words, " ") + `"`
 		if t.Subject {
-			p = ix.subjec + " : " + p
+			p = ix.subjectCol + " : " + p
 		}
 		parts[i] = p
 	}

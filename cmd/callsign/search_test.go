@@ -174,18 +174,20 @@ func TestSearchTextsAndContacts(t *testing.T) {
 			Body       string
 			Highlights []string
 		}
-		texts := func(key, q string, extra ...string) string {
+		// found searches a list and joins one field of its hits with " | ".
+		found := func(path, field, key, q string, extra ...string) string {
 			t.Helper()
-			var p hits
-			if s := r.call("GET", "/api/messages/?q="+url.QueryEscape(q)+strings.Join(extra, ""), key, nil, &p); s != 200 {
-				t.Fatalf("%q: %d\n%s", q, s, r.logs())
+			var p []map[string]any
+			if s := r.call("GET", path+"?q="+url.QueryEscape(q)+strings.Join(extra, ""), key, nil, &p); s != 200 {
+				t.Fatalf("%s %q: %d\n%s", path, q, s, r.logs())
 			}
 			var b []string
-			for _, m := range p {
-				b = append(b, m.Body)
+			for _, hit := range p {
+				b = append(b, hit[field].(string))
 			}
 			return strings.Join(b, " | ")
 		}
+		texts := func(key, q string, extra ...string) string { return found("/api/messages/", "body", key, q, extra...) }
 		for q, want := range map[string]string{
 			"CODE":                           "Your Acme verification code is 482913",
 			"cafe":                           "Running late, see you at the café", // accents folded
@@ -243,16 +245,7 @@ func TestSearchTextsAndContacts(t *testing.T) {
 			Highlights  []string
 		}
 		contacts := func(key, q string, extra ...string) string {
-			t.Helper()
-			var p people
-			if s := r.call("GET", "/api/contacts/?q="+url.QueryEscape(q)+strings.Join(extra, ""), key, nil, &p); s != 200 {
-				t.Fatalf("%q: %d\n%s", q, s, r.logs())
-			}
-			var names []string
-			for _, c := range p {
-				names = append(names, c.DisplayName)
-			}
-			return strings.Join(names, " | ")
+			return found("/api/contacts/", "display_name", key, q, extra...)
 		}
 		for q, want := range map[string]string{
 			"ann":                    "Ann Smith",
