@@ -20,3 +20,13 @@ func Vacuum(ctx context.Context, db *DB) error {
 	_, err := db.w.ExecContext(ctx, `VACUUM`)
 	return err
 }
+
+// MigrateTo applies the migrations up to and including version.
+func MigrateTo(ctx context.Context, db *DB, version int64) error {
+	p, err := db.migrator(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = p.UpTo(ctx, version)
+	return err
+}

@@ -14,6 +14,51 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
+// textsAndContactsSearch is the migration that indexes texts and contacts.
+const textsAndContactsSearch = 22
+
+// TestSearchMigrationIndexesExistingRows: texts and contacts stored before
+// the index existed are found once the migration has run.
+func TestSearchMigrationIndexesExistingRows(t *testing.T) {
+	for _, d := range sqlstoretest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			ctx := context.Background()
+			db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, d), sqlstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			if err := sqlstore.MigrateTo(ctx, db, textsAndContactsSearch-1); err != nil {
+				t.Fatal(err)
+			}
+			scope, contacts := searchFixture(t, db, "Ann Smith", "Bob Jones")
+			c := contacts[0]
+			p := core.PhoneNumber{AccountID: c.AccountID, IdentityID: c.IdentityID, Number: "+14155550100", CountryCode: "US",
+				Capabilities: core.Capabilities{SMS: true}, Provider: "sim", ProviderSID: "PN1", CreatedAt: c.CreatedAt}
+			if p.ID, err = db.CreatePhone(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+			text := core.SMSMessage{AccountID: p.AccountID, IdentityID: p.IdentityID, PhoneID: p.ID, PhoneNumber: p.Number,
+				FromNumber: "+14155550101", ToNumber: p.Number, Body: "Your code is 482913", Direction: core.Incoming,
+				Status: core.SMSReceived, ProviderSID: "SM1", CreatedAt: c.CreatedAt}
+			if _, _, err := db.SaveSMS(ctx, ports.NewSMS{Message: text}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := searchNames(t, db, scope, "jones", ports.Page{}); !reflect.DeepEqual(got, []string{"Bob Jones"}) {
+				t.Errorf("contacts: %q", got)
+			}
+			q, _ := core.ParseSearch("code")
+			texts, _, err := db.SMSList(ctx, ports.SMSFilter{Scope: scope, Search: &q})
+			if err != nil || len(texts) != 1 || texts[0].Body != text.Body {
+				t.Errorf("texts: %+v %v", texts, err)
+			}
+		})
+	}
+}
+
 // searchFixture is an account and identity with contacts named in order
 // of creation, oldest first.
 func searchFixture(t *testing.T, db *sqlstore.DB, names ...string) (core.Scope, []core.Contact) {
