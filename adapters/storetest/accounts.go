@@ -75,7 +75,7 @@ func testKeys(t *testing.T, f *fixture) {
 	mgmt := core.APIKey{AccountID: a.ID, Type: core.KeyManagement, Name: "ci", Prefix: "svc_mgmt_abcd", Hash: core.HashKey("m"),
 		Origin: core.OriginJWT, CreatedAt: f.tick()}
 	idk := core.APIKey{AccountID: a.ID, Type: core.KeyIdentity, IdentityID: ident.ID, Prefix: "svc_id_abcd", Hash: core.HashKey("i"), CreatedAt: f.tick()}
-	idk2 := core.APIKey{AccountID: a.ID, Type: core.KeyIdentity, IdentityID: ident2.ID, CanProvision: true, Prefix: "svc_id_efgh",
+	idk2 := core.APIKey{AccountID: a.ID, Type: core.KeyIdentity, IdentityID: ident2.ID, CanProvision: true, CanSend: true, Prefix: "svc_id_efgh",
 		Hash: core.HashKey("i2"), CreatedAt: f.tick()}
 	var err error
 	for _, k := range []*core.APIKey{&mgmt, &idk, &idk2} {
@@ -91,8 +91,19 @@ func testKeys(t *testing.T, f *fixture) {
 		got.CanProvision {
 		t.Fatalf("key read back as %+v", got)
 	}
-	if got, err := f.s.Key(f.ctx, a.ID, idk2.ID); err != nil || !got.CanProvision {
-		t.Fatalf("a key that may provision read back as %+v, %v", got, err)
+	if got, err := f.s.Key(f.ctx, a.ID, idk2.ID); err != nil || !got.CanProvision || !got.CanSend {
+		t.Fatalf("a key that may provision and send read back as %+v, %v", got, err)
+	}
+	// The send right is kept as given, and changes.
+	if got.CanSend {
+		t.Fatalf("a key made without the send right read back with it: %+v", got)
+	}
+	f.must(f.s.SetKeyCanSend(f.ctx, a.ID, idk.ID, true))
+	if got, err := f.s.KeyByHash(f.ctx, core.HashKey("i")); err != nil || !got.CanSend {
+		t.Fatalf("after giving the send right: %+v, %v", got, err)
+	}
+	if err := f.s.SetKeyCanSend(f.ctx, f.account().ID, idk.ID, false); core.KindOf(err) != core.KindNotFound {
+		t.Fatalf("another account changed the key: %v", err)
 	}
 	list, _, err := f.s.Keys(f.ctx, a.ID, core.KeyIdentity, "", ports.Page{})
 	f.must(err)
