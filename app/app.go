@@ -168,7 +168,7 @@ func New(deps Deps) *App {
 		signer: deps.Signer, cipher: deps.Cipher, settings: deps.Domain, platform: deps.MailDomains, platformKey: deps.PlatformKey}
 	identities := &Identities{base: b, store: store, gate: g, numbers: numbers, domains: domains, mailDomains: deps.MailDomains}
 	auth := &Auth{base: b, keys: store, accounts: store, identities: identities,
-		hasher: deps.Hasher, tokens: deps.Tokens, external: deps.ExternalSignIn}
+		hasher: deps.Hasher, tokens: deps.Tokens, families: store, external: deps.ExternalSignIn}
 	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher}
 	suppressions := &Suppressions{store: store}
 	verified := &changeFeed[string]{}

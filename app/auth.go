@@ -18,7 +18,8 @@ type Auth struct {
 	identities *Identities        // an identity key is fenced to an existing identity
 	hasher     ports.PasswordHasher
 	tokens     ports.Tokens
-	external   ports.ExternalSignIn // nil when none is configured
+	families   ports.RefreshFamilyStore // password sign-ins' refresh tokens
+	external   ports.ExternalSignIn     // nil when none is configured
 }
 
 // touchInterval bounds how often a key's last_used_dt is written: a write on

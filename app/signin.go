@@ -37,30 +37,57 @@ var (
 // ErrNoExternalSignIn answers every use of the provider when none is configured.
 var ErrNoExternalSignIn = core.NotFound("Sign-in through an OpenID Connect provider is not configured.")
 
-// Login checks an email and password and issues an access and a refresh token.
+// Login checks an email and password, starts a refresh family for the
+// sign-in and issues an access and a refresh token of it.
 func (s *Auth) Login(ctx context.Context, email, password string) (TokenPair, error) {
 	acct, err := s.checkPassword(ctx, email, password)
 	if err != nil {
 		return TokenPair{}, err
 	}
-	access, err := s.issue(acct, ports.AccessToken, AccessTokenLifetime)
+	now := s.now()
+	if err := s.families.DeleteRefreshFamilies(ctx, now); err != nil {
+		s.log.Warn("forgetting expired sign-ins failed", "err", err)
+	}
+	f := core.RefreshFamily{ID: s.ids.NewUUID(), AccountID: acct.ID, Generation: 1, CreatedAt: now, ExpiresAt: now.Add(RefreshTokenLifetime)}
+	if err := s.families.CreateRefreshFamily(ctx, f); err != nil {
+		return TokenPair{}, err
+	}
+	return s.issuePair(acct, f)
+}
+
+// Refresh trades the newest refresh token of a sign-in for a new access
+// token and a newer refresh token. An older one ends the sign-in.
+func (s *Auth) Refresh(ctx context.Context, refresh string) (TokenPair, error) {
+	acct, c, err := s.verifyToken(ctx, refresh, ports.RefreshToken)
 	if err != nil {
 		return TokenPair{}, err
 	}
-	refresh, err := s.issue(acct, ports.RefreshToken, RefreshTokenLifetime)
+	f, err := s.families.RotateRefreshFamily(ctx, c.Family, c.Generation, s.now())
+	switch {
+	case errors.Is(err, core.ErrRefreshReused):
+		s.log.Warn("a used refresh token was presented again: its sign-in is revoked", "account", acct.ID, "family", c.Family)
+		return TokenPair{}, err
+	case isNotFound(err):
+		return TokenPair{}, errBadToken
+	case err != nil:
+		return TokenPair{}, err
+	}
+	return s.issuePair(acct, f)
+}
+
+// issuePair issues an access token of the family and its newest refresh
+// token, which ends with the sign-in.
+func (s *Auth) issuePair(acct core.Account, f core.RefreshFamily) (TokenPair, error) {
+	now := s.now()
+	access, err := s.sign(acct, ports.TokenClaims{Kind: ports.AccessToken, Family: f.ID, IssuedAt: now, ExpiresAt: now.Add(AccessTokenLifetime)})
+	if err != nil {
+		return TokenPair{}, err
+	}
+	refresh, err := s.sign(acct, ports.TokenClaims{Kind: ports.RefreshToken, Family: f.ID, Generation: f.Generation, IssuedAt: now, ExpiresAt: f.ExpiresAt})
 	if err != nil {
 		return TokenPair{}, err
 	}
 	return TokenPair{Access: access, Refresh: refresh}, nil
-}
-
-// Refresh trades a refresh token for a new access token.
-func (s *Auth) Refresh(ctx context.Context, refresh string) (string, error) {
-	acct, err := s.verifyToken(ctx, refresh, ports.RefreshToken)
-	if err != nil {
-		return "", err
-	}
-	return s.issue(acct, ports.AccessToken, AccessTokenLifetime)
 }
 
 // SignIn checks an email and password on the verification page and opens
@@ -70,13 +97,14 @@ func (s *Auth) SignIn(ctx context.Context, email, password string) (string, erro
 	if err != nil {
 		return "", err
 	}
-	return s.issue(acct, ports.SessionToken, SessionLifetime)
+	return s.issueSession(acct)
 }
 
 // Session resolves a session to its account. A session ends when it
 // expires, when the account's password changes, or with the account.
 func (s *Auth) Session(ctx context.Context, session string) (core.Account, error) {
-	return s.verifyToken(ctx, session, ports.SessionToken)
+	acct, _, err := s.verifyToken(ctx, session, ports.SessionToken)
+	return acct, err
 }
 
 // checkPassword finds the account of email and checks its password. An
@@ -100,41 +128,57 @@ func (s *Auth) checkPassword(ctx context.Context, email, password string) (core.
 	return acct, nil
 }
 
-func (s *Auth) issue(acct core.Account, kind ports.TokenKind, lifetime time.Duration) (string, error) {
+// issueSession issues a session token of the verification page and console.
+func (s *Auth) issueSession(acct core.Account) (string, error) {
+	now := s.now()
+	return s.sign(acct, ports.TokenClaims{Kind: ports.SessionToken, IssuedAt: now, ExpiresAt: now.Add(SessionLifetime)})
+}
+
+// sign signs claims for the account, under its current security stamp.
+func (s *Auth) sign(acct core.Account, c ports.TokenClaims) (string, error) {
 	if s.tokens == nil {
 		return "", errors.New("no token signer configured")
 	}
-	now := s.now()
-	return s.tokens.Sign(ports.TokenClaims{Kind: kind, AccountID: acct.ID, Stamp: acct.SecurityStamp(), IssuedAt: now, ExpiresAt: now.Add(lifetime)})
+	c.AccountID, c.Stamp = acct.ID, acct.SecurityStamp()
+	return s.tokens.Sign(c)
 }
 
 // verifyToken checks a token of one kind and returns its account, which
-// must still exist with the password the token was issued under.
-func (s *Auth) verifyToken(ctx context.Context, token string, kind ports.TokenKind) (core.Account, error) {
+// must still exist with the password the token was issued under, and its
+// claims. Access and refresh tokens belong to a refresh family.
+func (s *Auth) verifyToken(ctx context.Context, token string, kind ports.TokenKind) (core.Account, ports.TokenClaims, error) {
 	if s.tokens == nil {
-		return core.Account{}, errBadToken
+		return core.Account{}, ports.TokenClaims{}, errBadToken
 	}
 	c, err := s.tokens.Verify(token, s.now())
-	if err != nil || c.Kind != kind {
-		return core.Account{}, errBadToken
+	if err != nil || c.Kind != kind || kind != ports.SessionToken && c.Family == "" {
+		return core.Account{}, ports.TokenClaims{}, errBadToken
 	}
 	acct, err := s.accounts.Account(ctx, c.AccountID)
 	if isNotFound(err) {
-		return core.Account{}, errBadToken
+		return core.Account{}, ports.TokenClaims{}, errBadToken
 	}
 	if err != nil {
-		return core.Account{}, err
+		return core.Account{}, ports.TokenClaims{}, err
 	}
 	if acct.SecurityStamp() != c.Stamp {
-		return core.Account{}, errBadToken
+		return core.Account{}, ports.TokenClaims{}, errBadToken
 	}
-	return acct, nil
+	return acct, c, nil
 }
 
 // authenticateToken resolves a bearer access token: it acts for its
-// account with the rights of a management key.
+// account with the rights of a management key while its sign-in's refresh
+// family is active.
 func (s *Auth) authenticateToken(ctx context.Context, token string) (core.Principal, error) {
-	acct, err := s.verifyToken(ctx, token, ports.AccessToken)
+	acct, c, err := s.verifyToken(ctx, token, ports.AccessToken)
+	if err != nil {
+		return core.Principal{}, err
+	}
+	f, err := s.families.RefreshFamily(ctx, c.Family)
+	if isNotFound(err) || err == nil && (!f.Active(s.now()) || f.AccountID != acct.ID) {
+		return core.Principal{}, errBadToken
+	}
 	if err != nil {
 		return core.Principal{}, err
 	}
@@ -181,5 +225,5 @@ func (s *Auth) ExternalSignIn(ctx context.Context, code, nonce, verifier string)
 		return "", err
 	}
 	s.log.Info("signed in through the provider", "account", acct.ID, "issuer", who.Issuer, "subject", who.Subject)
-	return s.issue(acct, ports.SessionToken, SessionLifetime)
+	return s.issueSession(acct)
 }

@@ -77,16 +77,51 @@ func TestLoginIssuesTokensThatActForTheAccount(t *testing.T) {
 	w.clock.Advance(app.AccessTokenLifetime)
 	_, err = w.app.Auth.Authenticate(w.ctx, pair.Access)
 	wantKind(t, err, core.KindUnauthorized)
-	access, err := w.app.Auth.Refresh(w.ctx, pair.Refresh)
+	next, err := w.app.Auth.Refresh(w.ctx, pair.Refresh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := w.app.Auth.Authenticate(w.ctx, access); err != nil || p.AccountID != acct.ID {
+	if p, err := w.app.Auth.Authenticate(w.ctx, next.Access); err != nil || p.AccountID != acct.ID {
 		t.Fatalf("refreshed access token: %+v, %v", p, err)
 	}
-	w.clock.Advance(app.RefreshTokenLifetime)
-	_, err = w.app.Auth.Refresh(w.ctx, pair.Refresh)
+	// Rotation does not extend the sign-in.
+	w.clock.Advance(app.RefreshTokenLifetime - app.AccessTokenLifetime)
+	_, err = w.app.Auth.Refresh(w.ctx, next.Refresh)
 	wantKind(t, err, core.KindUnauthorized)
+}
+
+// TestRefreshTokensRotate: each refresh answers a new refresh token, and a
+// used one presented again revokes every token of its sign-in, and no
+// other sign-in's.
+func TestRefreshTokensRotate(t *testing.T) {
+	w := newSignInWorld(t)
+	w.account("owner@example.com", "long enough password")
+	first, _ := w.app.Auth.Login(w.ctx, "owner@example.com", "long enough password")
+	other, _ := w.app.Auth.Login(w.ctx, "owner@example.com", "long enough password")
+	second, err := w.app.Auth.Refresh(w.ctx, first.Refresh)
+	if err != nil || second.Refresh == first.Refresh {
+		t.Fatalf("refresh: %v (a new refresh token: %t)", err, second.Refresh != first.Refresh)
+	}
+	third, err := w.app.Auth.Refresh(w.ctx, second.Refresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.app.Auth.Refresh(w.ctx, first.Refresh) // a copy of a used token
+	if err != core.ErrRefreshReused {
+		t.Fatalf("reuse: %v", err)
+	}
+	_, err = w.app.Auth.Refresh(w.ctx, third.Refresh) // the newest, descended from the same sign-in
+	wantKind(t, err, core.KindUnauthorized)
+	for _, access := range []string{first.Access, second.Access, third.Access} {
+		_, err := w.app.Auth.Authenticate(w.ctx, access)
+		wantKind(t, err, core.KindUnauthorized)
+	}
+	if _, err := w.app.Auth.Authenticate(w.ctx, other.Access); err != nil {
+		t.Fatalf("another sign-in's access token: %v", err)
+	}
+	if _, err := w.app.Auth.Refresh(w.ctx, other.Refresh); err != nil {
+		t.Fatalf("another sign-in's refresh token: %v", err)
+	}
 }
 
 func TestWrongCredentialsLookAlike(t *testing.T) {

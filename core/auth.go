@@ -137,3 +137,46 @@ func CredentialGuessKey(address, credential string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(credential))))
 	return address + " " + hex.EncodeToString(sum[:12])
 }
+
+// RefreshFamily is the refresh tokens of one password sign-in. Each
+// refresh trades the family's newest token for a newer one (Generation
+// counts them); an older one presented again can only be a copy, so it
+// ends the family, and with it every token the sign-in gave: the person
+// signs in again.
+type RefreshFamily struct {
+	ID         string // uuid
+	AccountID  string
+	Generation int64 // the generation of the one refresh token that may be used
+	CreatedAt  time.Time
+	ExpiresAt  time.Time // the sign-in's end; rotation does not extend it
+	RevokedAt  *time.Time
+}
+
+var (
+	// ErrRefreshEnded answers a token of a family that has expired or was revoked.
+	ErrRefreshEnded = Unauthorized("Token is invalid or expired.")
+	// ErrRefreshReused answers an older token of a family, which revokes it.
+	ErrRefreshReused = Unauthorized("This refresh token was already used, so every token of its sign-in is revoked; sign in again.")
+)
+
+// Active reports whether the family's tokens are honoured at now.
+func (f RefreshFamily) Active(now time.Time) bool {
+	return f.RevokedAt == nil && now.Before(f.ExpiresAt)
+}
+
+// Rotate is the refresh, at now, with the family's token of generation
+// presented: the next generation when that token is the newest; the family
+// revoked and ErrRefreshReused when it is an older one; the family as it
+// is and ErrRefreshEnded when it has ended. A store saves the family Rotate
+// returns, error or not, in the transaction in which it read it locked.
+func (f RefreshFamily) Rotate(presented int64, now time.Time) (RefreshFamily, error) {
+	switch {
+	case !f.Active(now):
+		return f, ErrRefreshEnded
+	case presented != f.Generation:
+		f.RevokedAt = &now
+		return f, ErrRefreshReused
+	}
+	f.Generation++
+	return f, nil
+}

@@ -28,6 +28,20 @@ type DeviceGrantStore interface {
 	DeleteDeviceGrants(ctx context.Context, expiredBefore time.Time) error
 }
 
+// RefreshFamilyStore keeps the refresh token families of password
+// sign-ins (core.RefreshFamily), so that rotation and reuse are decided
+// the same on every instance and across restarts.
+type RefreshFamilyStore interface {
+	CreateRefreshFamily(ctx context.Context, f core.RefreshFamily) error
+	RefreshFamily(ctx context.Context, id string) (core.RefreshFamily, error)
+	// RotateRefreshFamily reads the family locked, saves what
+	// core.RefreshFamily.Rotate makes of it, whatever Rotate answered, and
+	// returns both.
+	RotateRefreshFamily(ctx context.Context, id string, presented int64, now time.Time) (core.RefreshFamily, error)
+	// DeleteRefreshFamilies forgets families that expired before the given time.
+	DeleteRefreshFamilies(ctx context.Context, expiredBefore time.Time) error
+}
+
 // DeviceDecision is a person's answer on the verification page.
 type DeviceDecision struct {
 	Status     core.DeviceGrantStatus // DeviceApproved or DeviceDenied
@@ -50,9 +64,13 @@ type TokenClaims struct {
 	Kind      TokenKind
 	AccountID string
 	// Stamp is the account's security stamp when the token was issued.
-	Stamp     string
-	IssuedAt  time.Time
-	ExpiresAt time.Time
+	Stamp string
+	// Family is the refresh family (core.RefreshFamily) of an access or
+	// refresh token, and Generation a refresh token's place in it.
+	Family     string
+	Generation int64
+	IssuedAt   time.Time
+	ExpiresAt  time.Time
 }
 
 // Tokens signs and verifies self-contained tokens (JWTs).

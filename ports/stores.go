@@ -34,6 +34,7 @@ type Store interface {
 	SuppressionStore
 	MailSourceStore
 	DeviceGrantStore
+	RefreshFamilyStore
 	PhoneStore
 	SMSStore
 	IdempotencyStore

@@ -44,10 +44,6 @@ type tokenPairView struct {
 	Refresh string `json:"refresh"`
 }
 
-type accessView struct {
-	Access string `json:"access"`
-}
-
 // required reads text fields that must be present and not blank.
 func (in *input) required(names ...string) []string {
 	values := make([]string, len(names))
@@ -90,6 +86,6 @@ func (s *server) refreshToken(c *gin.Context) (int, any, error) {
 	if err := in.err(); err != nil {
 		return 0, nil, err
 	}
-	access, err := s.app.Auth.Refresh(c.Request.Context(), fields[0])
-	return http.StatusOK, accessView{Access: access}, err
+	pair, err := s.app.Auth.Refresh(c.Request.Context(), fields[0])
+	return http.StatusOK, tokenPairView{Access: pair.Access, Refresh: pair.Refresh}, err
 }

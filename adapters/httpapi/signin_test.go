@@ -141,13 +141,13 @@ func TestPasswordSignInAndJWTs(t *testing.T) {
 	// Form bodies work as well as JSON.
 	form := url.Values{"refresh": {pair.Refresh}}
 	refreshed := h.raw("POST", "/api/auth/token/refresh/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), "").want(t, 200).object(t)
-	access := refreshed["access"].(string)
+	access, next := refreshed["access"].(string), refreshed["refresh"].(string)
 	h.do("GET", "/api/health/whoami/", nil, access).want(t, 200)
 
-	// Expiry: the access token lasts 15 minutes, the refresh token 7 days.
+	// Expiry: the access token lasts 15 minutes, the sign-in 7 days.
 	h.clock.Advance(app.AccessTokenLifetime)
 	h.do("GET", "/api/health/whoami/", nil, access).want(t, 401)
-	h.do("POST", "/api/auth/token/refresh/", map[string]any{"refresh": pair.Refresh}, "").want(t, 200)
+	h.do("POST", "/api/auth/token/refresh/", map[string]any{"refresh": next}, "").want(t, 200).decode(t, &pair)
 	h.clock.Advance(app.RefreshTokenLifetime)
 	h.do("POST", "/api/auth/token/refresh/", map[string]any{"refresh": pair.Refresh}, "").want(t, 401)
 

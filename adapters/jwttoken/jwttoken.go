@@ -3,7 +3,9 @@
 // verification page's session. Claims:
 //
 //	iss "callsign", sub the account's uuid, token_type access|refresh|session,
-//	stamp the account's security stamp, iat and exp.
+//	stamp the account's security stamp, iat and exp; fam, the refresh
+//	family of access and refresh tokens, and gen, a refresh token's
+//	generation in it.
 package jwttoken
 
 import (
@@ -41,8 +43,10 @@ func New(key []byte) (*Signer, error) {
 
 type claims struct {
 	jwt.RegisteredClaims
-	TokenType string `json:"token_type"`
-	Stamp     string `json:"stamp"`
+	TokenType  string `json:"token_type"`
+	Stamp      string `json:"stamp"`
+	Family     string `json:"fam,omitempty"`
+	Generation int64  `json:"gen,omitempty"`
 }
 
 // Sign makes a token of c.
@@ -50,8 +54,10 @@ func (s *Signer) Sign(c ports.TokenClaims) (string, error) {
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims{
 		RegisteredClaims: jwt.RegisteredClaims{Issuer: issuer, Subject: c.AccountID,
 			IssuedAt: jwt.NewNumericDate(c.IssuedAt), ExpiresAt: jwt.NewNumericDate(c.ExpiresAt)},
-		TokenType: string(c.Kind),
-		Stamp:     c.Stamp,
+		TokenType:  string(c.Kind),
+		Stamp:      c.Stamp,
+		Family:     c.Family,
+		Generation: c.Generation,
 	}).SignedString(s.key)
 }
 
@@ -68,8 +74,8 @@ func (s *Signer) Verify(token string, now time.Time) (ports.TokenClaims, error) 
 	if c.Subject == "" || c.TokenType == "" || c.IssuedAt == nil {
 		return ports.TokenClaims{}, errors.New("jwt: missing claims")
 	}
-	return ports.TokenClaims{Kind: ports.TokenKind(c.TokenType), AccountID: c.Subject, Stamp: c.Stamp,
-		IssuedAt: c.IssuedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC()}, nil
+	return ports.TokenClaims{Kind: ports.TokenKind(c.TokenType), AccountID: c.Subject, Stamp: c.Stamp, Family: c.Family,
+		Generation: c.Generation, IssuedAt: c.IssuedAt.UTC(), ExpiresAt: c.ExpiresAt.UTC()}, nil
 }
 
 // OpenKeyFile reads the signing key kept at path, generating it first

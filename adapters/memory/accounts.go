@@ -91,6 +91,7 @@ func (s *Store) DeleteAccount(_ context.Context, id string) error {
 	}
 	delete(s.accounts, id)
 	s.deleteOwned(func(accountID, _ string) bool { return accountID == id })
+	deleteWhere(s.authTables().families, func(f *core.RefreshFamily) bool { return f.AccountID == id })
 	s.deleteAccountDomains(id)
 	t := s.eventTables()
 	t.log = slices.DeleteFunc(t.log, func(e core.Event) bool { return e.AccountID == id })

@@ -9,16 +9,65 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
-// authTables are the maps of the device-grant store, created on first use.
+// authTables are the maps of the device-grant and refresh-family stores,
+// created on first use.
 type authTables struct {
-	grants map[string]*core.DeviceGrant // by id
+	grants   map[string]*core.DeviceGrant   // by id
+	families map[string]*core.RefreshFamily // by id
 }
 
 func (s *Store) authTables() *authTables {
 	if s.auth.grants == nil {
-		s.auth = authTables{grants: map[string]*core.DeviceGrant{}}
+		s.auth = authTables{grants: map[string]*core.DeviceGrant{}, families: map[string]*core.RefreshFamily{}}
 	}
 	return &s.auth
+}
+
+func (s *Store) CreateRefreshFamily(_ context.Context, f core.RefreshFamily) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.accounts[f.AccountID]; !ok {
+		return core.NotFound("Account not found.")
+	}
+	s.authTables().families[f.ID] = &f
+	return nil
+}
+
+func (s *Store) RefreshFamily(_ context.Context, id string) (core.RefreshFamily, error) {
+	if err := s.lock(); err != nil {
+		return core.RefreshFamily{}, err
+	}
+	defer s.mu.Unlock()
+	f, ok := s.authTables().families[id]
+	if !ok {
+		return core.RefreshFamily{}, core.NotFound("Sign-in not found.")
+	}
+	return *f, nil
+}
+
+func (s *Store) RotateRefreshFamily(_ context.Context, id string, presented int64, now time.Time) (core.RefreshFamily, error) {
+	if err := s.lock(); err != nil {
+		return core.RefreshFamily{}, err
+	}
+	defer s.mu.Unlock()
+	f, ok := s.authTables().families[id]
+	if !ok {
+		return core.RefreshFamily{}, core.NotFound("Sign-in not found.")
+	}
+	next, err := f.Rotate(presented, now)
+	*f = next
+	return next, err
+}
+
+func (s *Store) DeleteRefreshFamilies(_ context.Context, expiredBefore time.Time) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	deleteWhere(s.authTables().families, func(f *core.RefreshFamily) bool { return f.ExpiresAt.Before(expiredBefore) })
+	return nil
 }
 
 func (s *Store) CreateDeviceGrant(_ context.Context, g core.DeviceGrant) error {

@@ -110,3 +110,59 @@ func (db *DB) DeleteDeviceGrants(ctx context.Context, expiredBefore time.Time) e
 	_, err := db.w.ExecContext(ctx, db.q(`DELETE FROM device_grants WHERE expires_at < ?`), us(expiredBefore))
 	return err
 }
+
+type refreshFamilyRow struct {
+	ID         string        `db:"id"`
+	AccountID  string        `db:"account_id"`
+	Generation int64         `db:"generation"`
+	CreatedAt  int64         `db:"created_at"`
+	ExpiresAt  int64         `db:"expires_at"`
+	RevokedAt  sql.NullInt64 `db:"revoked_at"`
+}
+
+func (r refreshFamilyRow) core() core.RefreshFamily {
+	return core.RefreshFamily{ID: r.ID, AccountID: r.AccountID, Generation: r.Generation, CreatedAt: fromUS(r.CreatedAt),
+		ExpiresAt: fromUS(r.ExpiresAt), RevokedAt: fromNullUS(r.RevokedAt)}
+}
+
+const refreshFamilyColumns = "id, account_id, generation, created_at, expires_at, revoked_at"
+
+func (db *DB) CreateRefreshFamily(ctx context.Context, f core.RefreshFamily) error {
+	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO refresh_families (`+refreshFamilyColumns+`) VALUES (?, ?, ?, ?, ?, ?)`),
+		f.ID, f.AccountID, f.Generation, us(f.CreatedAt), us(f.ExpiresAt), nullUS(f.RevokedAt))
+	return err
+}
+
+func (db *DB) RefreshFamily(ctx context.Context, id string) (core.RefreshFamily, error) {
+	var r refreshFamilyRow
+	err := db.get(ctx, &r, db.q(`SELECT `+refreshFamilyColumns+` FROM refresh_families WHERE id = ?`), id)
+	return r.core(), notFound(err, "Sign-in")
+}
+
+// RotateRefreshFamily implements ports.RefreshFamilyStore: the family's row
+// is locked (PostgreSQL; SQLite's write transaction holds the whole
+// database), so of two refreshes with the same token one rotates and the
+// other is a reuse, on any instance.
+func (db *DB) RotateRefreshFamily(ctx context.Context, id string, presented int64, now time.Time) (core.RefreshFamily, error) {
+	var next core.RefreshFamily
+	var refused error
+	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		var r refreshFamilyRow
+		if err := tx.GetContext(ctx, &r, db.q(`SELECT `+refreshFamilyColumns+` FROM refresh_families WHERE id = ?`+db.forUpdate()), id); err != nil {
+			return notFound(err, "Sign-in")
+		}
+		next, refused = r.core().Rotate(presented, now)
+		_, err := tx.ExecContext(ctx, db.q(`UPDATE refresh_families SET generation = ?, revoked_at = ? WHERE id = ?`),
+			next.Generation, nullUS(next.RevokedAt), id)
+		return err
+	})
+	if err != nil {
+		return core.RefreshFamily{}, err
+	}
+	return next, refused
+}
+
+func (db *DB) DeleteRefreshFamilies(ctx context.Context, expiredBefore time.Time) error {
+	_, err := db.w.ExecContext(ctx, db.q(`DELETE FROM refresh_families WHERE expires_at < ?`), us(expiredBefore))
+	return err
+}

@@ -136,3 +136,39 @@ func testDeviceGrantsExpire(t *testing.T, f *fixture) {
 	_, err = f.s.DeviceGrantByUserCode(f.ctx, fresh.UserCode)
 	f.must(err)
 }
+
+func testRefreshFamilies(t *testing.T, f *fixture) {
+	a := f.account()
+	fam := core.RefreshFamily{ID: uuid.NewString(), AccountID: a.ID, Generation: 1, CreatedAt: f.tick(), ExpiresAt: f.now.Add(time.Hour)}
+	f.must(f.s.CreateRefreshFamily(f.ctx, fam))
+	got, err := f.s.RefreshFamily(f.ctx, fam.ID)
+	if err != nil || got.AccountID != a.ID || got.Generation != 1 || !got.ExpiresAt.Equal(fam.ExpiresAt) || got.RevokedAt != nil {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	next, err := f.s.RotateRefreshFamily(f.ctx, fam.ID, 1, f.tick())
+	if err != nil || next.Generation != 2 {
+		t.Fatalf("rotate: %+v, %v", next, err)
+	}
+	reusedAt := f.tick()
+	if _, err := f.s.RotateRefreshFamily(f.ctx, fam.ID, 1, reusedAt); err != core.ErrRefreshReused {
+		t.Fatalf("reuse: %v", err)
+	}
+	// The revocation was kept although the rotation was refused.
+	if got, err := f.s.RefreshFamily(f.ctx, fam.ID); err != nil || got.RevokedAt == nil || !got.RevokedAt.Equal(reusedAt) || got.Active(f.tick()) {
+		t.Fatalf("after a reuse: %+v, %v", got, err)
+	}
+	if _, err := f.s.RotateRefreshFamily(f.ctx, fam.ID, 2, f.tick()); err != core.ErrRefreshEnded {
+		t.Fatalf("the newest token of a revoked family: %v", err)
+	}
+	_, err = f.s.RotateRefreshFamily(f.ctx, uuid.NewString(), 1, f.tick())
+	wantKind(t, err, core.KindNotFound)
+
+	old := core.RefreshFamily{ID: uuid.NewString(), AccountID: a.ID, Generation: 1, CreatedAt: f.tick(), ExpiresAt: f.now.Add(time.Minute)}
+	f.must(f.s.CreateRefreshFamily(f.ctx, old))
+	f.must(f.s.DeleteRefreshFamilies(f.ctx, f.now.Add(2*time.Minute)))
+	_, err = f.s.RefreshFamily(f.ctx, old.ID)
+	wantKind(t, err, core.KindNotFound)
+	f.must(f.s.DeleteAccount(f.ctx, a.ID))
+	_, err = f.s.RefreshFamily(f.ctx, fam.ID)
+	wantKind(t, err, core.KindNotFound)
+}

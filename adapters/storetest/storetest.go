@@ -87,6 +87,7 @@ var cases = []testCase{
 	{"device grants/polls, one answer, one redemption", testDeviceGrantsOneAnswerOneRedemption},
 	{"device grants/pending or denied grants are not redeemed", testDeviceGrantsRedeemOnlyApproved},
 	{"device grants/expired grants are forgotten, and go with their account", testDeviceGrantsExpire},
+	{"refresh families/rotate, a reuse revokes, expired ones are forgotten and go with their account", testRefreshFamilies},
 	{"lists/every growing list pages in the store, counted when asked", testListsPage},
 	{"mail/deleting a message recounts its thread, and the last one takes it", testMailDeleteRecountsThread},
 	{"sms/deleting a message recounts its conversation, and the last one takes it", testSMSDeleteRecountsConversation},

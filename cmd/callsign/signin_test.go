@@ -401,6 +401,62 @@ func keyOrigins(t *testing.T, r *running, key, keyType string) map[string]string
 	return origins
 }
 
+// TestRefreshTokensRotateAcrossInstances: a refresh answers a new refresh
+// token; the used one, presented again to another instance of the same
+// database, ends the sign-in there and here (its access and refresh
+// tokens), and leaves other sign-ins alone.
+func TestRefreshTokensRotateAcrossInstances(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		secret := strings.Repeat("shared-secret-", 3)
+		a := start(t, d, map[string]string{"CALLSIGN_JWT_SECRET": secret})
+		b := start(t, d, map[string]string{"CALLSIGN_JWT_SECRET": secret, "CALLSIGN_DATABASE_URL": a.env["CALLSIGN_DATABASE_URL"]})
+		a.owner("owner@example.com")
+		type pair struct{ Access, Refresh string }
+		signIn := func(r *running) pair {
+			var p pair
+			if s := r.call("POST", "/api/auth/token/", "", map[string]string{"email": "owner@example.com", "password": ownerPassword}, &p); s != 200 {
+				t.Fatalf("sign in: %d", s)
+			}
+			return p
+		}
+		refresh := func(r *running, token string) (int, pair, string) {
+			var p pair
+			status, raw := r.callRaw("POST", "/api/auth/token/refresh/", "", map[string]string{"refresh": token})
+			if status == 200 {
+				if err := json.Unmarshal(raw, &p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return status, p, string(raw)
+		}
+		first, other := signIn(a), signIn(b)
+		s, second, _ := refresh(a, first.Refresh)
+		if s != 200 || second.Access == "" || second.Refresh == "" || second.Refresh == first.Refresh {
+			t.Fatalf("refresh: %d %+v", s, second)
+		}
+		if s, _, body := refresh(b, first.Refresh); s != 401 || !strings.Contains(body, "already used") {
+			t.Fatalf("the used refresh token again, on the other instance: %d %s", s, body)
+		}
+		if s, _, _ := refresh(a, second.Refresh); s != 401 {
+			t.Fatalf("the newest refresh token of the ended sign-in: %d", s)
+		}
+		for _, r := range []*running{a, b} {
+			for _, access := range []string{first.Access, second.Access} {
+				if s := r.call("GET", "/api/health/whoami/", access, nil, nil); s != 401 {
+					t.Fatalf("an access token of the ended sign-in: %d", s)
+				}
+			}
+			if s := r.call("GET", "/api/health/whoami/", other.Access, nil, nil); s != 200 {
+				t.Fatalf("another sign-in's access token: %d", s)
+			}
+		}
+		if s, next, _ := refresh(a, other.Refresh); s != 200 || next.Refresh == "" {
+			t.Fatalf("another sign-in's refresh, on the other instance: %d", s)
+		}
+		signIn(b) // signing in again works
+	})
+}
+
 func TestConfiguredJWTSecretIsShared(t *testing.T) {
 	secret := strings.Repeat("shared-secret-", 3)
 	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_JWT_SECRET": secret})
