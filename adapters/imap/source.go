@@ -521,10 +521,16 @@ func (w *worker) list(c *folder, last uint32) ([]listedMessage, error) {
 	if len(out) >= maxListed {
 		return out, nil
 	}
+	// The client forgets the folder when the connection ends (the server's
+	// BYE, or the worker being stopped mid-list).
+	box := c.Mailbox()
+	if box == nil {
+		return nil, failed(core.SourceErrorConnect, errors.New("the connection ended while listing messages"))
+	}
 	var rest imap.UIDSet
 	rest.AddRange(from, 0)
 	// What came since EXAMINE: at most what the server says the folder holds.
-	return w.listRange(c, rest, from, 0, int64(min(c.Mailbox().NumMessages, maxListed)), out)
+	return w.listRange(c, rest, from, 0, int64(min(box.NumMessages, maxListed)), out)
 }
 
 // listRange appends the messages of set with a UID from from to to (0: no
