@@ -117,9 +117,24 @@ func (s *Mail) DeleteDraft(ctx context.Context, p core.Principal, id string) err
 // finds no draft. For a draft awaiting approval this is the approval, and
 // only a management key may give it.
 func (s *Mail) SendDraft(ctx context.Context, p core.Principal, id string) (core.EmailMessage, error) {
+	return s.sendDraft(ctx, p, id, nil)
+}
+
+// ApproveDraft sends a draft as a person read it: seen is the draft's
+// UpdatedAt when it was shown. Its writer may edit it while it awaits
+// approval, so one changed since is a conflict, not what was approved.
+func (s *Mail) ApproveDraft(ctx context.Context, p core.Principal, id string, seen time.Time) (core.EmailMessage, error) {
+	return s.sendDraft(ctx, p, id, &seen)
+}
+
+func (s *Mail) sendDraft(ctx context.Context, p core.Principal, id string, seen *time.Time) (core.EmailMessage, error) {
 	d, err := s.Draft(ctx, p, id)
 	if err != nil {
 		return core.EmailMessage{}, err
+	}
+	// Microseconds: what the stores keep and the console shows.
+	if seen != nil && d.UpdatedAt.UnixMicro() != seen.UnixMicro() {
+		return core.EmailMessage{}, core.Conflict("This draft was changed after you read it; read it again before approving it.")
 	}
 	if err := requireSend(p, &d); err != nil {
 		return core.EmailMessage{}, err

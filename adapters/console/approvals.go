@@ -3,7 +3,9 @@ package console
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
@@ -55,7 +57,12 @@ func (c *console) approveDraft(v *visit) error {
 	if err != nil {
 		return err
 	}
-	m, err := c.app.Mail.SendDraft(v.r.Context(), v.principal, id)
+	// The version the person read: what they approve.
+	seen, err := strconv.ParseInt(formValue(v, "seen"), 10, 64)
+	if err != nil {
+		return c.showApprovals(v, "", 0, core.Invalid("seen", "Approve a draft from the Approvals page."))
+	}
+	m, err := c.app.Mail.ApproveDraft(v.r.Context(), v.principal, id, time.UnixMicro(seen))
 	if err != nil {
 		return c.showApprovals(v, "", 0, err)
 	}

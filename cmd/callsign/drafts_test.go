@@ -369,12 +369,30 @@ func TestConsoleApprovals(t *testing.T) {
 		if s, _, page := bea.get("/console/approvals/"); s != 200 || strings.Contains(page, "Weekly report") {
 			t.Fatalf("another account sees the drafts: %d", s)
 		}
+		seen := regexp.MustCompile(`/console/drafts/` + keep.ID + `/send/"><input [^>]*><input type="hidden" name="seen" value="(\d+)">`).FindStringSubmatch(page)
+		if seen == nil {
+			t.Fatalf("the approval form carries no version:\n%s", page)
+		}
 		for _, action := range []string{"send", "delete"} {
-			if s, _, _ := bea.post("/console/drafts/"+keep.ID+"/"+action+"/", url.Values{}); s != 404 {
+			if s, _, _ := bea.post("/console/drafts/"+keep.ID+"/"+action+"/", url.Values{"seen": {seen[1]}}); s != 404 {
 				t.Errorf("another account's %s: %d", action, s)
 			}
 		}
-		if s, _, page := ann.post("/console/drafts/"+keep.ID+"/send/", url.Values{}); s != 200 || !strings.Contains(page, "Approved: the message to boss@example.org") || strings.Contains(page, "Weekly report") {
+		// The key edits its draft after the person read it: that is not
+		// what they approve (409, nothing sent); read again, it is.
+		if s := r.call("PATCH", "/api/email-drafts/"+keep.ID+"/", key[1], map[string]any{"to_email": "rival@example.org", "content": "Changed."}, nil); s != 200 {
+			t.Fatalf("edit: %d", s)
+		}
+		if s, _, page := ann.post("/console/drafts/"+keep.ID+"/send/", url.Values{"seen": {seen[1]}}); s != 409 || !strings.Contains(page, "changed after you read it") {
+			t.Fatalf("approve a draft changed since it was read: %d\n%s", s, page)
+		}
+		if s, _, page := ann.post("/console/drafts/"+keep.ID+"/send/", url.Values{}); s != 400 {
+			t.Fatalf("approve without a version: %d\n%s", s, page)
+		}
+		r.call("PATCH", "/api/email-drafts/"+keep.ID+"/", key[1], map[string]any{"to_email": "boss@example.org", "content": "All <b>done</b>."}, nil)
+		_, _, page = ann.get("/console/approvals/")
+		seen = regexp.MustCompile(`/console/drafts/` + keep.ID + `/send/"><input [^>]*><input type="hidden" name="seen" value="(\d+)">`).FindStringSubmatch(page)
+		if s, _, page := ann.post("/console/drafts/"+keep.ID+"/send/", url.Values{"seen": {seen[1]}}); s != 200 || !strings.Contains(page, "Approved: the message to boss@example.org") || strings.Contains(page, "Weekly report") {
 			t.Fatalf("approve: %d\n%s", s, page)
 		}
 		if s, loc, _ := ann.post("/console/drafts/"+drop.ID+"/delete/", url.Values{}); s != 303 || loc != "/console/approvals/" {
