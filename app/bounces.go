@@ -36,8 +36,8 @@ func (f *fates) set(addr string, status core.RecipientStatus, reason string) {
 
 // bounced is where a recipient refused for good is handled, at once by a
 // relay or later by a report: the address is suppressed when the reply
-// says the address itself is bad (core.SuppressesAddress). The
-// email.bounced event is written here once events exist (issue 14).
+// says the address itself is bad (core.SuppressesAddress). The store
+// wrote email.bounced with the report (ApplyReport's transaction).
 func (s *Mail) bounced(ctx context.Context, m core.EmailMessage, rcpt, reason string, code int, enhanced string) {
 	s.log.Info("email bounced", "message", m.ID, "recipient", rcpt, "reason", reason)
 	if !core.SuppressesAddress(enhanced, code) {

@@ -15,7 +15,7 @@ const (
 	EmailReceived    EventType = "email.received"
 	EmailSent        EventType = "email.sent"
 	EmailFailed      EventType = "email.failed"
-	EmailBounced     EventType = "email.bounced" // reserved: the domains issue writes it
+	EmailBounced     EventType = "email.bounced"
 	SMSReceivedEvent EventType = "sms.received"
 	SMSSentEvent     EventType = "sms.sent"
 	SMSStatusEvent   EventType = "sms.status"
@@ -67,8 +67,8 @@ func ParseEventID(s string) (int64, bool) {
 
 // NewEvent is an event on its way into the log: the store gives it its
 // sequence number and time, and renders Subject (the core value it is
-// about: an EmailMessage, SMSMessage, Identity, Inbox, PhoneNumber or
-// Call) into Data through its ports.EventEncoder.
+// about: an EmailMessage, Bounce, SMSMessage, Identity, Inbox, PhoneNumber
+// or Call) into Data through its ports.EventEncoder.
 type NewEvent struct {
 	AccountID  string
 	IdentityID string
@@ -102,6 +102,22 @@ func DeliveryEvent(m EmailMessage) (NewEvent, bool) {
 		return NewEvent{}, false
 	}
 	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: t, Subject: m}, true
+}
+
+// Bounce is what a bounce report said of a message we sent: the
+// recipients it bounced, each with the report's status and reason.
+type Bounce struct {
+	Message    EmailMessage
+	Recipients []DSNRecipient
+}
+
+// BounceEvent is email.bounced, made when a report bounced at least one
+// recipient of the message (a repeated report bounces none again).
+func BounceEvent(m EmailMessage, bounced []DSNRecipient) (NewEvent, bool) {
+	if len(bounced) == 0 {
+		return NewEvent{}, false
+	}
+	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: EmailBounced, Subject: Bounce{Message: m, Recipients: bounced}}, true
 }
 
 // SMSEvent is the event a newly stored text makes: sms.received for one

@@ -407,6 +407,8 @@ type OutboxStore interface {
 	MessageByBounceToken(ctx context.Context, token string) (core.EmailMessage, error)
 	// ApplyReport applies a delivery status notification to a sent message
 	// (core.ApplyReport, under the message's lock) and returns the message
-	// as it now is, and the report's lines that bounced a recipient.
+	// as it now is, and the report's lines that bounced a recipient;
+	// when there are any, email.bounced (core.BounceEvent) is written in
+	// the same transaction.
 	ApplyReport(ctx context.Context, messageID int64, report []core.DSNRecipient) (core.EmailMessage, []core.DSNRecipient, error)
 }

@@ -41,6 +41,26 @@ type messageEventView struct {
 	Preview string `json:"preview"`
 }
 
+// bounceEventView is email.bounced's data: the message as the other email
+// events show it, and the recipients the report bounced.
+type bounceEventView struct {
+	messageEventView
+	Bounced []bouncedView `json:"bounced"`
+}
+
+// bouncedView is one recipient a bounce report bounced: the report's
+// enhanced status code and its reason (the remote server's reply, or the
+// status when the report gave none).
+type bouncedView struct {
+	Email  string `json:"email"`
+	Status string `json:"status"`
+	Reason string `json:"reason"`
+}
+
+func (s *server) viewMessageEvent(m core.EmailMessage) messageEventView {
+	return messageEventView{messageView: s.viewMessage(m), Preview: core.Preview(m.Text)}
+}
+
 // EventData renders an event's subject with the API's own views; the
 // store calls it when it writes the event (ports.EventEncoder), so the log
 // holds what readers are sent.
@@ -50,7 +70,13 @@ func EventData(baseURL string) ports.EventEncoder {
 		var v any
 		switch subject := e.Subject.(type) {
 		case core.EmailMessage:
-			v = messageEventView{messageView: s.viewMessage(subject), Preview: core.Preview(subject.Text)}
+			v = s.viewMessageEvent(subject)
+		case core.Bounce:
+			b := bounceEventView{messageEventView: s.viewMessageEvent(subject.Message)}
+			for _, r := range subject.Recipients {
+				b.Bounced = append(b.Bounced, bouncedView{Email: r.Address(), Status: r.Status, Reason: r.Error()})
+			}
+			v = b
 		case core.SMSMessage:
 			v = viewSMS(subject)
 		case core.Identity:

@@ -513,5 +513,10 @@ func (s *Store) ApplyReport(_ context.Context, messageID int64, report []core.DS
 	}
 	var bounced []core.DSNRecipient
 	r.Recipients, r.DeliveryStatus, bounced = core.ApplyReport(r.Recipients, r.DeliveryStatus, report)
+	if e, ok := core.BounceEvent(r.EmailMessage, bounced); ok {
+		if err := s.writeEvents(e); err != nil {
+			return core.EmailMessage{}, nil, err
+		}
+	}
 	return r.EmailMessage, bounced, nil
 }

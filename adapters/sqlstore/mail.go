@@ -617,23 +617,40 @@ func (db *DB) MessageByBounceToken(ctx context.Context, token string) (core.Emai
 	return r.core(), nil
 }
 
+// ApplyReport implements ports.MailStore, writing email.bounced when the
+// report bounced a recipient; the account is locked first, as every
+// writer of events locks it.
 func (db *DB) ApplyReport(ctx context.Context, messageID int64, report []core.DSNRecipient) (core.EmailMessage, []core.DSNRecipient, error) {
 	var m core.EmailMessage
 	var bounced []core.DSNRecipient
-	lock := ""
-	if db.dialect == Postgres {
-		lock = " FOR UPDATE"
-	}
-	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+	err := db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
+		var accountID string
+		if err := tx.GetContext(ctx, &accountID, db.q(`SELECT account_id FROM email_messages WHERE id = ?`), messageID); err != nil {
+			return nil, notFound(err, "Message")
+		}
+		if err := db.lockAccount(ctx, tx, accountID, "Message"); err != nil {
+			return nil, err
+		}
 		var r messageRow
-		if err := tx.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ?`+lock), messageID); err != nil {
-			return notFound(err, "Message")
+		if err := tx.GetContext(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ?`+db.forUpdate()), messageID); err != nil {
+			return nil, notFound(err, "Message")
 		}
 		m = r.core()
 		m.Recipients, m.DeliveryStatus, bounced = core.ApplyReport(m.Recipients, m.DeliveryStatus, report)
-		_, err := tx.ExecContext(ctx, db.q(`UPDATE email_messages SET recipients = ?, delivery_status = ? WHERE id = ?`),
-			recipientsText(m.Recipients), string(m.DeliveryStatus), messageID)
-		return err
+		if _, err := tx.ExecContext(ctx, db.q(`UPDATE email_messages SET recipients = ?, delivery_status = ? WHERE id = ?`),
+			recipientsText(m.Recipients), string(m.DeliveryStatus), messageID); err != nil {
+			return nil, err
+		}
+		if len(bounced) == 0 {
+			return nil, nil
+		}
+		msgs := []core.EmailMessage{m} // the event shows the message as the other email events do
+		if err := db.attachAttachments(ctx, tx.SelectContext, msgs); err != nil {
+			return nil, err
+		}
+		m = msgs[0]
+		e, _ := core.BounceEvent(m, bounced)
+		return []core.NewEvent{e}, nil
 	})
 	return m, bounced, err
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"net"
@@ -139,6 +140,19 @@ func TestOwnDomainSignedMailAndBounces(t *testing.T) {
 		})
 		if sent.Recipients[0].Status != "bounced" || !strings.Contains(*sent.Recipients[0].Error, "550 5.1.1") {
 			t.Fatalf("recipients %+v", sent.Recipients)
+		}
+		// email.bounced, written with the report, names the recipient, the
+		// report's status and its reason.
+		bouncedEvents := r.eventsUntil(key.Key, "&types=email.bounced", "0", 1)
+		var bounce struct {
+			ID             int64  `json:"id"`
+			DeliveryStatus string `json:"delivery_status"`
+			Bounced        []struct{ Email, Status, Reason string }
+		}
+		if err := json.Unmarshal(bouncedEvents[0].Data, &bounce); err != nil || bounce.ID != sent.ID || bounce.DeliveryStatus != "bounced" ||
+			len(bounce.Bounced) != 1 || bounce.Bounced[0].Email != "ann@example.net" || bounce.Bounced[0].Status != "5.1.1" ||
+			!strings.Contains(bounce.Bounced[0].Reason, "550 5.1.1") || *bouncedEvents[0].Identity != ident.UUID {
+			t.Fatalf("email.bounced: %s", bouncedEvents[0].Data)
 		}
 		var pg apiPage
 		if r.call("GET", "/api/email-messages/?direction=incoming", key.Key, nil, &pg); pg.Count != 0 {
