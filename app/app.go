@@ -122,6 +122,7 @@ type App struct {
 	Device       *Device
 	Phone        *Phone
 	SMS          *SMS
+	Calls        *Calls
 	Idempotency  *Idempotency
 	// Verifications lists the codes and links received mail and texts carried.
 	Verifications *Verifications
@@ -206,6 +207,7 @@ func New(deps Deps) *App {
 		Phone:        phone,
 		SMS: &SMS{base: b, store: store, gate: g, numbers: store, identities: identities, telephony: deps.Telephony, rules: rules,
 			publicURL: deps.PublicURL, verified: verified},
+		Calls:         &Calls{base: b, store: store, numbers: store, telephony: deps.Telephony, placed: make(chan struct{}, 1)},
 		Idempotency:   &Idempotency{base: b, store: store, cipher: deps.Cipher},
 		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified},
 		Events:        events,

@@ -71,7 +71,7 @@ func (s *Identities) Create(ctx context.Context, p core.Principal, in IdentityIn
 	// store gives the number back.
 	var phone *core.PhoneNumber
 	if in.ProvisionPhone {
-		number, err := s.numbers.buy(ctx, p.AccountID, identityID, country, nil)
+		number, err := s.numbers.buy(ctx, p.AccountID, identityID, country)
 		if err != nil {
 			return core.Identity{}, err
 		}

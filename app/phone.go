@@ -30,8 +30,10 @@ type numbers struct {
 
 // Webhook paths under the public URL, where the provider reports to us.
 const (
-	SMSWebhookPath    = "/webhooks/twilio/sms/"
-	StatusWebhookPath = "/webhooks/twilio/status/"
+	SMSWebhookPath        = "/webhooks/twilio/sms/"
+	StatusWebhookPath     = "/webhooks/twilio/status/"
+	VoiceWebhookPath      = "/webhooks/twilio/voice/"
+	CallStatusWebhookPath = "/webhooks/twilio/call-status/"
 )
 
 // normalizeCountry checks an ISO 3166-1 alpha-2 code, upper-casing it.
@@ -46,14 +48,16 @@ func normalizeCountry(code string) (string, error) {
 	return code, nil
 }
 
-// buy asks the provider for a number for identityID, with its calls
-// pointed at voice when that is an enabled voice agent (nil for none). A
-// rejection names the country_code field.
-func (n *numbers) buy(ctx context.Context, accountID, identityID, country string, voice *core.VoiceAgent) (core.PhoneNumber, error) {
-	req := ports.BuyNumber{CountryCode: country, SMSWebhookURL: n.publicURL + SMSWebhookPath}
-	if voice != nil && voice.Enabled {
-		req.VoiceURL, req.VoiceMethod = voice.ResponseURL, voice.Method
-	}
+// voiceWebhooks are where the provider tells us of calls: each call is
+// recorded there, then sent on to the identity's voice agent.
+func (n *numbers) voiceWebhooks() ports.VoiceWebhooks {
+	return ports.VoiceWebhooks{URL: n.publicURL + VoiceWebhookPath, StatusURL: n.publicURL + CallStatusWebhookPath}
+}
+
+// buy asks the provider for a number for identityID, with its texts and
+// calls pointed at us. A rejection names the country_code field.
+func (n *numbers) buy(ctx context.Context, accountID, identityID, country string) (core.PhoneNumber, error) {
+	req := ports.BuyNumber{CountryCode: country, SMSWebhookURL: n.publicURL + SMSWebhookPath, Voice: n.voiceWebhooks()}
 	bought, err := n.telephony.BuyNumber(ctx, req)
 	if err != nil {
 		return core.PhoneNumber{}, onField(err, "country_code")
@@ -116,11 +120,7 @@ func (s *Phone) Provision(ctx context.Context, p core.Principal, identityID, cou
 	if ident.Phone != "" {
 		return core.Identity{}, core.Conflict("This identity already has a phone number.")
 	}
-	var voice *core.VoiceAgent // the agent the identity set up before it had a number
-	if v, err := s.store.VoiceAgent(ctx, ident.AccountID, ident.ID); err == nil {
-		voice = &v
-	}
-	number, err := s.numbers.buy(ctx, ident.AccountID, ident.ID, country, voice)
+	number, err := s.numbers.buy(ctx, ident.AccountID, ident.ID, country)
 	if err != nil {
 		return core.Identity{}, err
 	}
@@ -173,8 +173,8 @@ func (s *Phone) VoiceAgent(ctx context.Context, p core.Principal, identityID str
 	return v, err
 }
 
-// SetVoiceAgent saves an identity's setting and points its number's calls
-// at it first: when the provider fails, nothing changes (503). replace (PUT)
+// SetVoiceAgent saves an identity's setting, pointing its number's calls
+// at our webhook first: when the provider fails, nothing changes (503). replace (PUT)
 // requires response_url; method defaults to POST and enabled to true.
 func (s *Phone) SetVoiceAgent(ctx context.Context, p core.Principal, identityID string, in VoiceAgentInput, replace bool) (core.VoiceAgent, error) {
 	v, err := s.VoiceAgent(ctx, p, identityID)
@@ -202,11 +202,10 @@ func (s *Phone) SetVoiceAgent(ctx context.Context, p core.Principal, identityID 
 	number, err := s.store.PhoneOfIdentity(ctx, v.AccountID, v.IdentityID)
 	switch {
 	case err == nil:
-		url := ""
-		if v.Enabled {
-			url = v.ResponseURL
-		}
-		if err := s.telephony.SetVoiceURL(ctx, number.ProviderSID, url, v.Method); err != nil {
+		// Calls reach the agent through our webhook, which reads this
+		// setting at each call; pointing the number at it again moves a
+		// number bought before call records (pointed at the agent itself).
+		if err := s.telephony.PointCalls(ctx, number.ProviderSID, s.numbers.voiceWebhooks()); err != nil {
 			return v, onField(err, "response_url")
 		}
 	case !isNotFound(err):

@@ -78,8 +78,8 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 		s.observeSMS(m, outcome, time.Since(start), err)
 		return core.SMSMessage{}, onField(err, "to")
 	}
-	// The provider may already have reported on the message (the
-	// simulator delivers at once); a report never moves a status back.
+	// The provider may report on the message before its sid is recorded
+	// here (the simulator reports again until it is).
 	if err := s.store.SetSMSProvider(ctx, m.ID, sent.SID, sent.Status); err != nil {
 		return core.SMSMessage{}, err
 	}
@@ -170,15 +170,33 @@ func (s *SMS) StatusReport(ctx context.Context, sid, status, errorCode, errorMes
 	if sid == "" || !ok {
 		return core.Invalid(core.NonFieldErrors, "MessageSid and a known MessageStatus are required.")
 	}
-	errText := strings.TrimSpace(strings.Join([]string{errorCode, errorMessage}, " "))
-	found, err := s.store.UpdateSMSStatus(ctx, sid, st, errText)
-	switch {
-	case err == nil && !found:
+	found, err := s.report(ctx, sid, st, strings.TrimSpace(strings.Join([]string{errorCode, errorMessage}, " ")))
+	if err == nil && !found {
 		s.log.Warn("sms: a status report for an unknown message was dropped", "sid", sid, "status", status)
-	case err == nil:
-		s.log.Info("sms status report", "provider_sid", sid, "status", status, "error", errText)
 	}
 	return err
+}
+
+// SimulatedReport is the simulator's delivery report, recorded as a
+// provider's is; it answers whether the text is known yet (the simulator
+// reports an unknown one again, since Send records the text's sid only
+// once the provider has answered).
+func (s *SMS) SimulatedReport(ctx context.Context, sid string, status core.SMSStatus) bool {
+	found, err := s.report(ctx, sid, status, "")
+	if err != nil {
+		s.log.Error("sms: recording a simulated delivery report failed", "sid", sid, "err", err)
+		return true // reporting again would not help
+	}
+	return found
+}
+
+// report is the one way a delivery report moves a text.
+func (s *SMS) report(ctx context.Context, sid string, status core.SMSStatus, errText string) (bool, error) {
+	found, err := s.store.UpdateSMSStatus(ctx, sid, status, errText)
+	if err == nil && found {
+		s.log.Info("sms status report", "provider_sid", sid, "status", status, "error", errText)
+	}
+	return found, err
 }
 
 // Simulate injects an inbound message through the simulator, for trying

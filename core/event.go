@@ -219,3 +219,17 @@ func PhoneEvent(t EventType, p PhoneNumber) NewEvent {
 func SMSReportEvent(m SMSMessage) NewEvent {
 	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: SMSStatusEvent, Subject: m}
 }
+
+// CallReceivedEvent is call.received: a call reached an identity's number.
+func CallReceivedEvent(c Call) NewEvent {
+	return NewEvent{AccountID: c.AccountID, IdentityID: c.IdentityID, Type: CallReceived, Subject: c}
+}
+
+// CallEndedEvent is call.completed, made when a report ended the call
+// (whatever its final status: completed, busy, no-answer, failed, canceled).
+func CallEndedEvent(c Call) (NewEvent, bool) {
+	if !c.Status.Ended() {
+		return NewEvent{}, false
+	}
+	return NewEvent{AccountID: c.AccountID, IdentityID: c.IdentityID, Type: CallCompleted, Subject: c}, true
+}

@@ -259,3 +259,97 @@ func (c *Conversation) Add(m SMSMessage) {
 		c.Summary.add(m.Direction, m.IsRead, m.CreatedAt, m.Body)
 	}
 }
+
+// CallStatus is where a call is, in Twilio's words.
+type CallStatus string
+
+const (
+	CallRinging    CallStatus = "ringing"
+	CallInProgress CallStatus = "in-progress"
+	CallDone       CallStatus = "completed"
+	CallBusy       CallStatus = "busy"
+	CallNoAnswer   CallStatus = "no-answer"
+	CallFailed     CallStatus = "failed"
+	CallCanceled   CallStatus = "canceled"
+)
+
+// ParseCallStatus maps a provider's call status onto ours; Twilio's
+// "queued" and "initiated" count as ringing.
+func ParseCallStatus(s string) (CallStatus, bool) {
+	switch st := CallStatus(strings.ToLower(s)); st {
+	case "queued", "initiated":
+		return CallRinging, true
+	case CallRinging, CallInProgress, CallDone, CallBusy, CallNoAnswer, CallFailed, CallCanceled:
+		return st, true
+	}
+	return "", false
+}
+
+// Ended reports whether the call is over (every status but ringing and
+// in-progress).
+func (s CallStatus) Ended() bool { return s != CallRinging && s != CallInProgress }
+
+// CallStatusFollows reports whether a report of next may replace current:
+// ringing, then in-progress, then one final status that is never left, so
+// a late or repeated callback cannot move a call back.
+func CallStatusFollows(current, next CallStatus) bool {
+	progress := func(s CallStatus) int {
+		switch {
+		case s == CallRinging:
+			return 0
+		case s == CallInProgress:
+			return 1
+		default:
+			return 2
+		}
+	}
+	return !current.Ended() && progress(next) > progress(current)
+}
+
+// Call is a phone call to (or from) an identity's number.
+type Call struct {
+	ID          int64
+	AccountID   string
+	IdentityID  string
+	PhoneID     int64
+	PhoneNumber string // our number
+	Direction   Direction
+	FromNumber  string
+	ToNumber    string
+	Status      CallStatus
+	StartedAt   time.Time
+	EndedAt     time.Time // zero while the call lasts
+	// DurationSeconds is the provider's count once the call ended, -1 before.
+	DurationSeconds int
+	ProviderSID     string
+	// HangUpAt is when the simulator ends a call it placed (zero for a
+	// provider's calls): kept with the call, so a restart still ends it.
+	HangUpAt time.Time
+}
+
+// CallReport is a provider's word that a call moved.
+type CallReport struct {
+	ProviderSID string
+	Status      CallStatus
+	At          time.Time
+	// DurationSeconds is the provider's count for an ended call, -1 when
+	// it gave none (then it is counted from the call's start).
+	DurationSeconds int
+}
+
+// Apply moves c as the report says, and reports whether it moved
+// (CallStatusFollows): an ended call gets its end time and duration.
+func (r CallReport) Apply(c *Call) bool {
+	if !CallStatusFollows(c.Status, r.Status) {
+		return false
+	}
+	c.Status = r.Status
+	if r.Status.Ended() {
+		c.EndedAt = r.At
+		c.DurationSeconds = r.DurationSeconds
+		if c.DurationSeconds < 0 {
+			c.DurationSeconds = max(0, int(r.At.Sub(c.StartedAt).Round(time.Second)/time.Second))
+		}
+	}
+	return true
+}

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"time"
 
 	"github.com/callsign/callsign/core"
 )
@@ -84,4 +85,33 @@ type SMSStore interface {
 	// Conversations lists summaries, latest activity first.
 	Conversations(ctx context.Context, f ConversationFilter) ([]core.Conversation, int, error)
 	Conversation(ctx context.Context, accountID string, phoneID int64, counterpart string) (core.Conversation, error)
+}
+
+// CallFilter narrows the call list. Empty fields do not filter.
+type CallFilter struct {
+	Scope core.Scope
+	// StartedAfter keeps calls started after it (exclusive).
+	StartedAfter *time.Time
+	Page         Page
+}
+
+// CallStore keeps call records.
+type CallStore interface {
+	// SaveCall stores a call that reached one of our numbers and writes
+	// call.received, in one transaction. A call whose ProviderSID is
+	// already stored is not stored again: the stored one comes back with
+	// created false.
+	SaveCall(ctx context.Context, c core.Call) (stored core.Call, created bool, err error)
+	// ReportCall applies a provider's report to the call with its SID
+	// (core.CallReport.Apply, under the call's lock) and writes
+	// call.completed when it ended the call. It reports whether a call has
+	// that SID.
+	ReportCall(ctx context.Context, r core.CallReport) (bool, error)
+	Call(ctx context.Context, accountID string, id int64) (core.Call, error)
+	// Calls lists calls in scope, newest first.
+	Calls(ctx context.Context, f CallFilter) ([]core.Call, int, error)
+	// SimulatedHangUps lists up to 100 calls that have not ended and whose
+	// HangUpAt is not after now, oldest first, and the earliest HangUpAt after now
+	// (zero when there is none).
+	SimulatedHangUps(ctx context.Context, now time.Time) (due []core.Call, next time.Time, err error)
 }

@@ -37,6 +37,7 @@ type Store interface {
 	RefreshFamilyStore
 	PhoneStore
 	SMSStore
+	CallStore
 	IdempotencyStore
 	VerificationStore
 	EventStore

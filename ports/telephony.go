@@ -17,14 +17,14 @@ type Telephony interface {
 	// Name is the provider's name as shown on phone numbers ("twilio", "sim").
 	Name() string
 	// BuyNumber finds an available local number in a country and buys it,
-	// pointing its SMS webhook (and, when set, its voice URL) at us.
+	// pointing its SMS webhook and its calls' webhooks at us.
 	BuyNumber(ctx context.Context, req BuyNumber) (BoughtNumber, error)
 	// ReleaseNumber gives a number back to the provider.
 	ReleaseNumber(ctx context.Context, sid string) error
 	// SendSMS hands a message to the provider.
 	SendSMS(ctx context.Context, req SendSMS) (SentSMS, error)
-	// SetVoiceURL points a number's incoming calls at url ("" clears it).
-	SetVoiceURL(ctx context.Context, sid, url, method string) error
+	// PointCalls points a number's incoming calls at our webhooks.
+	PointCalls(ctx context.Context, sid string, hooks VoiceWebhooks) error
 	// VerifyWebhook checks a webhook's signature, computed by the provider
 	// over the full public URL it called and the form parameters.
 	VerifyWebhook(fullURL string, params url.Values, signature string) bool
@@ -34,8 +34,14 @@ type Telephony interface {
 type BuyNumber struct {
 	CountryCode   string // ISO 3166-1 alpha-2
 	SMSWebhookURL string
-	VoiceURL      string // "" for none
-	VoiceMethod   string // POST or GET
+	Voice         VoiceWebhooks
+}
+
+// VoiceWebhooks are our addresses for a number's calls: the provider asks
+// URL what to do with each incoming call, and tells StatusURL how the call
+// went on (both POST).
+type VoiceWebhooks struct {
+	URL, StatusURL string
 }
 
 // BoughtNumber is a number the provider gave us.

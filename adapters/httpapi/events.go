@@ -85,6 +85,8 @@ func EventData(baseURL string) ports.EventEncoder {
 			v = viewInbox(subject)
 		case core.PhoneNumber:
 			v = viewPhone(subject)
+		case core.Call:
+			v = viewCall(subject)
 		default:
 			return nil, fmt.Errorf("no view for the subject of a %s event (%T)", e.Type, e.Subject)
 		}

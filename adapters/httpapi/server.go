@@ -229,6 +229,8 @@ func (s *server) routes(e *gin.Engine) {
 	authed.DELETE("/rules/:id/", s.handle(s.deleteRule))
 	authed.GET("/sms-inbox/", s.handle(s.listConversations))
 	authed.GET("/sms-inbox/:id/", s.handle(s.getConversation))
+	authed.GET("/calls/", s.handle(s.listCalls))
+	authed.GET("/calls/:id/", s.handle(s.getCall))
 
 	authed.GET("/events/", s.handle(s.listEvents))
 	authed.GET("/events/stream/", s.streamEvents)
@@ -248,7 +250,10 @@ func (s *server) routes(e *gin.Engine) {
 	hooks := e.Group("/webhooks")
 	hooks.POST("/twilio/sms/", s.inboundSMSWebhook)
 	hooks.POST("/twilio/status/", s.handle(s.statusWebhook))
+	hooks.POST("/twilio/voice/", s.voiceWebhook)
+	hooks.POST("/twilio/call-status/", s.handle(s.callStatusWebhook))
 	hooks.POST("/sim/sms/", s.authenticate, s.throttleKey, s.handle(s.simulatedSMS))
+	hooks.POST("/sim/call/", s.authenticate, s.throttleKey, s.handle(s.simulatedCall))
 }
 
 const principalKey = "callsign.principal"

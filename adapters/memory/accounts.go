@@ -120,6 +120,7 @@ func (s *Store) deleteOwned(gone func(accountID, identityID string) bool) {
 	deleteWhere(p.sms, func(r *core.SMSMessage) bool { return gone(r.AccountID, r.IdentityID) })
 	deleteWhere(p.conversations, func(r *core.Conversation) bool { return gone(r.AccountID, r.IdentityID) })
 	deleteWhere(p.voice, func(r *core.VoiceAgent) bool { return gone(r.AccountID, r.IdentityID) })
+	deleteWhere(p.calls, func(r *core.Call) bool { return gone(r.AccountID, r.IdentityID) })
 	deleteWhere(s.sourceRows(), func(r *sourceRow) bool { return gone(r.Source.AccountID, r.Source.IdentityID) })
 	deleteWhere(s.authTables().grants, func(g *core.DeviceGrant) bool { return g.AccountID != "" && gone(g.AccountID, g.IdentityID) })
 	deleteWhere(s.trustTables().suppressions, func(r *core.Suppression) bool { return gone(r.AccountID, r.IdentityID) })

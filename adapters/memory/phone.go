@@ -15,12 +15,14 @@ type phoneTables struct {
 	sms           map[int64]*core.SMSMessage
 	conversations map[string]*core.Conversation // by conversation id
 	voice         map[string]*core.VoiceAgent   // by identity
+	calls         map[int64]*core.Call
 }
 
 func (s *Store) phoneTables() *phoneTables {
 	if s.phone.phones == nil {
 		s.phone = phoneTables{phones: map[int64]*core.PhoneNumber{}, sms: map[int64]*core.SMSMessage{},
-			conversations: map[string]*core.Conversation{}, voice: map[string]*core.VoiceAgent{}}
+			conversations: map[string]*core.Conversation{}, voice: map[string]*core.VoiceAgent{},
+			calls: map[int64]*core.Call{}}
 	}
 	return &s.phone
 }

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
@@ -72,10 +73,17 @@ type Sim struct {
 	// Serves reports whether a number is one of this service's, whose
 	// texts Inbound delivers. nil counts every simulated number as ours.
 	Serves func(ctx context.Context, number string) bool
+	// Report receives the delivery report of every text the simulator
+	// accepted ("delivered"), as Twilio's status callback would, in its own
+	// goroutine with a background context. It answers whether the text
+	// was known: the sender records a text's sid only once SendSMS has
+	// answered, so an unknown one is reported again, a few times over
+	// about reportPatience, then dropped. nil sends no reports.
+	Report func(ctx context.Context, sid string, status core.SMSStatus) (known bool)
 
 	mu       sync.Mutex
 	idle     sync.Cond // broadcast when inFlight drops to zero
-	inFlight int       // Inbound calls under way
+	inFlight int       // Inbound and Report calls under way
 	// taken holds the numbers handed out; they are not reused while the
 	// process lives, as a carrier rests a released number.
 	taken map[string]bool
@@ -146,26 +154,26 @@ func (s *Sim) Held() map[string]string {
 	return maps.Clone(s.held)
 }
 
-// SendSMS implements ports.Telephony. A message to a number of this
-// service is delivered to Inbound and reported delivered; any other is
-// recorded as sent and goes no further (no phone answers in the fictional
-// ranges, and the simulator reaches no real one).
+// SendSMS implements ports.Telephony. Every message is taken as sent and
+// then reported delivered (Report); a message to a number of this service
+// is also delivered to Inbound, and any other goes no further (no phone
+// answers in the fictional ranges, and the simulator reaches no real one).
 func (s *Sim) SendSMS(ctx context.Context, req ports.SendSMS) (ports.SentSMS, error) {
 	if !core.IsE164(req.To) {
 		return ports.SentSMS{}, core.Invalid(core.NonFieldErrors, "The 'To' number %s is not a valid phone number.", req.To)
 	}
 	m := Message{SID: newSID("SM"), From: req.From, To: req.To, Body: req.Body, Status: core.SMSSent}
 	local := IsSimulated(req.To) && (s.Serves == nil || s.Serves(ctx, req.To))
-	if local {
-		m.Status = core.SMSDelivered
-	}
 	s.mu.Lock()
 	s.sent = append(s.sent, m)
 	if len(s.sent) > keepSent {
 		s.sent = slices.Delete(s.sent, 0, len(s.sent)-keepSent)
 	}
-	deliver := local && s.Inbound != nil
+	deliver, report := local && s.Inbound != nil, s.Report != nil
 	if deliver {
+		s.inFlight++
+	}
+	if report {
 		s.inFlight++
 	}
 	s.mu.Unlock()
@@ -178,7 +186,28 @@ func (s *Sim) SendSMS(ctx context.Context, req ports.SendSMS) (ports.SentSMS, er
 			s.Inbound(context.Background(), m.From, m.To, m.Body, inboundSID)
 		}()
 	}
+	if report {
+		go func() {
+			defer s.delivered()
+			s.reportDelivered(m.SID)
+		}()
+	}
 	return ports.SentSMS{SID: m.SID, Status: m.Status}, nil
+}
+
+// reportPatience is about how long a report waits for its text to be known.
+const reportPatience = 10 * time.Second
+
+// reportDelivered tells Report that a text was delivered, again after
+// 10 ms, 20 ms, … while the text is not known yet, for about
+// reportPatience in all.
+func (s *Sim) reportDelivered(sid string) {
+	for wait := 10 * time.Millisecond; ; wait *= 2 {
+		if s.Report(context.Background(), sid, core.SMSDelivered) || wait > reportPatience/2 {
+			return
+		}
+		time.Sleep(wait)
+	}
 }
 
 func (s *Sim) delivered() {
@@ -189,8 +218,8 @@ func (s *Sim) delivered() {
 	}
 }
 
-// Wait returns once no Inbound call is under way, including calls started
-// by deliveries it waited for, so that tests can look at the outcome and
+// Wait returns once no Inbound or Report call is under way, including
+// calls started by deliveries it waited for, so that tests can look at the outcome and
 // shutdown can close what Inbound writes to.
 func (s *Sim) Wait() {
 	s.mu.Lock()
@@ -207,8 +236,9 @@ func (s *Sim) Sent() []Message {
 	return slices.Clone(s.sent)
 }
 
-// SetVoiceURL implements ports.Telephony: the simulator places no calls.
-func (s *Sim) SetVoiceURL(_ context.Context, sid, _, _ string) error {
+// PointCalls implements ports.Telephony: the simulator's calls are placed
+// through the service itself (POST /webhooks/sim/call/).
+func (s *Sim) PointCalls(_ context.Context, sid string, _ ports.VoiceWebhooks) error {
 	return checkSID(sid)
 }
 

@@ -134,8 +134,8 @@ func TestLocalDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sent.Status != core.SMSDelivered || !messageSID.MatchString(sent.SID) {
-		t.Errorf("SendSMS = %+v, want delivered with an SM sid", sent)
+	if sent.Status != core.SMSSent || !messageSID.MatchString(sent.SID) {
+		t.Errorf("SendSMS = %+v, want sent with an SM sid", sent)
 	}
 	close(release)
 	s.Wait()
@@ -150,7 +150,7 @@ func TestLocalDelivery(t *testing.T) {
 	if ctxErr != nil {
 		t.Errorf("Inbound's context was ended by the sender's: %v", ctxErr)
 	}
-	if rec := s.Sent(); len(rec) != 1 || rec[0] != (Message{sent.SID, a.Number, b.Number, "hello, b", core.SMSDelivered}) {
+	if rec := s.Sent(); len(rec) != 1 || rec[0] != (Message{sent.SID, a.Number, b.Number, "hello, b", core.SMSSent}) {
 		t.Errorf("Sent() = %+v", rec)
 	}
 }
@@ -191,7 +191,7 @@ func TestStrangerInTheFictionalRange(t *testing.T) {
 		t.Fatalf("to a stranger: %+v, %v", stranger, err)
 	}
 	own, err := s.SendSMS(context.Background(), ports.SendSMS{From: "+14155550100", To: a.Number, Body: "to ours"})
-	if err != nil || own.Status != core.SMSDelivered {
+	if err != nil || own.Status != core.SMSSent {
 		t.Fatalf("to a number of ours: %+v, %v", own, err)
 	}
 	s.Wait()
@@ -222,12 +222,63 @@ func TestRelease(t *testing.T) {
 func TestLocalWithoutInbound(t *testing.T) {
 	s := New()
 	sent, err := s.SendSMS(context.Background(), ports.SendSMS{From: "+12125550100", To: "+12125550101", Body: "nobody listens"})
-	if err != nil || sent.Status != core.SMSDelivered {
+	if err != nil || sent.Status != core.SMSSent {
 		t.Fatalf("SendSMS = %+v, %v", sent, err)
 	}
 	s.Wait()
 	if len(s.Sent()) != 1 {
 		t.Errorf("Sent() = %+v", s.Sent())
+	}
+}
+
+// TestReportsDelivered: every text accepted, to a number of ours or to
+// anyone else, is reported delivered; a report of a text the sender has
+// not recorded yet is made again until it is known, and Wait waits for it.
+func TestReportsDelivered(t *testing.T) {
+	s := New()
+	ours := buy(t, s, "US")
+	s.Serves = func(_ context.Context, number string) bool { return number == ours.Number }
+	var mu sync.Mutex
+	known := map[string]bool{}
+	tries := map[string]int{}
+	s.Report = func(_ context.Context, sid string, status core.SMSStatus) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if status != core.SMSDelivered {
+			t.Errorf("reported %s", status)
+		}
+		tries[sid]++
+		return known[sid]
+	}
+	var sids []string
+	for _, to := range []string{ours.Number, "+14155550100", "+442079460000"} {
+		sent, err := s.SendSMS(context.Background(), ports.SendSMS{From: ours.Number, To: to, Body: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sids = append(sids, sent.SID)
+	}
+	time.Sleep(50 * time.Millisecond) // the sender records the sids a little later
+	mu.Lock()
+	for _, sid := range sids {
+		known[sid] = true
+	}
+	mu.Unlock()
+	s.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for _, sid := range sids {
+		if tries[sid] < 2 {
+			t.Errorf("%s reported %d times; an unknown text is reported again", sid, tries[sid])
+		}
+	}
+	// Once known, it is not reported again.
+	last := tries[sids[0]]
+	mu.Unlock()
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	if tries[sids[0]] != last {
+		t.Errorf("reported again after it was known")
 	}
 }
 
@@ -286,13 +337,13 @@ func TestSentIsBounded(t *testing.T) {
 func TestNumberSettings(t *testing.T) {
 	s := New()
 	sid := buy(t, s, "US").SID
-	if err := s.SetVoiceURL(context.Background(), sid, "https://agent.example/voice", "POST"); err != nil {
-		t.Errorf("SetVoiceURL: %v", err)
+	if err := s.PointCalls(context.Background(), sid, ports.VoiceWebhooks{URL: "https://cs.example/webhooks/twilio/voice/"}); err != nil {
+		t.Errorf("PointCalls: %v", err)
 	}
 	if err := s.ReleaseNumber(context.Background(), sid); err != nil {
 		t.Errorf("ReleaseNumber: %v", err)
 	}
-	invalid(t, s.SetVoiceURL(context.Background(), "", "https://agent.example/voice", "POST"), "a phone number sid is required")
+	invalid(t, s.PointCalls(context.Background(), "", ports.VoiceWebhooks{}), "a phone number sid is required")
 	invalid(t, s.ReleaseNumber(context.Background(), ""), "a phone number sid is required")
 }
 

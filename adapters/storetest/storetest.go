@@ -82,6 +82,7 @@ var cases = []testCase{
 	{"sms/status reports move forward only; a message that never left is removed", testSMSStatusAndRemoval},
 	{"sms/a new sender is recorded as a contact once", testSMSCorrespondent},
 	{"voice agents save and replace", testVoiceAgents},
+	{"calls/saved once per provider id, reports move forward only, listed in scope, simulated hang-ups", testCalls},
 	{"verifications/stored with mail and texts, listed newest first with filters", testVerifications},
 	{"device grants/create and find by either code", testDeviceGrantsCreateAndFind},
 	{"device grants/polls, one answer, one redemption", testDeviceGrantsOneAnswerOneRedemption},

@@ -5,7 +5,6 @@
 package twilio
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -123,8 +122,9 @@ func (t *Twilio) BuyNumber(ctx context.Context, req ports.BuyNumber) (ports.Boug
 		SetPhoneNumber(*found[0].PhoneNumber).
 		SetSmsUrl(req.SMSWebhookURL).
 		SetSmsMethod(http.MethodPost)
-	if req.VoiceURL != "" {
-		params.SetVoiceUrl(req.VoiceURL).SetVoiceMethod(cmp.Or(req.VoiceMethod, http.MethodPost))
+	if req.Voice.URL != "" {
+		params.SetVoiceUrl(req.Voice.URL).SetVoiceMethod(http.MethodPost).
+			SetStatusCallback(req.Voice.StatusURL).SetStatusCallbackMethod(http.MethodPost)
 	}
 	pn, err := t.api.CreateIncomingPhoneNumber(params)
 	if err != nil {
@@ -171,15 +171,14 @@ func (t *Twilio) SendSMS(ctx context.Context, req ports.SendSMS) (ports.SentSMS,
 	return ports.SentSMS{SID: deref(m.Sid), Status: status}, nil
 }
 
-// SetVoiceURL implements ports.Telephony.
-func (t *Twilio) SetVoiceURL(ctx context.Context, sid, voiceURL, method string) error {
+// PointCalls implements ports.Telephony: the number's voice URL and its
+// calls' status callback.
+func (t *Twilio) PointCalls(ctx context.Context, sid string, hooks ports.VoiceWebhooks) error {
 	if err := checkSID(ctx, sid); err != nil {
 		return err
 	}
-	params := (&twapi.UpdateIncomingPhoneNumberParams{}).SetVoiceUrl(voiceURL)
-	if method != "" {
-		params.SetVoiceMethod(method)
-	}
+	params := (&twapi.UpdateIncomingPhoneNumberParams{}).SetVoiceUrl(hooks.URL).SetVoiceMethod(http.MethodPost).
+		SetStatusCallback(hooks.StatusURL).SetStatusCallbackMethod(http.MethodPost)
 	if _, err := t.api.UpdateIncomingPhoneNumber(sid, params); err != nil {
 		return fail(err)
 	}

@@ -162,13 +162,15 @@ func TestBuyNumber(t *testing.T) {
 	}, {
 		name: "with voice",
 		req: ports.BuyNumber{CountryCode: "US", SMSWebhookURL: "https://cs.example/webhooks/twilio/sms/",
-			VoiceURL: "https://agent.example/voice", VoiceMethod: "GET"},
+			Voice: ports.VoiceWebhooks{URL: "https://cs.example/webhooks/twilio/voice/", StatusURL: "https://cs.example/webhooks/twilio/call-status/"}},
 		wantCreate: url.Values{
-			"PhoneNumber": {"+14155550142"},
-			"SmsUrl":      {"https://cs.example/webhooks/twilio/sms/"},
-			"SmsMethod":   {"POST"},
-			"VoiceUrl":    {"https://agent.example/voice"},
-			"VoiceMethod": {"GET"},
+			"PhoneNumber":          {"+14155550142"},
+			"SmsUrl":               {"https://cs.example/webhooks/twilio/sms/"},
+			"SmsMethod":            {"POST"},
+			"VoiceUrl":             {"https://cs.example/webhooks/twilio/voice/"},
+			"VoiceMethod":          {"POST"},
+			"StatusCallback":       {"https://cs.example/webhooks/twilio/call-status/"},
+			"StatusCallbackMethod": {"POST"},
 		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -365,23 +367,17 @@ func TestUnavailable(t *testing.T) {
 	})
 }
 
-func TestSetVoiceURL(t *testing.T) {
-	for _, tc := range []struct {
-		url, method string
-		want        url.Values
-	}{
-		{"https://agent.example/voice", "POST", url.Values{"VoiceUrl": {"https://agent.example/voice"}, "VoiceMethod": {"POST"}}},
-		{"", "", url.Values{"VoiceUrl": {""}}},
-	} {
-		tw := fake(t, map[string]http.HandlerFunc{
-			"POST " + account + "/IncomingPhoneNumbers/" + numberSID + ".json": func(w http.ResponseWriter, r *http.Request) {
-				params(t, r, tc.want)
-				reply(w, http.StatusOK, incomingNumber("+14155550142"))
-			},
-		})
-		if err := tw.SetVoiceURL(context.Background(), numberSID, tc.url, tc.method); err != nil {
-			t.Errorf("SetVoiceURL(%q, %q): %v", tc.url, tc.method, err)
-		}
+func TestPointCalls(t *testing.T) {
+	tw := fake(t, map[string]http.HandlerFunc{
+		"POST " + account + "/IncomingPhoneNumbers/" + numberSID + ".json": func(w http.ResponseWriter, r *http.Request) {
+			params(t, r, url.Values{"VoiceUrl": {"https://cs.example/webhooks/twilio/voice/"}, "VoiceMethod": {"POST"},
+				"StatusCallback": {"https://cs.example/webhooks/twilio/call-status/"}, "StatusCallbackMethod": {"POST"}})
+			reply(w, http.StatusOK, incomingNumber("+14155550142"))
+		},
+	})
+	hooks := ports.VoiceWebhooks{URL: "https://cs.example/webhooks/twilio/voice/", StatusURL: "https://cs.example/webhooks/twilio/call-status/"}
+	if err := tw.PointCalls(context.Background(), numberSID, hooks); err != nil {
+		t.Errorf("PointCalls: %v", err)
 	}
 }
 
@@ -392,7 +388,7 @@ func TestInputCannotReshapeThePath(t *testing.T) {
 		kind(t, err, core.KindInvalid)
 	}
 	for _, sid := range []string{"", "../Messages", "PN1/../../x", "PN1?x=1"} {
-		kind(t, tw.SetVoiceURL(context.Background(), sid, "https://agent.example/voice", "POST"), core.KindInvalid)
+		kind(t, tw.PointCalls(context.Background(), sid, ports.VoiceWebhooks{URL: "https://cs.example/webhooks/twilio/voice/"}), core.KindInvalid)
 		kind(t, tw.ReleaseNumber(context.Background(), sid), core.KindInvalid)
 	}
 }

@@ -62,7 +62,8 @@ func TestDeletes(t *testing.T) {
 		var sent apiSMS
 		r.call("POST", "/api/messages/send/", bobKey, map[string]any{"to": *ann.Phone, "body": "first"}, &sent)
 		r.call("POST", "/api/messages/send/", bobKey, map[string]any{"to": *ann.Phone, "body": "second"}, &sent)
-		r.svc.sim.Wait()
+		r.svc.sim.Wait() // delivered, and reported so
+		r.call("GET", fmt.Sprintf("/api/messages/%d/", sent.ID), bobKey, nil, &sent)
 		if sent.Status != "delivered" {
 			t.Fatalf("a text between two of our numbers: %+v", sent)
 		}

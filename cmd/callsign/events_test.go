@@ -112,14 +112,38 @@ func TestEventsFromRealActions(t *testing.T) {
 		if s, b := r.callRaw("POST", "/webhooks/sim/sms/", mgmt, map[string]any{"From": "+14155550142", "To": ev.Phone, "Body": "back"}); s/100 != 2 {
 			t.Fatalf("inbound: %d %s", s, b)
 		}
-		texts := r.eventsUntil(key, "&types=sms.*", cursor, 2)
-		if !slices.Equal(typesOf(texts), []string{"sms.sent", "sms.received"}) {
+		// The simulator reports the text delivered as Twilio would, at
+		// a moment of its own beside the inbound one.
+		texts := r.eventsUntil(key, "&types=sms.*", cursor, 3)
+		byType := map[string]apiEvent{}
+		for _, e := range texts {
+			byType[e.Type] = e
+		}
+		if len(texts) != 3 || texts[0].Type != "sms.sent" || len(byType) != 3 {
 			t.Fatalf("texts: %v", typesOf(texts))
 		}
-		if err := json.Unmarshal(texts[1].Data, &data); err != nil || data["body"] != "back" || data["direction"] != "incoming" {
-			t.Fatalf("sms.received: %s", texts[1].Data)
+		if err := json.Unmarshal(byType["sms.received"].Data, &data); err != nil || data["body"] != "back" || data["direction"] != "incoming" {
+			t.Fatalf("sms.received: %s", byType["sms.received"].Data)
 		}
-		cursor = texts[1].ID
+		if err := json.Unmarshal(byType["sms.status"].Data, &data); err != nil || data["status"] != "delivered" || data["body"] != "hi" {
+			t.Fatalf("sms.status: %s", byType["sms.status"].Data)
+		}
+		cursor = texts[2].ID
+
+		// Calls: one placed through the simulator, ended a second later.
+		var call struct{ ID int64 }
+		if s := r.call("POST", "/webhooks/sim/call/", mgmt, map[string]any{"From": "+14155550142", "To": ev.Phone}, &call); s != 201 {
+			t.Fatalf("call: %d", s)
+		}
+		calls := r.eventsUntil(key, "&types=call.*", cursor, 2)
+		if !slices.Equal(typesOf(calls), []string{"call.received", "call.completed"}) {
+			t.Fatalf("calls: %v", typesOf(calls))
+		}
+		if err := json.Unmarshal(calls[1].Data, &data); err != nil || data["status"] != "completed" || data["duration_seconds"] != 1.0 ||
+			data["id"] != float64(call.ID) {
+			t.Fatalf("call.completed: %s", calls[1].Data)
+		}
+		cursor = calls[1].ID
 
 		if s := r.call("DELETE", "/api/identities/"+ev.UUID+"/?confirm=true", mgmt, nil, nil); s != 204 {
 			t.Fatalf("delete: %d", s)

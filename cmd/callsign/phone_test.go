@@ -99,16 +99,8 @@ func TestTelephonyWithTwilio(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r, fake := startWithTwilio(t, d)
 		webhook := func(path string, form url.Values, signature string) int {
-			req, _ := http.NewRequest("POST", r.baseURL+path, strings.NewReader(form.Encode()))
-			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			req.Header.Set("X-Twilio-Signature", signature)
-			res, err := r.client.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			return res.StatusCode
+			s, _ := r.signedPost(path, form, signature)
+			return s
 		}
 		public := r.svc.cfg.BaseURL // what Twilio was told, and signs
 		n := 0
@@ -123,7 +115,7 @@ func TestTelephonyWithTwilio(t *testing.T) {
 			bought = v
 		}
 		msg := fake.Messages()[0]
-		if bought.Get("SmsUrl") != public+"/webhooks/twilio/sms/" || bought.Get("VoiceUrl") != "https://agent.example/call" || bought.Get("VoiceMethod") != "POST" {
+		if bought.Get("SmsUrl") != public+"/webhooks/twilio/sms/" || bought.Get("VoiceUrl") != public+"/webhooks/twilio/voice/" || bought.Get("VoiceMethod") != "POST" {
 			t.Fatalf("the number was set up with %v", bought)
 		}
 		if msg.Get("StatusCallback") != public+"/webhooks/twilio/status/" || msg.Get("Body") != "Your code is 123456" || msg.Get("To") != "+14155550142" {
@@ -181,4 +173,20 @@ func startWithTwilio(t *testing.T, d sqlstore.Dialect) (*running, *twiliotest.Se
 				HTTPClient: &http.Client{Timeout: 2 * time.Second}})
 		})
 	return r, fake
+}
+
+// signedPost posts a form as Twilio does, with the X-Twilio-Signature
+// given, and returns the status and body of the answer.
+func (r *running) signedPost(path string, form url.Values, signature string) (int, string) {
+	r.t.Helper()
+	req, _ := http.NewRequest("POST", r.baseURL+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Twilio-Signature", signature)
+	res, err := r.client.Do(req)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
 }

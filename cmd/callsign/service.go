@@ -140,6 +140,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 				log.Error("sms: simulated delivery failed", "err", err)
 			}
 		}
+		sim.Report = a.SMS.SimulatedReport
 	}
 	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, consoleKey: signIn.consoleKey, sim: sim, generatedKeys: generated, metrics: m}, nil
 }
@@ -398,6 +399,10 @@ func (s *service) serve(ctx context.Context) error {
 	})
 	s.drain.task("webhook deliveries", g, func() error {
 		s.app.Webhooks.RunDeliveries(gctx)
+		return nil
+	})
+	s.drain.task("simulated calls", g, func() error {
+		s.app.Calls.RunSimulatedHangUps(gctx)
 		return nil
 	})
 	s.drain.task("event retention", g, func() error {

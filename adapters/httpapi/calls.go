@@ -1,0 +1,122 @@
+package httpapi
+
+import (
+	"encoding/xml"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+)
+
+type callView struct {
+	ID              int64    `json:"id"`
+	Identity        string   `json:"identity"`
+	Phone           string   `json:"phone"`
+	Direction       string   `json:"direction"`
+	FromNumber      string   `json:"from_number"`
+	ToNumber        string   `json:"to_number"`
+	Status          string   `json:"status"`
+	StartedDT       apiTime  `json:"started_dt"`
+	EndedDT         *apiTime `json:"ended_dt"`
+	DurationSeconds *int     `json:"duration_seconds"`
+	ProviderSID     string   `json:"provider_sid"`
+}
+
+func viewCall(c core.Call) callView {
+	v := callView{ID: c.ID, Identity: c.IdentityID, Phone: c.PhoneNumber, Direction: string(c.Direction), FromNumber: c.FromNumber,
+		ToNumber: c.ToNumber, Status: string(c.Status), StartedDT: apiTime(c.StartedAt), EndedDT: optTime(&c.EndedAt),
+		ProviderSID: c.ProviderSID}
+	if c.DurationSeconds >= 0 {
+		v.DurationSeconds = &c.DurationSeconds
+	}
+	return v
+}
+
+func (s *server) listCalls(c *gin.Context) (int, any, error) {
+	q := newStrictQuery(c)
+	identity, after := q.uuid("identity"), q.time("after")
+	lq := q.list()
+	if err := q.err(); err != nil {
+		return 0, nil, err
+	}
+	list, total, err := s.app.Calls.List(c.Request.Context(), principal(c), identity, after, lq.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, listed(s, c, lq, list, total, viewCall), nil
+}
+
+func (s *server) getCall(c *gin.Context) (int, any, error) {
+	id, err := pathID(c, "id", "Call")
+	if err != nil {
+		return 0, nil, err
+	}
+	call, err := s.app.Calls.Get(c.Request.Context(), principal(c), id)
+	return http.StatusOK, viewCall(call), err
+}
+
+// callTwiML is the answer to a call: on to the voice agent, or refused.
+func callTwiML(route app.CallRoute) []byte {
+	if route.URL == "" {
+		return []byte(`<?xml version="1.0" encoding="UTF-8"?><Response><Reject/></Response>`)
+	}
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><Response><Redirect method="` + route.Method + `">`)
+	_ = xml.EscapeText(&b, []byte(route.URL)) // a strings.Builder takes every write
+	b.WriteString(`</Redirect></Response>`)
+	return []byte(b.String())
+}
+
+// voiceWebhook takes an incoming call from Twilio: the call is recorded,
+// then sent on to the identity's voice agent.
+func (s *server) voiceWebhook(c *gin.Context) {
+	in, err := s.providerWebhook(c)
+	var route app.CallRoute
+	if err == nil {
+		route, err = s.app.Calls.Receive(c.Request.Context(), app.InboundCall{SID: in.text("CallSid"), From: in.text("From"),
+			To: in.text("To"), Status: in.text("CallStatus")})
+	}
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "text/xml; charset=utf-8", callTwiML(route))
+}
+
+// callStatusWebhook takes Twilio's report on a call's progress.
+func (s *server) callStatusWebhook(c *gin.Context) (int, any, error) {
+	in, err := s.providerWebhook(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, s.app.Calls.StatusReport(c.Request.Context(), in.text("CallSid"), in.text("CallStatus"),
+		in.text("CallDuration"))
+}
+
+// simulatedCall places a call to one of the account's numbers through the
+// simulator: Duration (seconds, default 1) until it hangs up.
+func (s *server) simulatedCall(c *gin.Context) (int, any, error) {
+	in, err := readInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	seconds := int64(1)
+	if d := in.text("Duration"); d != "" {
+		if seconds, err = strconv.ParseInt(d, 10, 64); err != nil {
+			in.problems.Add("Duration", "Enter a whole number of seconds.")
+		}
+	}
+	if err := in.err(); err != nil {
+		return 0, nil, err
+	}
+	if seconds < 0 || seconds > int64(app.MaxSimulatedCall/time.Second) {
+		seconds = -1 // Simulate names the range
+	}
+	call, err := s.app.Calls.Simulate(c.Request.Context(), principal(c), in.text("From"), in.text("To"), time.Duration(seconds)*time.Second)
+	return http.StatusCreated, viewCall(call), err
+}

@@ -1,0 +1,126 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+func callTo(p core.PhoneNumber, from, sid string, at time.Time) core.Call {
+	return core.Call{AccountID: p.AccountID, IdentityID: p.IdentityID, PhoneID: p.ID, PhoneNumber: p.Number, Direction: core.Incoming,
+		FromNumber: from, ToNumber: p.Number, Status: core.CallRinging, StartedAt: at, DurationSeconds: -1, ProviderSID: sid}
+}
+
+func callIDs(cs []core.Call) []int64 {
+	out := make([]int64, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
+}
+
+func testCalls(t *testing.T, f *fixture) {
+	a := f.account()
+	ann, _ := f.identity(a.ID)
+	bob, _ := f.identity(a.ID)
+	pa, pb := f.phone(ann), f.phone(bob)
+	sid := "CA" + uuid.NewString()[:8]
+	first, created, err := f.s.SaveCall(f.ctx, callTo(pa, "+14155550100", sid, f.tick()))
+	f.must(err)
+	if !created || first.ID == 0 {
+		t.Fatalf("saved: %v %+v", created, first)
+	}
+	again, created, err := f.s.SaveCall(f.ctx, callTo(pa, "+14155550100", sid, f.tick()))
+	if err != nil || created || again.ID != first.ID || !again.StartedAt.Equal(first.StartedAt) {
+		t.Fatalf("the same SID again: %v %+v %v", created, again, err)
+	}
+	if got, err := f.s.Call(f.ctx, a.ID, first.ID); err != nil || got != first {
+		t.Fatalf("read back %+v, %v; want %+v", got, err, first)
+	}
+	other := f.account()
+	_, err = f.s.Call(f.ctx, other.ID, first.ID)
+	wantKind(t, err, core.KindNotFound)
+
+	// Reports move a call forward only; the end is recorded once.
+	report := func(status core.CallStatus, seconds int) bool {
+		found, err := f.s.ReportCall(f.ctx, core.CallReport{ProviderSID: sid, Status: status, At: f.tick(), DurationSeconds: seconds})
+		f.must(err)
+		return found
+	}
+	report(core.CallInProgress, -1)
+	ended := f.now.Add(time.Second)
+	report(core.CallDone, 42)
+	report(core.CallInProgress, -1)
+	report(core.CallBusy, -1)
+	got, _ := f.s.Call(f.ctx, a.ID, first.ID)
+	if got.Status != core.CallDone || got.DurationSeconds != 42 || !got.EndedAt.Equal(ended) {
+		t.Fatalf("after the reports: %+v", got)
+	}
+	if found, err := f.s.ReportCall(f.ctx, core.CallReport{ProviderSID: "CAnone", Status: core.CallDone, At: f.tick()}); err != nil || found {
+		t.Fatalf("an unknown call: %v %v", found, err)
+	}
+
+	// Lists: newest first, scope, started after.
+	second, _, err := f.s.SaveCall(f.ctx, callTo(pb, "+14155550101", "CA"+uuid.NewString()[:8], f.tick()))
+	f.must(err)
+	list := func(scope core.Scope, after *time.Time) []int64 {
+		t.Helper()
+		cs, total, err := f.s.Calls(f.ctx, ports.CallFilter{Scope: scope, StartedAfter: after, Page: ports.Page{Limit: 50, Count: true}})
+		f.must(err)
+		if total != len(cs) {
+			t.Fatalf("total %d for %d calls", total, len(cs))
+		}
+		return callIDs(cs)
+	}
+	if got := list(core.Scope{AccountID: a.ID}, nil); !slices.Equal(got, []int64{second.ID, first.ID}) {
+		t.Fatalf("the account's calls: %v", got)
+	}
+	if got := list(core.Scope{AccountID: a.ID, IdentityID: ann.ID}, nil); !slices.Equal(got, []int64{first.ID}) {
+		t.Fatalf("ann's calls: %v", got)
+	}
+	if got := list(core.Scope{AccountID: a.ID}, &first.StartedAt); !slices.Equal(got, []int64{second.ID}) {
+		t.Fatalf("calls after the first: %v", got)
+	}
+	if got := list(core.Scope{AccountID: other.ID}, nil); len(got) != 0 {
+		t.Fatalf("another account's calls: %v", got)
+	}
+
+	// Simulated hang-ups: due ones, then when the next is due.
+	start := f.tick()
+	soon := callTo(pa, "+14155550102", "CA"+uuid.NewString()[:8], start)
+	soon.Status, soon.HangUpAt = core.CallInProgress, start.Add(2*time.Second)
+	later := soon
+	later.ProviderSID, later.HangUpAt = "CA"+uuid.NewString()[:8], start.Add(5*time.Second)
+	soon, _, err = f.s.SaveCall(f.ctx, soon)
+	f.must(err)
+	later, _, err = f.s.SaveCall(f.ctx, later)
+	f.must(err)
+	due, next, err := f.s.SimulatedHangUps(f.ctx, start.Add(3*time.Second))
+	f.must(err)
+	if !slices.Equal(callIDs(due), []int64{soon.ID}) || !next.Equal(later.HangUpAt) || !due[0].HangUpAt.Equal(soon.HangUpAt) {
+		t.Fatalf("due %v, next %v", callIDs(due), next)
+	}
+	_, err = f.s.ReportCall(f.ctx, core.CallReport{ProviderSID: soon.ProviderSID, Status: core.CallDone, At: soon.HangUpAt, DurationSeconds: 2})
+	f.must(err)
+	due, next, err = f.s.SimulatedHangUps(f.ctx, start.Add(3*time.Second))
+	f.must(err)
+	if len(due) != 0 || !next.Equal(later.HangUpAt) {
+		t.Fatalf("after the hang-up: due %v, next %v", callIDs(due), next)
+	}
+
+	// call.received for each call stored, call.completed for each end.
+	want := []string{"call.received", "call.completed", "call.received", "call.received", "call.received", "call.completed"}
+	if got := eventTypes(f.events(core.Scope{AccountID: a.ID}, 0, "call.*")); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+
+	// Calls go with their identity.
+	f.must(f.s.DeleteIdentity(f.ctx, a.ID, bob.ID))
+	_, err = f.s.Call(f.ctx, a.ID, second.ID)
+	wantKind(t, err, core.KindNotFound)
+}
