@@ -70,7 +70,7 @@ func (downTel) BuyNumber(context.Context, ports.BuyNumber) (ports.BoughtNumber, 
 func (downTel) SendSMS(context.Context, ports.SendSMS) (ports.SentSMS, error) {
 	return ports.SentSMS{}, core.Unavailable("The provider did not answer in time.")
 }
-func (downTel) SetVoiceURL(context.Context, string, string, string) error {
+func (downTel) PointCalls(context.Context, string, ports.VoiceWebhooks) error {
 	return core.Unavailable("The provider did not answer in time.")
 }
 
