@@ -22,6 +22,10 @@ type Events struct {
 	mu      sync.Mutex
 	changed chan struct{}
 	watch   sync.Once
+
+	// feeds are the accounts' live feeds on this instance (eventfeed.go).
+	feedsMu sync.Mutex
+	feeds   map[string]*eventFeed
 }
 
 // MaxEventWait bounds a long poll.

@@ -13,6 +13,9 @@ import (
 type EventStore interface {
 	// Events lists the events f keeps, oldest first, at most f.Limit.
 	Events(ctx context.Context, f core.EventFilter) ([]core.Event, error)
+	// LatestEvent is the sequence number of the account's newest committed
+	// event (0 when it has none): where a live reader starts.
+	LatestEvent(ctx context.Context, accountID string) (int64, error)
 	// EventsPrunedThrough is the highest sequence number of the account's
 	// events deleted by PruneEvents (0 when none was): a cursor below it
 	// has lost events.

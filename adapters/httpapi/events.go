@@ -149,15 +149,17 @@ func (s *server) listEvents(c *gin.Context) (int, any, error) {
 
 // The stream's timing: a comment line when nothing was sent for
 // streamHeartbeat, and a reader that takes longer than streamWriteTimeout
-// to accept what was written is cut off (nothing queues for it: the stream
-// reads the log only when its last write went through).
+// to accept what was written is cut off, as is one that falls
+// app.SubscriberBuffer events behind its account's feed.
 const (
 	streamHeartbeat    = 15 * time.Second
 	streamWriteTimeout = 10 * time.Second
 )
 
 // streamEvents serves the log as Server-Sent Events: what follows the
-// cursor (Last-Event-ID, else after), then each event as it is committed.
+// cursor (Last-Event-ID, else after), read from the log page by page, then
+// each event as it is committed, from the account's feed (app.Subscribe),
+// which reads the log once for all of the account's streams.
 func (s *server) streamEvents(c *gin.Context) {
 	q := newStrictQuery(c)
 	eq := s.eventQuery(c, q)
@@ -173,7 +175,6 @@ func (s *server) streamEvents(c *gin.Context) {
 		return
 	}
 	ctx, p := c.Request.Context(), principal(c)
-	changed := s.app.Events.Changed()
 	events, err := s.app.Events.Page(ctx, p, eq)
 	if err != nil {
 		s.fail(c, err)
@@ -197,40 +198,78 @@ func (s *server) streamEvents(c *gin.Context) {
 	}
 	heartbeat := time.NewTimer(streamHeartbeat)
 	defer heartbeat.Stop()
+	var feed *app.Subscription
+	defer func() {
+		if feed != nil {
+			feed.Close()
+		}
+	}()
+	after := int64(-1) // the last event sent (or the cursor): the feed may repeat what the log's pages gave
+	if eq.After != nil {
+		after = *eq.After
+	}
 	var buf []byte
+	full := len(events) == eq.Limit // a page of the log, with perhaps more behind it
 	for {
-		if len(events) > 0 {
-			buf = buf[:0]
-			for _, e := range events {
-				data, _ := EventJSON(e)
-				buf = fmt.Appendf(buf, "id: %s\nevent: %s\ndata: %s\n\n", e.ID(), e.Type, data)
+		buf = buf[:0]
+		for _, e := range events {
+			if e.Seq <= after {
+				continue
 			}
+			data, _ := EventJSON(e)
+			buf = fmt.Appendf(buf, "id: %s\nevent: %s\ndata: %s\n\n", e.ID(), e.Type, data)
+			after = e.Seq
+		}
+		if len(buf) > 0 {
 			if !write(buf) {
 				return
 			}
-			last := events[len(events)-1].Seq
-			eq.After = &last
 			heartbeat.Reset(streamHeartbeat)
 		}
-		if len(events) < eq.Limit {
-			select {
-			case <-changed:
-			case <-heartbeat.C:
-				if !write([]byte(": heartbeat\n\n")) {
+		if feed == nil || full {
+			if !full {
+				// Caught up with the log: join the feed, then read the log
+				// once more for what was committed in between (the feed
+				// starts at the newest event committed when it was joined).
+				if feed, err = s.app.Events.Subscribe(ctx, p, eq); err != nil {
+					if ctx.Err() == nil {
+						s.log.Error("event stream: joining the feed failed", "err", err)
+					}
 					return
 				}
-				heartbeat.Reset(streamHeartbeat)
-			case <-ctx.Done():
-				return
-			case <-s.closing:
+			}
+			if after > -1 {
+				eq.After = &after
+			}
+			if events, err = s.app.Events.Page(ctx, p, eq); err != nil {
+				if ctx.Err() == nil && core.KindOf(err) != core.KindGone {
+					s.log.Error("event stream: reading the log failed", "err", err)
+				}
 				return
 			}
+			full = len(events) == eq.Limit
+			continue
 		}
-		changed = s.app.Events.Changed()
-		if events, err = s.app.Events.Page(ctx, p, eq); err != nil {
-			if ctx.Err() == nil && core.KindOf(err) != core.KindGone {
-				s.log.Error("event stream: reading the log failed", "err", err)
+		select {
+		case e, ok := <-feed.Events:
+			if !ok {
+				return // too far behind, or the feed failed: the reader resumes from its last id
 			}
+			events = append(events[:0], e)
+			for len(events) < eq.Limit && len(feed.Events) > 0 {
+				if e, ok = <-feed.Events; !ok {
+					break
+				}
+				events = append(events, e)
+			}
+		case <-heartbeat.C:
+			if !write([]byte(": heartbeat\n\n")) {
+				return
+			}
+			heartbeat.Reset(streamHeartbeat)
+		case <-ctx.Done():
+			return
+		case <-s.closing:
 			return
 		}
 	}

@@ -74,6 +74,17 @@ func (s *Store) Events(_ context.Context, f core.EventFilter) ([]core.Event, err
 	return out, nil
 }
 
+func (s *Store) LatestEvent(_ context.Context, accountID string) (int64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.accounts[accountID]; !ok {
+		return 0, core.NotFound("Account not found.")
+	}
+	return s.eventTables().seq[accountID], nil
+}
+
 func (s *Store) EventsPrunedThrough(_ context.Context, accountID string) (int64, error) {
 	if err := s.lock(); err != nil {
 		return 0, err

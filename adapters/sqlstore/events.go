@@ -226,6 +226,15 @@ func (db *DB) Events(ctx context.Context, f core.EventFilter) ([]core.Event, err
 	return toCore(rows), err
 }
 
+// LatestEvent implements ports.EventStore: event_seq moves only under the
+// account's row lock, in the transaction that writes the events, so what
+// a reader sees of it is the newest committed event.
+func (db *DB) LatestEvent(ctx context.Context, accountID string) (int64, error) {
+	var n int64
+	err := db.get(ctx, &n, db.q(`SELECT event_seq FROM accounts WHERE id = ?`), accountID)
+	return n, notFound(err, "Account")
+}
+
 // EventsPrunedThrough implements ports.EventStore.
 func (db *DB) EventsPrunedThrough(ctx context.Context, accountID string) (int64, error) {
 	var n int64
