@@ -181,7 +181,7 @@ func New(deps Deps) *App {
 		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, lease: deps.OutboxLease, postmaster: deps.Postmaster,
 		wake: make(chan struct{}, 1), verified: verified}
 	phone := &Phone{base: b, store: store, gate: g, identities: identities, numbers: numbers, telephony: deps.Telephony}
-	events := &Events{base: b, store: store, retention: deps.EventRetention, changed: make(chan struct{})}
+	events := &Events{base: b, store: store, retention: deps.EventRetention, render: deps.EventJSON, changed: make(chan struct{})}
 	sources := &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, destinations: deps.Destinations, changed: make(chan struct{}, 1)}
 	// What goes with deleted mailboxes: their addresses from the cache of
 	// recipients, and their IMAP sources' workers, at once.
@@ -190,7 +190,6 @@ func New(deps Deps) *App {
 		mail.recipients.forgetIdentity(ident.ID)
 		sources.nudge()
 	}
-
 	return &App{
 		Accounts:     accounts,
 		Auth:         auth,

@@ -18,14 +18,21 @@ import (
 // its last event id).
 const SubscriberBuffer = 256
 
+// LiveEvent is an event as a feed hands it out, with its JSON as the API
+// shows it (Ports.EventJSON), rendered once for every subscriber.
+type LiveEvent struct {
+	core.Event
+	JSON []byte
+}
+
 // Subscription is one live reader's share of its account's feed.
 type Subscription struct {
 	// Events carries the events the reader's filter keeps, oldest first,
 	// from the account's head when it subscribed on. It is closed when the
 	// subscriber is dropped: it fell SubscriberBuffer events behind, or the
 	// feed could not read the log.
-	Events <-chan core.Event
-	events chan core.Event
+	Events <-chan LiveEvent
+	events chan LiveEvent
 	filter core.EventFilter
 	feed   *eventFeed
 }
@@ -63,7 +70,7 @@ func (s *Events) Subscribe(ctx context.Context, p core.Principal, q EventQuery) 
 			stop: make(chan struct{})}
 		s.feeds[p.AccountID] = f
 	}
-	sub := &Subscription{events: make(chan core.Event, SubscriberBuffer), feed: f,
+	sub := &Subscription{events: make(chan LiveEvent, SubscriberBuffer), feed: f,
 		filter: core.EventFilter{Scope: p.Scope(q.Identity), Types: q.Types}}
 	sub.Events = sub.events
 	f.mu.Lock()
@@ -147,12 +154,20 @@ func (f *eventFeed) hand(batch []core.Event) {
 	if len(batch) == 0 {
 		return
 	}
+	live := make([]LiveEvent, len(batch))
+	for i, e := range batch {
+		live[i].Event = e
+		var err error
+		if live[i].JSON, err = f.events.render(e); err != nil {
+			f.events.log.Error("event feed: rendering an event failed", "event", e.ID(), "err", err)
+		}
+	}
 	var slow []*Subscription
 	f.mu.Lock()
 	f.last = batch[len(batch)-1].Seq
 	for sub := range f.subs {
-		for _, e := range batch {
-			if !sub.filter.Keeps(e) {
+		for _, e := range live {
+			if !sub.filter.Keeps(e.Event) {
 				continue
 			}
 			select {

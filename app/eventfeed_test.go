@@ -10,9 +10,9 @@ import (
 )
 
 // receive takes the next n events a subscription is given.
-func receive(t *testing.T, sub *app.Subscription, n int) []core.Event {
+func receive(t *testing.T, sub *app.Subscription, n int) []app.LiveEvent {
 	t.Helper()
-	var got []core.Event
+	var got []app.LiveEvent
 	for len(got) < n {
 		select {
 		case e, ok := <-sub.Events:

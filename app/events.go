@@ -16,6 +16,7 @@ type Events struct {
 	base
 	store     ports.EventStore
 	retention time.Duration
+	render    func(core.Event) ([]byte, error) // an event's JSON, for live readers
 
 	// changed is closed, and replaced, whenever the store says events were
 	// committed (watch starts the goroutine that listens, once).

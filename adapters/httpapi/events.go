@@ -175,7 +175,7 @@ func (s *server) streamEvents(c *gin.Context) {
 		return
 	}
 	ctx, p := c.Request.Context(), principal(c)
-	events, err := s.app.Events.Page(ctx, p, eq)
+	page, err := s.app.Events.Page(ctx, p, eq)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -209,6 +209,9 @@ func (s *server) streamEvents(c *gin.Context) {
 		after = *eq.After
 	}
 	var buf []byte
+	// events are what to send next: a page of the log (rendered here) or
+	// what the feed handed over (rendered once for every stream).
+	events := liveEvents(nil, page)
 	full := len(events) == eq.Limit // a page of the log, with perhaps more behind it
 	for {
 		buf = buf[:0]
@@ -216,8 +219,10 @@ func (s *server) streamEvents(c *gin.Context) {
 			if e.Seq <= after {
 				continue
 			}
-			data, _ := EventJSON(e)
-			buf = fmt.Appendf(buf, "id: %s\nevent: %s\ndata: %s\n\n", e.ID(), e.Type, data)
+			if e.JSON == nil {
+				e.JSON, _ = EventJSON(e.Event)
+			}
+			buf = fmt.Appendf(buf, "id: %s\nevent: %s\ndata: %s\n\n", e.ID(), e.Type, e.JSON)
 			after = e.Seq
 		}
 		if len(buf) > 0 {
@@ -241,12 +246,13 @@ func (s *server) streamEvents(c *gin.Context) {
 			if after > -1 {
 				eq.After = &after
 			}
-			if events, err = s.app.Events.Page(ctx, p, eq); err != nil {
+			if page, err = s.app.Events.Page(ctx, p, eq); err != nil {
 				if ctx.Err() == nil && core.KindOf(err) != core.KindGone {
 					s.log.Error("event stream: reading the log failed", "err", err)
 				}
 				return
 			}
+			events = liveEvents(events, page)
 			full = len(events) == eq.Limit
 			continue
 		}
@@ -273,4 +279,14 @@ func (s *server) streamEvents(c *gin.Context) {
 			return
 		}
 	}
+}
+
+// liveEvents is a page of the log in buf's room, each event's JSON left for
+// the stream to render.
+func liveEvents(buf []app.LiveEvent, page []core.Event) []app.LiveEvent {
+	buf = buf[:0]
+	for _, e := range page {
+		buf = append(buf, app.LiveEvent{Event: e})
+	}
+	return buf
 }

@@ -172,7 +172,7 @@ func TestEventStreamResumesAndFollows(t *testing.T) {
 		t.Fatalf("second: %s", id)
 	}
 	h.receive("one@agents.test", mailFrom("alice@example.org", "ev-3@example.org", "Live", "x"))
-	if id, typ, data := s.next(); id != "5" || typ != "email.received" || !strings.Contains(data, `"subject":"Live"`) {
+	if id, typ, data := s.next(); id != "5" || typ != "email.received" || !strings.Contains(data, `"subject":"Live"`) || !strings.HasPrefix(data, `{"id":"5","type":"email.received"`) {
 		t.Fatalf("live: %s %s %s", id, typ, data)
 	}
 	// Last-Event-ID wins over after, and the identity key sees its own only.

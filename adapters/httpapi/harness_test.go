@@ -74,7 +74,7 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 		Ports: app.Ports{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, Telephony: h.sim,
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay,
 			Resolver: h.dns, MailAuth: mailauth.NewAuthenticator(h.dns, "mx.api.test"), Signer: mailauth.NewSigner(), OTP: totp.Generator{},
-			Destinations: egress.New(core.DestinationPolicy{}, h.dns)},
+			Destinations: egress.New(core.DestinationPolicy{}, h.dns), EventJSON: EventJSON},
 		Settings: app.Settings{MailDomains: []string{"agents.test", "bots.test"}, PublicURL: "http://api.test", MaxMessageBytes: 1 << 20,
 			Retry:  app.RetryPolicy{First: time.Millisecond, Max: time.Millisecond, GiveUpAfter: time.Hour},
 			Domain: core.DomainSettings{MXHost: "mx.api.test"}}}
