@@ -30,9 +30,6 @@ type HTTPOptions struct {
 	// SessionsPerKey bounds one key's open sessions (default 16); a new
 	// one closes the key's oldest.
 	SessionsPerKey int
-	// Recheck is how often waits look for mail other instances stored
-	// (default 10 s); SMSInterval how often they look for texts (2 s).
-	Recheck, SMSInterval time.Duration
 }
 
 // HTTP serves the streamable HTTP transport. It sits behind the REST
@@ -40,7 +37,8 @@ type HTTPOptions struct {
 // each session's tools call that API in-process with the session's key.
 type HTTP struct {
 	api      *http.Client // the REST API, in-process
-	mail     *app.Mail
+	events   *app.Events  // the sessions' signals (EventSignals)
+	auth     *app.Auth    // the principal of a session's key
 	opts     HTTPOptions
 	handler  http.Handler
 	sdk      *mcp.StreamableHTTPHandler
@@ -62,13 +60,7 @@ func NewHTTP(api http.Handler, a *app.App, opts HTTPOptions) *HTTP {
 	if opts.SessionsPerKey <= 0 {
 		opts.SessionsPerKey = 16
 	}
-	if opts.Recheck <= 0 {
-		opts.Recheck = 10 * time.Second
-	}
-	if opts.SMSInterval <= 0 {
-		opts.SMSInterval = 2 * time.Second
-	}
-	h := &HTTP{api: &http.Client{Transport: client.InProcess(api)}, mail: a.Mail, opts: opts,
+	h := &HTTP{api: &http.Client{Transport: client.InProcess(api)}, events: a.Events, auth: a.Auth, opts: opts,
 		versions: mcp.NewServer(&mcp.Implementation{Name: "callsign", Version: opts.Version}, nil), byKey: map[string][]*mcp.ServerSession{}}
 	h.sdk = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s, ok := r.Context().Value(serverKey{}).(*mcp.Server); ok {
@@ -119,14 +111,18 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // open builds the server of a new session: a client with the request's
-// key, in-process, and this instance's change feed.
+// key, in-process, and the key's event feed.
 func (h *HTTP) open(ctx context.Context, key string) (*mcp.Server, error) {
 	api := client.New(h.opts.BaseURL, key, h.api)
 	who, err := api.Whoami(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return New(api, who, AppSignals{Feed: h.mail, Recheck: h.opts.Recheck, SMSInterval: h.opts.SMSInterval}, h.opts.Options), nil
+	p, err := h.auth.Authenticate(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return New(api, who, EventSignals{Events: h.events, Key: p}, h.opts.Options), nil
 }
 
 // track keeps a key's sessions, closing the oldest past the bound, and
