@@ -185,7 +185,15 @@ func (f *eventFeed) hand(batch []core.Event) {
 	}
 }
 
+// dropAll ends a feed that cannot read the log: it leaves the map first,
+// so a stream joining meanwhile starts a feed of its own rather than join
+// one that reads no more.
 func (f *eventFeed) dropAll() {
+	f.events.feedsMu.Lock()
+	if f.events.feeds[f.accountID] == f {
+		delete(f.events.feeds, f.accountID)
+	}
+	f.events.feedsMu.Unlock()
 	f.mu.Lock()
 	subs := make([]*Subscription, 0, len(f.subs))
 	for sub := range f.subs {
