@@ -69,6 +69,11 @@ func TestWrongMethodsAre405WithAllow(t *testing.T) {
 	if res := h.do("POST", "/api/identities", map[string]any{}, mgmt); res.Status != 307 || res.Header.Get("Location") != "/api/identities/" {
 		t.Errorf("missing slash on POST: %d %q", res.Status, res.Header.Get("Location"))
 	}
+	// The path as sent, still escaped: a decoded NUL or CR/LF in Location
+	// makes the answer one no client reads.
+	if res := h.do("GET", "/api/email/a%00%0d%0ab", nil, mgmt); res.Status != 301 || res.Header.Get("Location") != "/api/email/a%00%0d%0ab/" {
+		t.Errorf("missing slash after escaped control bytes: %d %q", res.Status, res.Header.Get("Location"))
+	}
 	for _, p := range []string{"/api/nothing-here/", "/api/email/1/nothing/", "/api/identities//"} {
 		h.do("GET", p, nil, mgmt).want(t, 404)
 	}

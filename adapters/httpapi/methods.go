@@ -112,7 +112,8 @@ func (s *server) noRoute(c *gin.Context) {
 				s.methodNotAllowed(c, e)
 				return
 			}
-			target := path + "/"
+			// Escaped as sent: the decoded path may hold bytes no header may.
+			target := c.Request.URL.EscapedPath() + "/"
 			if c.Request.URL.RawQuery != "" {
 				target += "?" + c.Request.URL.RawQuery
 			}
