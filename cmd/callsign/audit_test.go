@@ -39,6 +39,7 @@ type auditFixture struct {
 	otherMgmt, otherDraft     string
 	otherMessage, otherSMS    int64
 	otherContact, otherIdent2 string
+	call, otherCall           int64
 }
 
 func newAuditFixture(t *testing.T, d sqlstore.Dialect) *auditFixture {
@@ -81,6 +82,14 @@ func newAuditFixture(t *testing.T, d sqlstore.Dialect) *auditFixture {
 		return inbound.Count == 1 && foreignInbound.Count == 1
 	})
 	f.question, f.otherMessage = inbound.Results[0].ID, foreignInbound.Results[0].ID
+	call := func(key, to string) int64 {
+		var c struct{ ID int64 }
+		if s, b := r.callRaw("POST", "/webhooks/sim/call/", key, map[string]any{"From": "+14155550101", "To": to, "Duration": "0"}); s != 201 || json.Unmarshal(b, &c) != nil {
+			t.Fatalf("simulated call: %d %s", s, b)
+		}
+		return c.ID
+	}
+	f.call, f.otherCall = call(f.mgmt, ident.Phone), call(f.otherMgmt, foreign.Phone)
 	var obj struct {
 		UUID string
 		ID   string
@@ -147,7 +156,8 @@ func TestAuditHostileQueries(t *testing.T) {
 			for _, v := range hostileValues {
 				for _, path := range []string{"/api/messages/?q=", "/api/contacts/?q=", "/api/email-inbox/?q=", "/api/email-messages/?q=",
 					"/api/email-drafts/?awaiting_approval=", "/api/email-drafts/?identity=", "/api/messages/?identity=" + f.ident + "&q=",
-					"/api/contacts/?limit=5&offset=1&q=", "/api/email-drafts/?limit="} {
+					"/api/contacts/?limit=5&offset=1&q=", "/api/email-drafts/?limit=", "/api/calls/?after=", "/api/calls/?identity=",
+					"/api/calls/?limit=2&after=", "/api/calls/"} {
 					s, b := f.r.rawCall("GET", path+url.QueryEscape(v), key, "", "")
 					probes++
 					checkAnswer(t, fmt.Sprintf("GET %s%q", path, v), s, b)
@@ -186,6 +196,7 @@ func TestAuditHostileBodies(t *testing.T) {
 			{"PATCH", fmt.Sprintf("/api/auth/keys/identity/%d/", f.drafterID), f.mgmt, []string{"can_send", "can_provision", "name"}},
 			{"POST", "/api/auth/keys/identity/", f.mgmt, []string{"can_send", "identity"}},
 			{"POST", "/api/messages/send/", f.sender, []string{"to", "body"}},
+			{"POST", "/webhooks/sim/call/", f.mgmt, []string{"From", "To", "Duration"}},
 		}
 		base := `"to_email":"dave@example.org","content":"x","identity":"` + f.ident + `","to":"+14155550100","body":"x"`
 		for _, rt := range routes {
@@ -285,6 +296,27 @@ func TestAuditFences(t *testing.T) {
 					t.Errorf("a contact of another identity found")
 				}
 			}
+		}
+		// Calls: another identity's or account's are 404 and not listed.
+		for _, c := range []struct {
+			key  string
+			call int64
+		}{{neighbourKey, f.call}, {f.otherMgmt, f.call}, {f.sender, f.otherCall}, {f.mgmt, f.otherCall}} {
+			if s := r.call("GET", fmt.Sprintf("/api/calls/%d/", c.call), c.key, nil, nil); s != 404 {
+				t.Errorf("another's call: %d", s)
+			}
+			var calls []struct{ ID int64 }
+			for _, q := range []string{"", "?identity=" + f.ident, "?identity=" + f.otherIdent2} {
+				r.call("GET", "/api/calls/"+q, c.key, nil, &calls)
+				for _, listed := range calls {
+					if listed.ID == c.call {
+						t.Errorf("another's call listed (%s)", q)
+					}
+				}
+			}
+		}
+		if s := r.call("GET", fmt.Sprintf("/api/calls/%d/", f.call), f.drafter, nil, nil); s != 200 {
+			t.Errorf("the identity's own call: %d", s)
 		}
 		r.call("GET", "/api/messages/?q=code&identity="+f.otherIdent2, f.mgmt, nil, &hits)
 		if len(hits) != 0 {
