@@ -15,6 +15,16 @@ type Accounts struct {
 	store  ports.AccountStore
 	auth   *Auth // mints an account's first management key
 	hasher ports.PasswordHasher
+	gate   gate // counts usage against the quotas
+}
+
+// Quotas shows what the account uses of each quota, and the quotas (a
+// quota absent from Limits is unlimited). vault_items is the identity
+// key's identity's count, or for a management key the highest of any
+// identity's: the one nearest the per-identity limit.
+func (s *Accounts) Quotas(ctx context.Context, p core.Principal) (core.Usage, core.Limits, error) {
+	used, err := s.gate.usageOf(ctx, p.AccountID, p.IdentityID)
+	return used, s.gate.limits, err
 }
 
 // Bootstrap is a new account with its first management key.

@@ -104,6 +104,9 @@ type Settings struct {
 	// EventRetention is how long events are kept (CALLSIGN_EVENT_RETENTION);
 	// zero means core.EventRetention.
 	EventRetention time.Duration
+	// Quotas are the limits per account (CALLSIGN_QUOTA_*); none means
+	// unlimited.
+	Quotas core.Limits
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -162,7 +165,7 @@ func New(deps Deps) *App {
 	}
 	b := base{clock: deps.Clock, ids: deps.IDs, random: deps.Random, log: deps.Log, observer: deps.Observer}
 	store := deps.Store
-	g := gate{accounts: store}
+	g := gate{accounts: store, usage: store, clock: deps.Clock, limits: deps.Quotas}
 
 	numbers := &numbers{base: b, store: store, telephony: deps.Telephony, publicURL: deps.PublicURL}
 	domains := &Domains{base: b, store: store, gate: g, resolver: deps.Resolver, names: deps.MailAuth,
@@ -170,7 +173,7 @@ func New(deps Deps) *App {
 	identities := &Identities{base: b, store: store, gate: g, numbers: numbers, domains: domains, mailDomains: deps.MailDomains}
 	auth := &Auth{base: b, keys: store, accounts: store, identities: identities,
 		hasher: deps.Hasher, tokens: deps.Tokens, families: store, external: deps.ExternalSignIn}
-	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher}
+	accounts := &Accounts{base: b, store: store, auth: auth, hasher: deps.Hasher, gate: g}
 	suppressions := &Suppressions{store: store}
 	verified := &changeFeed[string]{}
 	rules := &Rules{base: b, store: store, identities: identities}
@@ -195,7 +198,7 @@ func New(deps Deps) *App {
 		Auth:         auth,
 		Identities:   identities,
 		Health:       &Health{base: b, store: store},
-		Vault:        &Vault{base: b, store: store, identities: identities, cipher: deps.Cipher, auth: auth, otp: deps.OTP},
+		Vault:        &Vault{base: b, store: store, identities: identities, gate: g, cipher: deps.Cipher, auth: auth, otp: deps.OTP},
 		Contacts:     &Contacts{base: b, store: store, identities: identities},
 		Mail:         mail,
 		Domains:      domains,

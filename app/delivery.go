@@ -71,7 +71,8 @@ func (s *Mail) route(ctx context.Context, addr string) (destination, core.Inbox,
 // domain we do not serve is Forbidden (no open relay); an unknown mailbox
 // on one of ours is NotFound; an envelope sender the inbox's identity's
 // inbound rules refuse is ErrSenderRefused (an empty sender is judged by
-// its From after DATA, in Deliver). Bounce addresses take every sender.
+// its From after DATA, in Deliver); an account at its storage quota is
+// refused (roomFor). Bounce addresses take every sender.
 func (s *Mail) ResolveRecipient(ctx context.Context, from, addr string) (core.Inbox, error) {
 	if token, ok := core.ParseBounceAddress(addr); ok {
 		return s.bounceRecipient(ctx, addr, token)
@@ -92,7 +93,14 @@ func (s *Mail) ResolveRecipient(ctx context.Context, from, addr string) (core.In
 			return core.Inbox{}, ErrSenderRefused
 		}
 	}
-	return in, nil
+	return in, s.roomFor(ctx, in)
+}
+
+// roomFor refuses new mail for an inbox whose account is at its storage
+// quota: the error names QuotaStorage, which the SMTP listener answers
+// 452 4.2.2 at RCPT, an IMAP source waits on and the outbox retries.
+func (s *Mail) roomFor(ctx context.Context, in core.Inbox) error {
+	return s.gate.allow(ctx, in.AccountID, core.ActReceiveMail)
 }
 
 // postmaster is the inbox of postmaster@ a domain that has no inbox of

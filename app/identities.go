@@ -45,6 +45,11 @@ func (s *Identities) Create(ctx context.Context, p core.Principal, in IdentityIn
 	if err := s.gate.allow(ctx, p.AccountID, core.ActCreateIdentity); err != nil {
 		return core.Identity{}, err
 	}
+	if in.ProvisionPhone {
+		if err := s.gate.allow(ctx, p.AccountID, core.ActBuyNumber); err != nil {
+			return core.Identity{}, err
+		}
+	}
 	var problems core.Problems
 	if in.Name != nil {
 		problems.Merge(core.ValidateIdentityName(*in.Name))

@@ -344,6 +344,9 @@ func (s *Mail) Upload(ctx context.Context, p core.Principal, requested, filename
 	if contentType == "" {
 		contentType = "application/octet-stream"
 	}
+	if err := s.gate.allow(ctx, p.AccountID, core.ActUpload); err != nil {
+		return core.Attachment{}, err
+	}
 	a := core.Attachment{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Filename: filename,
 		ContentType: contentType, Size: int64(len(content)), CreatedAt: s.now()}
 	return a, s.messages.SaveUpload(ctx, ports.AttachmentContent{Attachment: a, Content: content})

@@ -157,6 +157,11 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 		case err != nil:
 			deferred(rcpt, err.Error())
 		case dest == toInbox:
+			if err := s.roomFor(ctx, in); err != nil {
+				// What a remote server answers for a full mailbox: later.
+				deferred(rcpt, localDeferral(err))
+				continue
+			}
 			local, localRcpts = append(local, in), append(localRcpts, rcpt)
 		case dest == toNowhere:
 			fail(rcpt, "550 5.1.1 no such mailbox", "550 5.1.1 no such mailbox")
@@ -201,6 +206,15 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 		}
 	}
 	s.observeAttempt(log, e, outcome, lastErr, time.Since(start))
+}
+
+// localDeferral is the reason a local recipient waits: a full mailbox is
+// said as SMTP says it.
+func localDeferral(err error) string {
+	if core.QuotaOf(err) == core.QuotaStorage {
+		return "452 4.2.2 mailbox full: the recipient's account is at its storage quota"
+	}
+	return "local delivery: " + err.Error()
 }
 
 // deliverLocally stores an outgoing message in our own recipient inboxes,

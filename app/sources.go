@@ -203,10 +203,15 @@ func (s *Sources) Release(ctx context.Context, owner string) error {
 // Deliver stores a message pulled from src in its inbox through the inbound
 // path (threads, attachments, contacts as for SMTP). A message the inbox
 // already holds (by Message-ID) is not stored again, which makes a pull
-// that is repeated after a crash or a UIDVALIDITY change harmless.
+// that is repeated after a crash or a UIDVALIDITY change harmless. An
+// account at its storage quota gets nothing: the error names the quota, and
+// the worker waits without moving past the message.
 func (s *Sources) Deliver(ctx context.Context, src core.MailSource, raw []byte) error {
 	inbox, err := s.mail.inboxByID(ctx, src.InboxID)
 	if err != nil {
+		return err
+	}
+	if err := s.mail.roomFor(ctx, inbox); err != nil {
 		return err
 	}
 	_, err = s.mail.Deliver(ctx, InboundMail{Inboxes: []core.Inbox{inbox}, Raw: raw, Dedupe: true})

@@ -14,6 +14,7 @@ type Vault struct {
 	base
 	store      ports.VaultStore
 	identities *Identities // entries are made for an identity
+	gate       gate        // a new entry needs room under vault_items
 	cipher     ports.Cipher
 	auth       *Auth // a reveal checks the account's password again (reveal.go)
 	otp        ports.OneTimePasswords
@@ -120,6 +121,9 @@ func (s *Vault) CreatePassword(ctx context.Context, p core.Principal, requested 
 	now := s.now()
 	e := core.PasswordEntry{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, CreatedAt: now, UpdatedAt: now}
 	if err := applyPassword(&e, in, true); err != nil {
+		return core.PasswordEntry{}, err
+	}
+	if err := s.gate.allowFor(ctx, p.AccountID, ident.ID, core.ActStoreVaultItem); err != nil {
 		return core.PasswordEntry{}, err
 	}
 	sp, err := s.sealPassword(e)
@@ -261,6 +265,9 @@ func (s *Vault) CreateSecret(ctx context.Context, p core.Principal, requested st
 	now := s.now()
 	sec := core.Secret{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, CreatedAt: now, UpdatedAt: now}
 	if err := applySecret(&sec, in, true); err != nil {
+		return core.Secret{}, err
+	}
+	if err := s.gate.allowFor(ctx, p.AccountID, ident.ID, core.ActStoreVaultItem); err != nil {
 		return core.Secret{}, err
 	}
 	ss, err := s.sealSecret(sec)

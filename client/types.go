@@ -10,6 +10,11 @@ type Whoami struct {
 	Identity  *string `json:"identity"`
 	KeyPrefix string  `json:"key_prefix"`
 	CanSend   bool    `json:"can_send"`
+	// Usage and Quotas are the account's, by the same names (storage,
+	// identities, inboxes, phones, vault_items, sends_per_hour); a nil
+	// quota is unlimited.
+	Usage  map[string]int64  `json:"usage"`
+	Quotas map[string]*int64 `json:"quotas"`
 }
 
 // Identity is an agent persona with its inbox and phone number.

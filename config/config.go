@@ -104,6 +104,23 @@ type Config struct {
 	SMTPMaxSessions      int
 	SMTPMaxSessionsPerIP int
 	SMTPDataTimeout      time.Duration
+
+	// Quotas are the limits per account (CALLSIGN_QUOTA_*), by the names
+	// whoami shows (storage in bytes; vault_items per identity); 0 is
+	// unlimited.
+	Quotas map[string]int64
+}
+
+// QuotaDefaults are the quotas of an unset CALLSIGN_QUOTA_*: room for a
+// busy agent fleet on a shared deployment, with phone numbers (which cost
+// money) and sending (which costs the relay's reputation) held closer.
+var QuotaDefaults = []struct{ Name, Default string }{
+	{"storage", "5GiB"},
+	{"identities", "100"},
+	{"inboxes", "500"},
+	{"phones", "10"},
+	{"vault_items", "1000"},
+	{"sends_per_hour", "200"},
 }
 
 // Relay is the outbound SMTP relay of CALLSIGN_SMTP_RELAY.
@@ -188,6 +205,19 @@ func Load(getenv Getenv) (Config, error) {
 	}
 	if c.SMTPDataTimeout, err = time.ParseDuration(get("CALLSIGN_SMTP_DATA_TIMEOUT", "10m")); err != nil || c.SMTPDataTimeout <= 0 {
 		return fail("CALLSIGN_SMTP_DATA_TIMEOUT", "want a positive duration such as 10m")
+	}
+	c.Quotas = map[string]int64{}
+	for _, q := range QuotaDefaults {
+		name := "CALLSIGN_QUOTA_" + strings.ToUpper(q.Name)
+		if q.Name == "storage" {
+			if c.Quotas[q.Name], err = parseSize(get(name, q.Default)); err != nil {
+				return fail(name, "want a size such as 5GiB or 5368709120, or 0 for no limit")
+			}
+			continue
+		}
+		if c.Quotas[q.Name], err = strconv.ParseInt(get(name, q.Default), 10, 64); err != nil || c.Quotas[q.Name] < 0 {
+			return fail(name, "want a whole number, or 0 for no limit")
+		}
 	}
 	if c.SMTPHostname, err = smtpHostname(get("CALLSIGN_SMTP_HOSTNAME", ""), c.BaseURL); err != nil {
 		return fail("CALLSIGN_SMTP_HOSTNAME", "%v", err)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +26,23 @@ func TestDefaults(t *testing.T) {
 	}
 	if len(c.MailDomains) != 1 || c.MailDomains[0] != "agents.localhost" || c.SMTPRelay != nil || c.VaultKey != nil {
 		t.Fatalf("defaults: %+v", c)
+	}
+	wantQuotas := map[string]int64{"storage": 5 << 30, "identities": 100, "inboxes": 500, "phones": 10, "vault_items": 1000, "sends_per_hour": 200}
+	if !maps.Equal(c.Quotas, wantQuotas) {
+		t.Fatalf("quotas: %v, want %v", c.Quotas, wantQuotas)
+	}
+}
+
+// Every quota takes 0 for no limit; storage takes a size.
+func TestQuotas(t *testing.T) {
+	c, err := Load(env(map[string]string{"CALLSIGN_QUOTA_STORAGE": "2MiB", "CALLSIGN_QUOTA_IDENTITIES": "0", "CALLSIGN_QUOTA_INBOXES": "3",
+		"CALLSIGN_QUOTA_PHONES": "0", "CALLSIGN_QUOTA_VAULT_ITEMS": "7", "CALLSIGN_QUOTA_SENDS_PER_HOUR": "0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"storage": 2 << 20, "identities": 0, "inboxes": 3, "phones": 0, "vault_items": 7, "sends_per_hour": 0}
+	if !maps.Equal(c.Quotas, want) {
+		t.Fatalf("quotas: %v, want %v", c.Quotas, want)
 	}
 }
 
@@ -104,6 +122,13 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_OUTBOX_RETRY_MAX", "10s", map[string]string{"CALLSIGN_OUTBOX_RETRY": "1m"}},
 		{"CALLSIGN_OUTBOX_LEASE", "1s", nil},
 		{"CALLSIGN_SOURCE_LEASE", "500ms", nil},
+		{"CALLSIGN_QUOTA_STORAGE", "a lot", nil},
+		{"CALLSIGN_QUOTA_STORAGE", "-1", nil},
+		{"CALLSIGN_QUOTA_IDENTITIES", "-1", nil},
+		{"CALLSIGN_QUOTA_INBOXES", "10k", nil},
+		{"CALLSIGN_QUOTA_PHONES", "unlimited", nil},
+		{"CALLSIGN_QUOTA_VAULT_ITEMS", "1.5", nil},
+		{"CALLSIGN_QUOTA_SENDS_PER_HOUR", "100/h", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}
 		for k, v := range tc.alsoSet {

@@ -179,8 +179,8 @@ func RandomToken(random io.Reader, n int) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// Act is something an account does that costs the operator: it needs an
-// active subscription (and, where quotas apply, room under them).
+// Act is something an account does that costs the operator: most need an
+// active subscription, and some room under quotas (quotasOf).
 type Act string
 
 const (
@@ -190,12 +190,27 @@ const (
 	ActAddDomain      Act = "Adding a domain"
 	ActSendMail       Act = "Sending mail"
 	ActSendSMS        Act = "Sending a text"
+	// Acts under quotas alone: an inactive account still receives mail
+	// and keeps its vault.
+	ActReceiveMail    Act = "Receiving mail"
+	ActUpload         Act = "Uploading an attachment"
+	ActStoreVaultItem Act = "Storing a password or secret"
 )
 
+// NeedsSubscription says whether act is one that only an active
+// subscription may do.
+func (act Act) NeedsSubscription() bool {
+	switch act {
+	case ActReceiveMail, ActUpload, ActStoreVaultItem:
+		return false
+	}
+	return true
+}
+
 // Allows says whether the account may do act: only with an active
-// subscription (402 otherwise).
+// subscription when act needs one (402 otherwise).
 func (a Account) Allows(act Act) error {
-	if !a.SubscriptionActive {
+	if act.NeedsSubscription() && !a.SubscriptionActive {
 		return PaymentRequired("%s needs an active subscription.", act)
 	}
 	return nil

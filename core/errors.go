@@ -38,6 +38,9 @@ type Error struct {
 	Fields map[string][]string
 	// RetryAfterSeconds is set on KindRateLimited.
 	RetryAfterSeconds int
+	// Quota names the quota reached, for adapters that answer it in a
+	// protocol of their own (SMTP's 452 4.2.2).
+	Quota Quota
 }
 
 // NonFieldErrors is the Fields key for problems that belong to no one field.

@@ -61,6 +61,7 @@ const (
 	SourceErrorProtocol = "protocol" // the server did not speak IMAP as expected (or the folder is missing)
 	SourceErrorTimeout  = "timeout"  // the server did not answer in time
 	SourceErrorInternal = "internal" // storing what was pulled failed on our side
+	SourceErrorQuota    = "quota"    // the account is at its storage quota: pulling waits for room
 )
 
 // Limits on source settings.

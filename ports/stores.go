@@ -44,6 +44,17 @@ type Store interface {
 	WebhookStore
 	RuleStore
 	DraftStore
+	UsageStore
+}
+
+// UsageStore counts what an account holds against its quotas, from the
+// database (so every instance sees the same), each with one indexed read.
+type UsageStore interface {
+	// Usage counts the quotas asked for; the others are absent from Used.
+	// vault_items is identityID's, or with "" the highest of the account's
+	// identities; sends_per_hour counts mail and texts sent since since,
+	// with the oldest of them.
+	Usage(ctx context.Context, accountID, identityID string, since time.Time, quotas []core.Quota) (core.Usage, error)
 }
 
 // VerificationFilter narrows the verifications one identity received.

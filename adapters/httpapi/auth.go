@@ -20,12 +20,29 @@ type whoamiView struct {
 	Identity  *string `json:"identity"`
 	KeyPrefix string  `json:"key_prefix"`
 	CanSend   bool    `json:"can_send"`
+	// Usage and Quotas have the same names (core.Quotas); a quota is null
+	// when unlimited.
+	Usage  map[core.Quota]int64  `json:"usage"`
+	Quotas map[core.Quota]*int64 `json:"quotas"`
 }
 
 func (s *server) whoami(c *gin.Context) (int, any, error) {
 	p := principal(c)
-	return http.StatusOK, whoamiView{Account: p.AccountID, KeyType: string(p.KeyType), Identity: optString(p.IdentityID), KeyPrefix: p.KeyPrefix,
-		CanSend: p.MaySend()}, nil
+	used, limits, err := s.app.Accounts.Quotas(c.Request.Context(), p)
+	if err != nil {
+		return 0, nil, err
+	}
+	v := whoamiView{Account: p.AccountID, KeyType: string(p.KeyType), Identity: optString(p.IdentityID), KeyPrefix: p.KeyPrefix,
+		CanSend: p.MaySend(), Usage: map[core.Quota]int64{}, Quotas: map[core.Quota]*int64{}}
+	for _, q := range core.Quotas {
+		v.Usage[q] = used.Used[q]
+		if limit := limits[q]; limit > 0 {
+			v.Quotas[q] = &limit
+		} else {
+			v.Quotas[q] = nil
+		}
+	}
+	return http.StatusOK, v, nil
 }
 
 func (s *server) listKeys(t core.KeyType) handler {

@@ -647,6 +647,11 @@ func (w *worker) deliver(ctx context.Context, uid imap.UID, raw []byte) error {
 		w.log.Warn("mail source: skipping a message that cannot be stored", "uid", uid, "err", err)
 		return nil
 	}
+	if core.QuotaOf(err) != "" {
+		// Not past this message: the worker pauses, and takes it again
+		// once mail is deleted.
+		return failed(core.SourceErrorQuota, fmt.Errorf("message UID %d: %w", uid, err))
+	}
 	if err != nil {
 		return failed(core.SourceErrorInternal, fmt.Errorf("storing message UID %d: %w", uid, err))
 	}

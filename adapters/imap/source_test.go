@@ -261,3 +261,32 @@ func TestSourcePulledByOneInstanceAtATime(t *testing.T) {
 		t.Fatalf("%d logins after the takeover\n%s", ok, d.Log())
 	}
 }
+
+// A source whose account is at its storage quota pauses with last_error
+// "quota" without moving past the message, and goes on once mail is
+// deleted.
+func TestSourcePausesAtTheStorageQuota(t *testing.T) {
+	d := dovecottest.Start(t, map[string]string{"feed": "feedpass"})
+	d.Append("feed", "feedpass", "INBOX", mailAt("1@feed", "one"), mailAt("2@feed", "two"))
+	// One byte: the first message is taken (the account was under), the
+	// second waits.
+	w := newWorld(t, core.Limits{core.QuotaStorage: 1})
+	alice := w.agent("alice")
+	w.putSource(alice, d, "feed", "feedpass", "INBOX")
+	w.supervise(fast)
+
+	eventually(t, "the quota in the state", func() bool { return w.source(alice).Progress.LastError == core.SourceErrorQuota })
+	if got := w.subjects(alice.inbox); len(got) != 1 || got[0] != "one" {
+		t.Fatalf("delivered before the quota: %v", got)
+	}
+	if p := w.source(alice).Progress; p.LastUID != 1 {
+		t.Fatalf("the cursor moved past the waiting message: %+v", p)
+	}
+	if err := w.app.Mail.DeleteMessage(w.ctx, alice.p, w.messages(alice.inbox)[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the second message after room was made", func() bool {
+		got := w.subjects(alice.inbox)
+		return len(got) == 1 && got[0] == "two" && w.source(alice).Progress.LastError == ""
+	})
+}

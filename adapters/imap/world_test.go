@@ -58,7 +58,8 @@ func (d *destinations) dialWith(dial *egress.Dialer) {
 	d.mu.Unlock()
 }
 
-func newWorld(t *testing.T) *world {
+// newWorld builds the app over a memory store, with quotas when given.
+func newWorld(t *testing.T, quotas ...core.Limits) *world {
 	t.Helper()
 	// The tests' servers are on loopback: the policy allows them, unless a
 	// test changes what a dial may reach.
@@ -66,10 +67,14 @@ func newWorld(t *testing.T) *world {
 		check: egress.New(core.DestinationPolicy{AllowPrivate: true}, nil), dial: egress.New(core.DestinationPolicy{AllowPrivate: true}, nil)}}
 	clock := memory.NewClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))
 	clock.Step = time.Millisecond
-	w.app = app.New(app.Deps{
+	deps := app.Deps{
 		Ports: app.Ports{Store: w.store, Clock: clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Destinations: w.destinations},
-		Settings: app.Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20}})
+		Settings: app.Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20}}
+	for _, q := range quotas {
+		deps.Quotas = q
+	}
+	w.app = app.New(deps)
 	b, err := w.app.Accounts.Create(w.ctx, "owner@example.com", "")
 	if err != nil {
 		t.Fatal(err)

@@ -12,11 +12,13 @@ type whoamiIn struct {
 }
 
 type whoamiOut struct {
-	Account   string           `json:"account"`
-	KeyType   string           `json:"key_type" jsonschema:"identity (this server acts for one identity) or management (the whole account)"`
-	KeyPrefix string           `json:"key_prefix"`
-	Identity  *client.Identity `json:"identity" jsonschema:"the identity acted for: its name, email address (inbox) and phone number; null for a management key without identity"`
-	CanSend   bool             `json:"can_send" jsonschema:"false: the send tools are refused; draft_email keeps a message for a person to approve"`
+	Account   string            `json:"account"`
+	KeyType   string            `json:"key_type" jsonschema:"identity (this server acts for one identity) or management (the whole account)"`
+	KeyPrefix string            `json:"key_prefix"`
+	Identity  *client.Identity  `json:"identity" jsonschema:"the identity acted for: its name, email address (inbox) and phone number; null for a management key without identity"`
+	CanSend   bool              `json:"can_send" jsonschema:"false: the send tools are refused; draft_email keeps a message for a person to approve"`
+	Usage     map[string]int64  `json:"usage" jsonschema:"what the account uses of each quota: storage (bytes), identities, inboxes, phones, vault_items (per identity), sends_per_hour"`
+	Quotas    map[string]*int64 `json:"quotas" jsonschema:"the quotas by the same names; null is unlimited"`
 }
 
 type listContactsIn struct {
@@ -150,15 +152,16 @@ func invalid(field, msg string) error {
 
 func (s *session) addDirectoryTools() {
 	addTool(s, tool{name: "whoami", title: "Who am I", readOnly: true, optionalIdentity: true,
-		description: "Show who this server acts for: the identity's name, email address and phone number, and the kind of key."},
+		description: "Show who this server acts for: the identity's name, email address and phone number, the kind of key, and the account's usage against its quotas."},
 		func(ctx context.Context, c *client.Client, in whoamiIn) (whoamiOut, error) {
-			out := whoamiOut{Account: s.who.Account, KeyType: s.who.KeyType, KeyPrefix: s.who.KeyPrefix}
-			// Asked again: a management key may change the right during a session.
+			// Asked again: a management key may change the right during a
+			// session, and usage moves.
 			now, err := c.Whoami(ctx)
 			if err != nil {
-				return out, err
+				return whoamiOut{}, err
 			}
-			out.CanSend = now.CanSend
+			out := whoamiOut{Account: s.who.Account, KeyType: s.who.KeyType, KeyPrefix: s.who.KeyPrefix, CanSend: now.CanSend,
+				Usage: now.Usage, Quotas: now.Quotas}
 			id := in.Identity
 			if s.who.Identity != nil {
 				id = *s.who.Identity

@@ -97,6 +97,7 @@ func (s *Store) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.Ema
 		}
 		t.threads[m.ThreadID].Add(m)
 		t.messages[m.ID] = &messageRow{EmailMessage: m, raw: nm.Raw, searchText: nm.SearchText}
+		s.recordSend(m.AccountID, m.Direction, m.CreatedAt)
 		record(ports.EffectMessage, strconv.FormatInt(m.ID, 10))
 		if c := nm.Correspondent; c != nil && s.contactClash(*c) == "" {
 			s.contacts[c.ID] = &contactRow{*c}

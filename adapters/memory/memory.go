@@ -39,6 +39,10 @@ type Store struct {
 	webhooks    webhookTables          // created on first use
 	rules       map[string]*core.Rule  // created on first use
 	drafts      map[string]*core.Draft // created on first use
+	// sends are the times each account sent mail or texts, kept when
+	// what was sent is deleted, as the SQL store's sends table; created
+	// on first use.
+	sends map[string][]time.Time
 	// Fail, when set, is returned by every call: a store that is down.
 	Fail error
 	// EventData renders events' data; nil means plain JSON of the subject.

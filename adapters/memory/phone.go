@@ -149,6 +149,7 @@ func (s *Store) SaveSMS(ctx context.Context, n ports.NewSMS) (core.SMSMessage, b
 	}
 	m.ID = s.nextID()
 	t.sms[m.ID] = &m
+	s.recordSend(m.AccountID, m.Direction, m.CreatedAt)
 	record(ports.EffectSMS, strconv.FormatInt(m.ID, 10))
 	c, ok := t.conversations[core.ConversationID(m.PhoneID, m.Counterpart())]
 	if !ok {

@@ -184,9 +184,12 @@ var (
 	replyRelayDenied = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Relay access denied"}
 	// A sender the recipient's inbound rules refuse (RFC 3463: 5.7.1, delivery not authorized).
 	replySenderRefused = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "The recipient does not accept mail from this sender"}
-	replyBadAddress    = &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: "Bad recipient address syntax"}
-	replyTryLater      = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure storing the message; try again later"}
-	replyUnreadable    = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "The message could not be read"}
+	// An account at its storage quota (RFC 3463: 4.2.2, mailbox full): the
+	// sender keeps the message and tries again.
+	replyMailboxFull = &smtp.SMTPError{Code: 452, EnhancedCode: smtp.EnhancedCode{4, 2, 2}, Message: "Mailbox full; try again later"}
+	replyBadAddress  = &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: "Bad recipient address syntax"}
+	replyTryLater    = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure storing the message; try again later"}
+	replyUnreadable  = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "The message could not be read"}
 )
 
 func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
@@ -196,6 +199,9 @@ func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	if err != nil {
 		if errors.Is(err, app.ErrSenderRefused) {
 			return replySenderRefused
+		}
+		if core.QuotaOf(err) == core.QuotaStorage {
+			return replyMailboxFull
 		}
 		switch core.KindOf(err) {
 		case core.KindNotFound:

@@ -30,3 +30,9 @@ func MigrateTo(ctx context.Context, db *DB, version int64) error {
 	_, err = p.UpTo(ctx, version)
 	return err
 }
+
+// SendRows counts an account's rows in the sends log, old ones included.
+func SendRows(ctx context.Context, db *DB, accountID string) (int, error) {
+	var n int
+	return n, db.w.GetContext(ctx, &n, db.q(`SELECT COUNT(*) FROM sends WHERE account_id = ?`), accountID)
+}

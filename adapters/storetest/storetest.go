@@ -39,6 +39,7 @@ var cases = []testCase{
 	{"accounts/email is unique ignoring case", testAccountsEmailUnique},
 	{"accounts/subscription and password", testAccountsSubscriptionAndPassword},
 	{"accounts/delete removes what the account owns", testAccountsDeleteCascades},
+	{"accounts/usage against the quotas follows every change", testUsage},
 	{"keys/create, find by hash, list, touch, delete", testKeys},
 	{"identities/create with inbox, read back", testIdentitiesCreate},
 	{"identities/a clash stores nothing", testIdentitiesClashStoresNothing},

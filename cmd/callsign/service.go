@@ -107,7 +107,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		Ports: app.Ports{Store: db, Clock: system.Clock{}, IDs: system.IDs{}, Cipher: keyring, Log: log,
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: telephony(cfg), OTP: totp.Generator{}},
 		Settings: app.Settings{MailDomains: cfg.MailDomains, PublicURL: cfg.BaseURL, MaxMessageBytes: cfg.SMTPMaxBytes,
-			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention, OutboxLease: cfg.OutboxLease,
+			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention, OutboxLease: cfg.OutboxLease, Quotas: quotas(cfg),
 			Retry: app.RetryPolicy{First: cfg.OutboxRetry, Max: cfg.OutboxRetryMax, GiveUpAfter: app.DefaultRetry.GiveUpAfter}},
 	}
 	if cfg.SMTPRelay != nil {
@@ -221,6 +221,15 @@ func (s *service) requestObserver() httpapi.RequestObserver {
 		return nil
 	}
 	return s.metrics
+}
+
+// quotas are the configured CALLSIGN_QUOTA_*, by the names core gives them.
+func quotas(cfg config.Config) core.Limits {
+	limits := core.Limits{}
+	for name, n := range cfg.Quotas {
+		limits[core.Quota(name)] = n
+	}
+	return limits
 }
 
 // telephony is the provider CALLSIGN_TELEPHONY selects.

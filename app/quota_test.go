@@ -1,0 +1,78 @@
+package app
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/callsign/callsign/adapters/mailmime"
+	"github.com/callsign/callsign/adapters/memory"
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Mail from one of our accounts to another that is at its storage quota
+// waits in the outbox as a remote server's 452 would make it, and the full
+// account takes nothing from SMTP either; an inactive account at none of
+// its quotas still receives mail.
+func TestLocalDeliveryWaitsAtTheStorageQuota(t *testing.T) {
+	ctx := context.Background()
+	store := memory.NewStore()
+	a := New(Deps{Ports: Ports{Store: store, Clock: &memory.Clock{Step: time.Millisecond}, IDs: memory.IDs{},
+		Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
+		Settings: Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20, Quotas: core.Limits{core.QuotaStorage: 2000}}})
+	owner := func(email string) core.Principal {
+		t.Helper()
+		b, err := a.Accounts.Create(ctx, email, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return core.Principal{AccountID: b.Account.ID, KeyType: core.KeyManagement}
+	}
+	identity := func(p core.Principal, name string) core.Inbox {
+		t.Helper()
+		ident, err := a.Identities.Create(ctx, p, IdentityInput{Name: &name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := store.InboxByEmail(ctx, ident.Inbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	sender, full := owner("a@example.com"), owner("b@example.com")
+	ann, bob := identity(sender, "ann"), identity(full, "bob")
+	if err := store.SetSubscription(ctx, full.AccountID, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Mail.ResolveRecipient(ctx, "carol@example.org", bob.Email); err != nil {
+		t.Fatalf("an inactive account under its quota refused mail: %v", err)
+	}
+	big := "From: carol@example.org\r\nSubject: big\r\nMessage-ID: <big@example.org>\r\n\r\n" + strings.Repeat("x", 2000) + "\r\n"
+	if _, err := a.Mail.Deliver(ctx, InboundMail{EnvelopeFrom: "carol@example.org", Inboxes: []core.Inbox{bob}, Raw: []byte(big)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Mail.ResolveRecipient(ctx, "carol@example.org", bob.Email); core.QuotaOf(err) != core.QuotaStorage {
+		t.Fatalf("RCPT for a full account: %v", err)
+	}
+
+	subject, content := "Hello", "Hi Bob"
+	sent, err := a.Mail.Compose(ctx, sender, ann.IdentityID, ann.ID, SendInput{To: []string{bob.Email}, Subject: &subject, Content: &content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Mail.deliverDue(ctx, ctx)
+	got, err := a.Mail.Message(ctx, sender, sent.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Recipients) != 1 || got.Recipients[0].Status != core.RecipientDeferred || !strings.HasPrefix(got.Recipients[0].Error, "452 4.2.2") {
+		t.Fatalf("the recipient of a full account: %+v", got.Recipients)
+	}
+	held, _, err := store.Messages(ctx, ports.MessageFilter{Scope: core.Scope{AccountID: full.AccountID}, InboxID: bob.ID})
+	if err != nil || len(held) != 1 {
+		t.Fatalf("the full inbox holds %d messages (%v), want only the big one", len(held), err)
+	}
+}

@@ -1,0 +1,115 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Quota names a per-account limit, as GET /api/health/whoami/ shows it
+// (usage and quotas) and as an error over it names it.
+type Quota string
+
+const (
+	QuotaStorage      Quota = "storage"        // bytes of stored mail: each message's source, and uploads
+	QuotaIdentities   Quota = "identities"     // identities of the account
+	QuotaInboxes      Quota = "inboxes"        // inboxes of the account, every identity's first one included
+	QuotaPhones       Quota = "phones"         // phone numbers of the account
+	QuotaVaultItems   Quota = "vault_items"    // passwords and secrets of one identity
+	QuotaSendsPerHour Quota = "sends_per_hour" // mail and texts sent in the last hour
+)
+
+// Quotas lists every quota, in the order whoami shows them.
+var Quotas = []Quota{QuotaStorage, QuotaIdentities, QuotaInboxes, QuotaPhones, QuotaVaultItems, QuotaSendsPerHour}
+
+// SendWindow is how far back sends_per_hour looks.
+const SendWindow = time.Hour
+
+// Limits are the operator's quotas per account (CALLSIGN_QUOTA_*): a quota
+// absent or 0 is unlimited.
+type Limits map[Quota]int64
+
+// Usage is what an account holds against its quotas, for the quotas that
+// were counted.
+type Usage struct {
+	Used map[Quota]int64
+	// OldestSend is the earliest send still inside the window, when
+	// sends_per_hour was counted: the window passing it frees a send.
+	OldestSend time.Time
+}
+
+// quotasOf names the quotas act must be under, in the order they are
+// checked. An identity comes with its first inbox, so it needs room for
+// both; sending stores a copy of the message, so it needs storage.
+func quotasOf(act Act) []Quota {
+	switch act {
+	case ActCreateIdentity:
+		return []Quota{QuotaIdentities, QuotaInboxes}
+	case ActCreateInbox:
+		return []Quota{QuotaInboxes}
+	case ActBuyNumber:
+		return []Quota{QuotaPhones}
+	case ActSendMail:
+		return []Quota{QuotaStorage, QuotaSendsPerHour}
+	case ActSendSMS:
+		return []Quota{QuotaSendsPerHour}
+	case ActReceiveMail, ActUpload:
+		return []Quota{QuotaStorage}
+	case ActStoreVaultItem:
+		return []Quota{QuotaVaultItems}
+	}
+	return nil
+}
+
+// Limiting lists the quotas act must be under that l limits: what there is
+// to count before act.
+func (l Limits) Limiting(act Act) []Quota {
+	var out []Quota
+	for _, q := range quotasOf(act) {
+		if l[q] > 0 {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// Allow says whether an account using u may do act under l, at now. A
+// quota is reached when the usage is at its limit: a size or a count is
+// 403; sends_per_hour is 429 with the seconds until the oldest send in the
+// window leaves it.
+func (l Limits) Allow(act Act, u Usage, now time.Time) error {
+	for _, q := range l.Limiting(act) {
+		used, limit := u.Used[q], l[q]
+		if used < limit {
+			continue
+		}
+		e := &Error{Kind: KindForbidden, Quota: q}
+		switch q {
+		case QuotaSendsPerHour:
+			wait := u.OldestSend.Add(SendWindow).Sub(now)
+			e.Kind, e.RetryAfterSeconds = KindRateLimited, max(1, int(math.Ceil(wait.Seconds())))
+			e.Message = fmt.Sprintf("Quota sends_per_hour reached: %d of %d sent in the last hour. %s may resume in %d seconds.",
+				used, limit, act, e.RetryAfterSeconds)
+		case QuotaStorage:
+			e.Message = fmt.Sprintf("Quota storage reached: %d of %d bytes used. %s needs room under it; delete mail to make some.",
+				used, limit, act)
+		case QuotaVaultItems:
+			e.Message = fmt.Sprintf("Quota vault_items reached: this identity holds %d of %d passwords and secrets. %s needs room under it.",
+				used, limit, act)
+		default:
+			e.Message = fmt.Sprintf("Quota %s reached: %d of %d. %s needs room under it.", q, used, limit, act)
+		}
+		return e
+	}
+	return nil
+}
+
+// QuotaOf names the quota err reports reached, or "" when it is no such error.
+func QuotaOf(err error) Quota {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Quota
+	}
+	return ""
+}
