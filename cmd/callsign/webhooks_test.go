@@ -11,16 +11,19 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
 )
 
 const webhookVerifierDir = "testdata/webhookverify"
 
 // receiver is a webhook endpoint started by the test: it records every
-// request and answers with the status the test sets.
+// request and answers with the status the test sets; with holdStatus it
+// answers nothing and holds the request until its connection ends.
 type receiver struct {
 	t      testing.TB
 	ln     net.Listener
@@ -52,6 +55,11 @@ func newReceiver(t testing.TB, addr string, status int) *receiver {
 			Body: string(body)})
 		status := r.status
 		r.mu.Unlock()
+		if status == holdStatus {
+			r.arrive <- struct{}{}
+			<-req.Context().Done()
+			return
+		}
 		w.WriteHeader(status)
 		r.arrive <- struct{}{}
 	}), ReadHeaderTimeout: 5 * time.Second}
@@ -59,6 +67,9 @@ func newReceiver(t testing.TB, addr string, status int) *receiver {
 	t.Cleanup(r.close)
 	return r
 }
+
+// holdStatus makes a receiver hold requests instead of answering them.
+const holdStatus = 0
 
 func (r *receiver) url() string { return "http://" + r.ln.Addr().String() + "/hook" }
 func (r *receiver) close()      { r.srv.Close() }
@@ -72,7 +83,12 @@ func (r *receiver) setStatus(s int) {
 // wait returns the n-th request (1-based), waiting up to 20 s for it.
 func (r *receiver) wait(n int) hookRequest {
 	r.t.Helper()
-	deadline := time.After(20 * time.Second)
+	return r.waitWithin(n, 20*time.Second)
+}
+
+func (r *receiver) waitWithin(n int, limit time.Duration) hookRequest {
+	r.t.Helper()
+	deadline := time.After(limit)
 	for {
 		r.mu.Lock()
 		if len(r.got) >= n {
@@ -321,4 +337,78 @@ func TestWebhooksRefuseTheOperatorsNetworkAndFollowScope(t *testing.T) {
 	if s := r.call("DELETE", "/api/webhooks/"+own.ID+"/", keyA, nil, nil); s != 204 {
 		t.Fatalf("delete: %d", s)
 	}
+}
+
+// TestWebhooksSurviveKill9 runs the service as a child process and kills
+// it with SIGKILL twice over: once between attempts (the endpoint answered
+// 500, one attempt recorded) and once while an attempt is in flight (the
+// endpoint holds the request). Started again on the same database, the
+// service delivers both, signed for the official verifier: the first once
+// its retry comes due, the second once the dead process's lease on it runs
+// out, under the same webhook-id as the request the kill cut off. The
+// dialects run side by side: each mostly waits for that 30 s lease.
+func TestWebhooksSurviveKill9(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		t.Parallel()
+		env := childEnv(t, t.TempDir())
+		env["CALLSIGN_DATABASE_URL"] = sqlstoretest.URL(t, d)
+		env["CALLSIGN_MAIL_DOMAINS"] = "agents.test"
+		env["CALLSIGN_WEBHOOK_ALLOW_PRIVATE"] = "true"
+		first := startChild(t, env)
+		r := asRunning(t, first, env)
+		mgmt := r.bootstrap("kill9@example.com")
+		var failing, holding struct{ UUID, Inbox string }
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "failing"}, &failing)
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "holding"}, &holding)
+		answers500 := newReceiver(t, "127.0.0.1:0", 500)
+		holds := newReceiver(t, "127.0.0.1:0", holdStatus)
+		var retried, cutOff apiWebhook
+		r.call("POST", "/api/webhooks/", mgmt, map[string]any{"url": answers500.url(), "identities": []string{failing.UUID}}, &retried)
+		r.call("POST", "/api/webhooks/", mgmt, map[string]any{"url": holds.url(), "identities": []string{holding.UUID}}, &cutOff)
+
+		smtpAddr := first.addr(t, "accepting mail over SMTP")
+		sendSMTP(t, smtpAddr, "alice@example.org", []string{failing.Inbox},
+			"From: alice@example.org\r\nSubject: Between attempts\r\nMessage-ID: <kill-1@example.org>\r\n\r\nHello\r\n")
+		answers500.wait(1)
+		poll(t, "the 500 recorded", func() bool { ds := r.deliveries(mgmt, retried.ID); return len(ds) == 1 && ds[0].Attempts >= 1 })
+		sendSMTP(t, smtpAddr, "alice@example.org", []string{holding.Inbox},
+			"From: alice@example.org\r\nSubject: In flight\r\nMessage-ID: <kill-2@example.org>\r\n\r\nHello\r\n")
+		inFlight := holds.wait(1)
+
+		if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-first.exited
+		killed := time.Now()
+		answers500.setStatus(200)
+		holds.setStatus(200)
+		r = asRunning(t, startChild(t, env), env)
+
+		var ds []apiDelivery
+		poll(t, "the retried delivery", func() bool { ds = r.deliveries(mgmt, retried.ID); return ds[0].Status == "delivered" })
+		if ds[0].Attempts < 2 || *ds[0].StatusCode != 200 || ds[0].Error != nil {
+			t.Fatalf("delivered after the kill between attempts: %+v", ds[0])
+		}
+		t.Logf("the retried delivery arrived %v after the kill", time.Since(killed))
+		answers500.mu.Lock()
+		n := len(answers500.got)
+		answers500.mu.Unlock()
+		if got := verify(t, retried.Secret, answers500.wait(n)); got[0] != "ok" {
+			t.Fatalf("the official verifier: %v", got)
+		}
+
+		// The cut-off attempt's lease (three attempt timeouts) has to run out first.
+		again := holds.waitWithin(2, 60*time.Second)
+		t.Logf("the cut-off delivery arrived again %v after the kill", time.Since(killed))
+		if again.Headers["webhook-id"] != inFlight.Headers["webhook-id"] {
+			t.Fatalf("a redelivery under webhook-id %q, first %q", again.Headers["webhook-id"], inFlight.Headers["webhook-id"])
+		}
+		if got := verify(t, cutOff.Secret, again); got[0] != "ok" {
+			t.Fatalf("the official verifier: %v", got)
+		}
+		poll(t, "the cut-off delivery recorded", func() bool { ds = r.deliveries(mgmt, cutOff.ID); return ds[0].Status == "delivered" })
+		if ds[0].Attempts < 1 || *ds[0].StatusCode != 200 {
+			t.Fatalf("delivered after the kill in flight: %+v", ds[0])
+		}
+	})
 }
