@@ -79,26 +79,12 @@ func TestEventFeedFansOut(t *testing.T) {
 	annOnly.Close()
 	inboxes.Close()
 	slow := subscribe(p, app.EventQuery{})
-	done := make(chan int)
-	go func() {
-		n := 0
-		for range all.Events {
-			if n++; n == 2*(app.SubscriberBuffer/2+1) {
-				break
-			}
-		}
-		done <- n
-	}()
+	// The reading subscriber takes each identity's two events before the
+	// next is created, so it is never behind however the race detector and
+	// a busy machine schedule it; the slow one takes nothing.
 	for i := range app.SubscriberBuffer/2 + 1 { // two events each
 		identity(p, fmt.Sprint("agent ", i))
-	}
-	select {
-	case n := <-done:
-		if n != 2*(app.SubscriberBuffer/2+1) {
-			t.Fatalf("the reading subscriber got %d events", n)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the reading subscriber was held up")
+		receive(t, all, 2)
 	}
 	// The feed hands batches out one after another: once a later one has
 	// reached the reader, the slow subscriber's fate is settled.
