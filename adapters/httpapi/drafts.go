@@ -149,13 +149,27 @@ func (s *server) deleteDraft(c *gin.Context) (int, any, error) {
 }
 
 // sendDraft sends a draft, or approves one awaiting approval (a management
-// key), as compose answers: the message, queued.
+// key), as compose answers: the message, queued. An optional updated_dt
+// (the draft's, as the caller read it) sends it only if unchanged since.
 func (s *server) sendDraft(c *gin.Context) (int, any, error) {
 	id, err := pathUUID(c, "id", "Draft")
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := s.app.Mail.SendDraft(c.Request.Context(), principal(c), id)
+	in, err := readInput(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	seen, _ := in.time("updated_dt")
+	if err := in.err(); err != nil {
+		return 0, nil, err
+	}
+	var m core.EmailMessage
+	if seen != nil {
+		m, err = s.app.Mail.ApproveDraft(c.Request.Context(), principal(c), id, *seen)
+	} else {
+		m, err = s.app.Mail.SendDraft(c.Request.Context(), principal(c), id)
+	}
 	return http.StatusCreated, s.viewMessage(m), err
 }
 

@@ -93,6 +93,9 @@ func TestDraftsAndApproval(t *testing.T) {
 			Content          *string  `json:"content"`
 			AwaitingApproval bool     `json:"awaiting_approval"`
 		}
+		type draft2 struct {
+			UpdatedDT string `json:"updated_dt"`
+		}
 		var fresh, reply draft
 		if s := r.call("POST", "/api/email-drafts/", drafter.Key, letter, &fresh); s != 201 || !fresh.AwaitingApproval || fresh.Kind != "compose" {
 			t.Fatalf("draft: %d %+v", s, fresh)
@@ -127,9 +130,24 @@ func TestDraftsAndApproval(t *testing.T) {
 			t.Fatalf("an identity key gave send rights: %d", s)
 		}
 
+		// An approval of the draft as it was read: refused once the key
+		// has changed it since (409, not sent), bad input 400.
+		var read draft2
+		r.call("GET", "/api/email-drafts/"+fresh.ID+"/", mgmt, nil, &read)
+		if s := r.call("PATCH", "/api/email-drafts/"+fresh.ID+"/", drafter.Key, map[string]any{"content": "Hi again."}, nil); s != 200 {
+			t.Fatalf("patch: %d", s)
+		}
+		if s, b := r.callRaw("POST", "/api/email-drafts/"+fresh.ID+"/send/", mgmt, map[string]any{"updated_dt": read.UpdatedDT}); s != 409 {
+			t.Fatalf("approve a draft changed since it was read: %d %s", s, b)
+		}
+		if s := r.call("POST", "/api/email-drafts/"+fresh.ID+"/send/", mgmt, map[string]any{"updated_dt": "yesterday"}, &out); s != 400 || out["updated_dt"] == nil {
+			t.Fatalf("a bad updated_dt: %d %v", s, out)
+		}
+		r.call("GET", "/api/email-drafts/"+fresh.ID+"/", mgmt, nil, &read)
+
 		// The approval: a management key sends both; each is sent once.
 		var sent, sentReply apiMessage
-		if s := r.call("POST", "/api/email-drafts/"+fresh.ID+"/send/", mgmt, nil, &sent); s != 201 || sent.Content != "Hi again." {
+		if s := r.call("POST", "/api/email-drafts/"+fresh.ID+"/send/", mgmt, map[string]any{"updated_dt": read.UpdatedDT}, &sent); s != 201 || sent.Content != "Hi again." {
 			t.Fatalf("approve: %d %+v", s, sent)
 		}
 		if s := r.call("GET", "/api/email-drafts/"+fresh.ID+"/", mgmt, nil, nil); s != 404 {
@@ -168,7 +186,7 @@ func TestDraftsAndApproval(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				statuses[i], _, _ = r.sendKeyed("POST", "/api/email-drafts/"+blocked.ID+"/send/", sender.Key, fmt.Sprintf("send-%d", i), nil)
+				statuses[i], _, _ = r.sendKeyed("POST", "/api/email-drafts/"+blocked.ID+"/send/", sender.Key, fmt.Sprintf("send-%d", i), map[string]any{})
 			}()
 		}
 		wg.Wait()
