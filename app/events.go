@@ -68,6 +68,12 @@ func (s *Events) List(ctx context.Context, p core.Principal, q EventQuery) ([]co
 	}
 }
 
+// Latest is the cursor "from now": the account's newest committed event
+// (0 when it has none), after which a reader sees only what comes next.
+func (s *Events) Latest(ctx context.Context, p core.Principal) (int64, error) {
+	return s.store.LastEventSeq(ctx, p.AccountID)
+}
+
 // Page is one page of the log after the cursor, without waiting.
 func (s *Events) Page(ctx context.Context, p core.Principal, q EventQuery) ([]core.Event, error) {
 	f := core.EventFilter{Scope: p.Scope(q.Identity), Types: q.Types, Limit: q.Limit}

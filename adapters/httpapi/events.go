@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,14 +95,19 @@ func EventData(baseURL string) ports.EventEncoder {
 	}
 }
 
-// eventQuery reads the filters the list and the stream share.
+// afterLatest is the cursor "from now": after the newest event committed
+// when the request came, so a new reader follows without reading history.
+const afterLatest = "latest"
+
+// eventQuery reads the filters the list and the stream share; after=latest
+// is left for fromNow, which needs the validated request.
 func (s *server) eventQuery(c *gin.Context, q *query) app.EventQuery {
 	eq := app.EventQuery{Identity: q.uuid("identity"), Limit: core.MaxPageLimit}
-	if a := q.str("after"); a != "" {
+	if a := q.str("after"); a != "" && a != afterLatest {
 		if n, ok := core.ParseEventID(a); ok {
 			eq.After = &n
 		} else {
-			q.problems.Add("after", "Enter an event id (a whole number, as an event's id).")
+			q.problems.Add("after", "Enter an event id (a whole number, as an event's id), or latest.")
 		}
 	}
 	if t := q.str("types"); t != "" {
@@ -117,14 +123,31 @@ func (s *server) eventQuery(c *gin.Context, q *query) app.EventQuery {
 	return eq
 }
 
+// fromNow sets the cursor of an after=latest request to the newest event
+// committed now (true), and leaves any other alone (false).
+func (s *server) fromNow(c *gin.Context, eq *app.EventQuery) (bool, error) {
+	if c.Query("after") != afterLatest || eq.After != nil { // Last-Event-ID wins on the stream
+		return false, nil
+	}
+	n, err := s.app.Events.Latest(c.Request.Context(), principal(c))
+	eq.After = &n
+	return err == nil, err
+}
+
 // eventPage is the list's envelope: count is the number of results on this
 // page (the log is read forward from a cursor, never counted), next the
-// address of the page after its last event, previous always null.
-func (s *server) eventPage(c *gin.Context, events []core.Event, limit int) page[eventView] {
+// address of the page after its last event, previous always null. A reader
+// that asked from now always gets next, so it can go on without a gap even
+// when nothing came.
+func (s *server) eventPage(c *gin.Context, events []core.Event, eq app.EventQuery, fromNow bool) page[eventView] {
 	p := page[eventView]{Count: len(events), Results: viewAll(events, viewEvent)}
-	if len(events) == limit {
+	if len(events) == eq.Limit || fromNow {
+		after := strconv.FormatInt(*eq.After, 10)
+		if len(events) > 0 {
+			after = events[len(events)-1].ID()
+		}
 		q := c.Request.URL.Query()
-		q.Set("after", events[len(events)-1].ID())
+		q.Set("after", after)
 		q.Del("wait")
 		u := s.baseURL + c.Request.URL.Path + "?" + q.Encode()
 		p.Next = &u
@@ -140,11 +163,15 @@ func (s *server) listEvents(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
+	fromNow, err := s.fromNow(c, &eq)
+	if err != nil {
+		return 0, nil, err
+	}
 	events, err := s.app.Events.List(c.Request.Context(), principal(c), eq)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, s.eventPage(c, events, eq.Limit), nil
+	return http.StatusOK, s.eventPage(c, events, eq, fromNow), nil
 }
 
 // The stream's timing: a comment line when nothing was sent for
@@ -171,6 +198,10 @@ func (s *server) streamEvents(c *gin.Context) {
 		eq.After = &n
 	}
 	if err := q.err(); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if _, err := s.fromNow(c, &eq); err != nil {
 		s.fail(c, err)
 		return
 	}

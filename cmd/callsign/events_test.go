@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -283,4 +284,75 @@ func TestEventStreamSeesAnotherInstance(t *testing.T) {
 		}
 		t.Logf("B saw A's event %v after the request began", time.Since(started)) // measured in BenchmarkEvents, not asserted
 	}
+}
+
+// TestEventsFromNow: after=latest reads only what is committed after the
+// request, on the list (with and without wait, its next carrying the
+// cursor even when nothing came) and on the stream.
+func TestEventsFromNow(t *testing.T) {
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		r := start(t, d, nil)
+		mgmt := r.bootstrap("fromnow@example.com")
+		var ident struct{ UUID, Inbox string }
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "follower"}, &ident)
+		mails := 0
+		mail := func() {
+			mails++
+			sendSMTP(t, r.svc.smtpLn.Addr().String(), "a@example.org", []string{ident.Inbox},
+				fmt.Sprintf("From: a@example.org\r\nSubject: %d\r\nMessage-ID: <now%d@example.org>\r\n\r\nx\r\n", mails, mails))
+		}
+		mail()
+		history := r.eventsUntil(mgmt, "", "0", 3)
+		newest := history[len(history)-1].ID
+
+		var page struct {
+			Count   int
+			Next    *string
+			Results []apiEvent
+		}
+		if s := r.call("GET", "/api/events/?after=latest", mgmt, nil, &page); s != 200 || page.Count != 0 || page.Next == nil ||
+			!strings.Contains(*page.Next, "after="+newest) {
+			t.Fatalf("from now, nothing new: %d %+v", s, page)
+		}
+		mail()
+		next, err := url.Parse(*page.Next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := r.call("GET", next.RequestURI(), mgmt, nil, &page); s != 200 || page.Count != 1 ||
+			page.Results[0].Type != "email.received" {
+			t.Fatalf("the next address: %d %+v", s, page)
+		}
+		seq := func(id string) (n int) { fmt.Sscan(id, &n); return n }
+		seen := seq(page.Results[0].ID)
+
+		// With wait, the request is held until the next event: mail until it answers.
+		answered := make(chan int)
+		var waited struct{ Results []apiEvent }
+		go func() { answered <- r.call("GET", "/api/events/?after=latest&wait=30", mgmt, nil, &waited) }()
+		var status int
+	waiting:
+		for {
+			mail()
+			select {
+			case status = <-answered:
+				break waiting
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		if status != 200 || len(waited.Results) == 0 || waited.Results[0].Type != "email.received" || seq(waited.Results[0].ID) <= seen {
+			t.Fatalf("the wait from now: %d %+v (last seen %d)", status, waited, seen)
+		}
+
+		s := r.stream(mgmt, "?after=latest", "")
+		mail()
+		id, typ, ok := s.next()
+		last := seq(waited.Results[len(waited.Results)-1].ID)
+		if !ok || typ != "email.received" || seq(id) <= last {
+			t.Fatalf("the stream from now began with %s %s %v (last seen %d)", id, typ, ok, last)
+		}
+		if s := r.call("GET", "/api/events/?after=latest1", mgmt, nil, nil); s != 400 {
+			t.Fatalf("a bad cursor: %d", s)
+		}
+	})
 }
