@@ -26,11 +26,14 @@ type Draft struct {
 	Kind       DraftKind
 	// OriginalID is the message a reply or forward answers; 0 for compose,
 	// and 0 too when that message was deleted after the draft was made.
-	OriginalID    int64
-	To, Cc, Bcc   []string
-	Subject       *string
-	Content       *string
-	HTML          string
+	OriginalID  int64
+	To, Cc, Bcc []string
+	Subject     *string
+	Content     *string
+	HTML        string
+	// Preview is the start of Content on one line, set by Summary in place
+	// of the bodies.
+	Preview       string
 	AttachmentIDs []string
 	SendAt        *time.Time
 	// AwaitingApproval is set when a key without send rights wrote the
@@ -38,6 +41,17 @@ type Draft struct {
 	AwaitingApproval bool
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
+}
+
+// Summary is d as a list shows it: its Preview in place of its bodies, so
+// that a page costs memory bounded by its length, as for messages. The
+// store may give it only the head of Content (PreviewHead characters).
+func (d Draft) Summary() Draft {
+	if d.Content != nil {
+		d.Preview = Preview(*d.Content)
+	}
+	d.Content, d.HTML = nil, ""
+	return d
 }
 
 // CheckSendAt checks a draft's send time against now: not in the past, and

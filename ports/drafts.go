@@ -22,7 +22,8 @@ type DraftStore interface {
 	// carries (EffectDraft) in the same transaction.
 	CreateDraft(ctx context.Context, d core.Draft) error
 	Draft(ctx context.Context, accountID, id string) (core.Draft, error)
-	// Drafts lists the drafts in scope, oldest first.
+	// Drafts lists the drafts in scope, oldest first, as summaries
+	// (core.Draft.Summary): a preview in place of the bodies.
 	Drafts(ctx context.Context, f DraftFilter) ([]core.Draft, int, error)
 	// UpdateDraft saves every field of d but its owner, kind and creation time.
 	UpdateDraft(ctx context.Context, d core.Draft) error

@@ -17,7 +17,13 @@ import (
 type approvalsData struct {
 	Drafts []approvalRow
 	More   bool
+	Shown  int
 }
+
+// approvalsShown is how many drafts the page shows whole: each may hold
+// two 1 MiB bodies, so the page is kept short (the list route gives
+// previews only).
+const approvalsShown = 10
 
 type approvalRow struct {
 	core.Draft
@@ -31,7 +37,7 @@ func (c *console) approvalsPage(v *visit) error {
 func (c *console) showApprovals(v *visit, notice string, status int, problem error) error {
 	ctx := v.r.Context()
 	awaiting := true
-	drafts, _, err := c.app.Mail.Drafts(ctx, v.principal, "", &awaiting, ports.Page{Limit: pageSize + 1})
+	listed, _, err := c.app.Mail.Drafts(ctx, v.principal, "", &awaiting, ports.Page{Limit: approvalsShown + 1})
 	if err != nil {
 		return err
 	}
@@ -39,8 +45,16 @@ func (c *console) showApprovals(v *visit, notice string, status int, problem err
 	if err != nil {
 		return err
 	}
-	data := approvalsData{More: len(drafts) > pageSize}
-	for _, d := range drafts[:min(len(drafts), pageSize)] {
+	data := approvalsData{More: len(listed) > approvalsShown, Shown: approvalsShown}
+	for _, summary := range listed[:min(len(listed), approvalsShown)] {
+		// The person approves what they read: the whole draft, not the list's preview.
+		d, err := c.app.Mail.Draft(ctx, v.principal, summary.ID)
+		if core.KindOf(err) == core.KindNotFound {
+			continue // sent or discarded since the list was read
+		}
+		if err != nil {
+			return err
+		}
 		data.Drafts = append(data.Drafts, approvalRow{Draft: d, IdentityName: names[d.IdentityID]})
 	}
 	pv := view{Title: "Approvals", Nav: "approvals", Notice: notice, Data: data}

@@ -9,8 +9,10 @@ import (
 	"github.com/callsign/callsign/core"
 )
 
-// draftView shows a draft with its recipients as lists, as they are written.
-type draftView struct {
+// draftSummaryView is a draft as the list shows it: everything but the
+// bodies, with a preview of the text, so a page's size is bounded by its
+// length (as the message list's).
+type draftSummaryView struct {
 	ID               string   `json:"id"`
 	URL              string   `json:"url"`
 	Identity         string   `json:"identity"`
@@ -22,8 +24,7 @@ type draftView struct {
 	Cc               []string `json:"cc"`
 	Bcc              []string `json:"bcc"`
 	Subject          *string  `json:"subject"`
-	Content          *string  `json:"content"`
-	HTML             string   `json:"html"`
+	Preview          string   `json:"preview"`
 	AttachmentUUIDs  []string `json:"attachment_uuids"`
 	SendAt           *apiTime `json:"send_at"`
 	AwaitingApproval bool     `json:"awaiting_approval"`
@@ -31,10 +32,21 @@ type draftView struct {
 	UpdatedDT        apiTime  `json:"updated_dt"`
 }
 
+// draftView shows one draft whole: the summary's fields and its bodies.
+type draftView struct {
+	draftSummaryView
+	Content *string `json:"content"`
+	HTML    string  `json:"html"`
+}
+
 func (s *server) viewDraft(d core.Draft) draftView {
-	v := draftView{ID: d.ID, URL: s.baseURL + "/api/email-drafts/" + d.ID + "/", Identity: d.IdentityID, Inbox: d.InboxID,
-		Kind: string(d.Kind), ToEmail: nonNil(d.To), Cc: nonNil(d.Cc), Bcc: nonNil(d.Bcc), Subject: d.Subject, Content: d.Content,
-		HTML: d.HTML, AttachmentUUIDs: nonNil(d.AttachmentIDs), SendAt: optTime(d.SendAt), AwaitingApproval: d.AwaitingApproval,
+	return draftView{draftSummaryView: s.viewDraftSummary(d.Summary()), Content: d.Content, HTML: d.HTML}
+}
+
+func (s *server) viewDraftSummary(d core.Draft) draftSummaryView {
+	v := draftSummaryView{ID: d.ID, URL: s.baseURL + "/api/email-drafts/" + d.ID + "/", Identity: d.IdentityID, Inbox: d.InboxID,
+		Kind: string(d.Kind), ToEmail: nonNil(d.To), Cc: nonNil(d.Cc), Bcc: nonNil(d.Bcc), Subject: d.Subject, Preview: d.Preview,
+		AttachmentUUIDs: nonNil(d.AttachmentIDs), SendAt: optTime(d.SendAt), AwaitingApproval: d.AwaitingApproval,
 		CreatedDT: apiTime(d.CreatedAt), UpdatedDT: apiTime(d.UpdatedAt)}
 	if d.OriginalID != 0 {
 		id := d.OriginalID
@@ -81,7 +93,7 @@ func (s *server) listDrafts(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, listed(s, c, lq, list, total, s.viewDraft), nil
+	return http.StatusOK, listed(s, c, lq, list, total, s.viewDraftSummary), nil
 }
 
 func (s *server) getDraft(c *gin.Context) (int, any, error) {

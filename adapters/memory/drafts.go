@@ -89,7 +89,7 @@ func (s *Store) Drafts(_ context.Context, f ports.DraftFilter) ([]core.Draft, in
 	rows, total := pageOf(rows, f.Page)
 	out := make([]core.Draft, len(rows))
 	for i, d := range rows {
-		out[i] = s.withOriginal(*d)
+		out[i] = s.withOriginal(*d).Summary()
 	}
 	return out, total, nil
 }

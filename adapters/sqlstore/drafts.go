@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"fmt"
 
 	"github.com/jmoiron/sqlx"
 
@@ -51,8 +52,15 @@ func (r draftRow) core() core.Draft {
 		SendAt: fromNullUS(r.SendAt), AwaitingApproval: r.AwaitingApproval, CreatedAt: fromUS(r.CreatedAt), UpdatedAt: fromUS(r.UpdatedAt)}
 }
 
-const draftColumns = `id, account_id, identity_id, inbox_id, kind, original_id, to_addrs, cc_addrs, bcc_addrs, subject, content,
-	html, attachment_ids, send_at, awaiting_approval, created_at, updated_at`
+const (
+	draftHead    = `id, account_id, identity_id, inbox_id, kind, original_id, to_addrs, cc_addrs, bcc_addrs, subject, `
+	draftTail    = `, attachment_ids, send_at, awaiting_approval, created_at, updated_at`
+	draftColumns = draftHead + `content, html` + draftTail
+)
+
+// draftSummaryColumns are draftColumns as a list reads them: the head of
+// the text, for the preview (core.Draft.Summary), and no HTML.
+var draftSummaryColumns = draftHead + fmt.Sprintf("substr(content, 1, %d) AS content, '' AS html", core.PreviewHead) + draftTail
 
 func (db *DB) CreateDraft(ctx context.Context, d core.Draft) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {
@@ -82,10 +90,14 @@ func (db *DB) Drafts(ctx context.Context, f ports.DraftFilter) ([]core.Draft, in
 		awaiting = *f.AwaitingApproval
 	}
 	var rows []draftRow
-	total, err := db.selectPage(ctx, &rows, draftColumns,
+	total, err := db.selectPage(ctx, &rows, draftSummaryColumns,
 		`FROM email_drafts WHERE account_id = ? AND (? = '' OR identity_id = ?) AND (? OR awaiting_approval = ?)`,
 		`ORDER BY created_at, id`, []any{f.Scope.AccountID, f.Scope.IdentityID, nullString(f.Scope.IdentityID), anyApproval, awaiting}, f.Page)
-	return toCore(rows), total, err
+	list := toCore(rows)
+	for i := range list {
+		list[i] = list[i].Summary()
+	}
+	return list, total, err
 }
 
 func (db *DB) UpdateDraft(ctx context.Context, d core.Draft) error {

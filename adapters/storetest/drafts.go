@@ -56,6 +56,10 @@ func testDrafts(t *testing.T, f *fixture) {
 	if total != 2 || len(list) != 2 || list[0].ID != waiting.ID || list[1].ID != reply.ID {
 		t.Fatalf("one's awaiting: %d %+v", total, list)
 	}
+	// A list gives summaries: a preview in place of the bodies.
+	if l := list[0]; l.Content != nil || l.HTML != "" || l.Preview != core.Preview(*waiting.Content) || l.Preview == "" {
+		t.Fatalf("a listed draft carries its bodies: %+v", l)
+	}
 	if list, _, err := f.s.Drafts(f.ctx, ports.DraftFilter{Scope: core.Scope{AccountID: a.ID}}); err != nil || len(list) != 4 || list[3].ID != other.ID {
 		t.Fatalf("the account's: %+v %v", list, err)
 	}

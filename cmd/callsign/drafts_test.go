@@ -112,6 +112,26 @@ func TestDraftsAndApproval(t *testing.T) {
 			t.Fatalf("not awaiting: %+v", listed)
 		}
 
+		// The list carries previews, not bodies: a page's size does not
+		// follow what the drafts hold (two of 390 kB here).
+		big := strings.Repeat("Long letter. ", 30_000)
+		var bulky draft
+		if s := r.call("POST", "/api/email-drafts/?identity="+ident.UUID, mgmt, map[string]any{"to_email": "erin@example.org",
+			"content": big, "html": "<p>" + big + "</p>"}, &bulky); s != 201 {
+			t.Fatalf("big draft: %d", s)
+		}
+		if s, b := r.callRaw("GET", "/api/email-drafts/?identity="+ident.UUID, mgmt, nil); s != 200 || len(b) > 4096 ||
+			strings.Contains(string(b), `"content"`) || strings.Contains(string(b), `"html"`) || !strings.Contains(string(b), `"preview":"Long letter. Long`) {
+			t.Fatalf("list of drafts: %d, %d bytes: %.300s", s, len(b), b)
+		}
+		var whole draft
+		if r.call("GET", "/api/email-drafts/"+bulky.ID+"/", mgmt, nil, &whole); whole.Content == nil || *whole.Content != big {
+			t.Fatal("one draft does not carry its whole text")
+		}
+		if s := r.call("DELETE", "/api/email-drafts/"+bulky.ID+"/", mgmt, nil, nil); s != 204 {
+			t.Fatalf("delete big draft: %d", s)
+		}
+
 		// Editing keeps it awaiting; neither identity key sends it.
 		var edited draft
 		if s := r.call("PATCH", "/api/email-drafts/"+fresh.ID+"/", drafter.Key, map[string]any{"content": "Hi again."}, &edited); s != 200 ||
