@@ -59,6 +59,9 @@ func (s *Mail) CreateDraft(ctx context.Context, p core.Principal, requested stri
 	if err := s.checkDraft(ctx, p, d, now, true); err != nil {
 		return core.Draft{}, err
 	}
+	if err := s.gate.allow(ctx, p.AccountID, core.ActSaveDraft); err != nil {
+		return core.Draft{}, err
+	}
 	d.AwaitingApproval = !p.MaySend()
 	if err := s.drafts.CreateDraft(ctx, d); err != nil {
 		return core.Draft{}, err
@@ -96,6 +99,9 @@ func (s *Mail) UpdateDraft(ctx context.Context, p core.Principal, id string, edi
 	now := s.now()
 	sendAtChanged := (was == nil) != (d.SendAt == nil) || was != nil && !was.Equal(*d.SendAt)
 	if err := s.checkDraft(ctx, p, d, now, sendAtChanged); err != nil {
+		return core.Draft{}, err
+	}
+	if err := s.gate.allow(ctx, p.AccountID, core.ActSaveDraft); err != nil {
 		return core.Draft{}, err
 	}
 	d.AwaitingApproval = d.AwaitingApproval || !p.MaySend()

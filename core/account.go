@@ -195,13 +195,14 @@ const (
 	ActReceiveMail    Act = "Receiving mail"
 	ActUpload         Act = "Uploading an attachment"
 	ActStoreVaultItem Act = "Storing a password or secret"
+	ActSaveDraft      Act = "Saving a draft"
 )
 
 // NeedsSubscription says whether act is one that only an active
 // subscription may do.
 func (act Act) NeedsSubscription() bool {
 	switch act {
-	case ActReceiveMail, ActUpload, ActStoreVaultItem:
+	case ActReceiveMail, ActUpload, ActStoreVaultItem, ActSaveDraft:
 		return false
 	}
 	return true

@@ -12,7 +12,7 @@ import (
 type Quota string
 
 const (
-	QuotaStorage      Quota = "storage"        // bytes of stored mail: each message's source, and uploads
+	QuotaStorage      Quota = "storage"        // bytes of stored mail: each message's source, uploads, and drafts' bodies
 	QuotaIdentities   Quota = "identities"     // identities of the account
 	QuotaInboxes      Quota = "inboxes"        // inboxes of the account, every identity's first one included
 	QuotaPhones       Quota = "phones"         // phone numbers of the account
@@ -54,7 +54,7 @@ func quotasOf(act Act) []Quota {
 		return []Quota{QuotaStorage, QuotaSendsPerHour}
 	case ActSendSMS:
 		return []Quota{QuotaSendsPerHour}
-	case ActReceiveMail, ActUpload:
+	case ActReceiveMail, ActUpload, ActSaveDraft:
 		return []Quota{QuotaStorage}
 	case ActStoreVaultItem:
 		return []Quota{QuotaVaultItems}

@@ -28,6 +28,7 @@ func TestLimitsAllow(t *testing.T) {
 		{ActReceiveMail, map[Quota]int64{QuotaStorage: 999}, "", 0},
 		{ActReceiveMail, map[Quota]int64{QuotaStorage: 1000}, QuotaStorage, KindForbidden},
 		{ActUpload, map[Quota]int64{QuotaStorage: 1001}, QuotaStorage, KindForbidden},
+		{ActSaveDraft, map[Quota]int64{QuotaStorage: 1000}, QuotaStorage, KindForbidden},
 		{ActSendMail, map[Quota]int64{QuotaStorage: 1000, QuotaSendsPerHour: 0}, QuotaStorage, KindForbidden},
 		{ActSendMail, map[Quota]int64{QuotaStorage: 0, QuotaSendsPerHour: 10}, QuotaSendsPerHour, KindRateLimited},
 		{ActSendSMS, map[Quota]int64{QuotaSendsPerHour: 9}, "", 0},
@@ -54,7 +55,7 @@ func TestLimitsAllow(t *testing.T) {
 
 func TestActsNeedingASubscription(t *testing.T) {
 	inactive := Account{}
-	for _, act := range []Act{ActReceiveMail, ActUpload, ActStoreVaultItem} {
+	for _, act := range []Act{ActReceiveMail, ActUpload, ActStoreVaultItem, ActSaveDraft} {
 		if err := inactive.Allows(act); err != nil {
 			t.Errorf("%s: %v", act, err)
 		}

@@ -33,6 +33,14 @@ func (s *Store) Usage(_ context.Context, accountID, identityID string, since tim
 					n += int64(len(a.Content))
 				}
 			}
+			for _, d := range s.draftRows() {
+				if d.AccountID == accountID {
+					n += int64(len(d.HTML))
+					if d.Content != nil {
+						n += int64(len(*d.Content))
+					}
+				}
+			}
 		case core.QuotaIdentities:
 			for _, r := range s.identities {
 				if r.AccountID == accountID {

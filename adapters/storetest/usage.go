@@ -79,6 +79,21 @@ func testUsage(t *testing.T, f *fixture) {
 	if u := usage(a.ID, ""); u.Used[core.QuotaStorage] != storage {
 		t.Fatalf("storage after a delete: %d, want %d", u.Used[core.QuotaStorage], storage)
 	}
+	// A draft's bodies count, in bytes, as they change; it goes with its
+	// identity.
+	content := "héllo"
+	draft := core.Draft{ID: uuid.NewString(), AccountID: a.ID, IdentityID: i2.ID, InboxID: in2.ID, Kind: core.DraftCompose,
+		To: []string{"x@example.org"}, Content: &content, HTML: "<p>x</p>", AttachmentIDs: []string{}, CreatedAt: f.now, UpdatedAt: f.now}
+	f.must(f.s.CreateDraft(f.ctx, draft))
+	if u := usage(a.ID, ""); u.Used[core.QuotaStorage] != storage+6+8 {
+		t.Fatalf("storage with a draft: %d, want %d", u.Used[core.QuotaStorage], storage+6+8)
+	}
+	longer := "héllo again"
+	draft.Content, draft.HTML = &longer, ""
+	f.must(f.s.UpdateDraft(f.ctx, draft))
+	if u := usage(a.ID, ""); u.Used[core.QuotaStorage] != storage+12 {
+		t.Fatalf("storage with a changed draft: %d, want %d", u.Used[core.QuotaStorage], storage+12)
+	}
 	// The sent mail goes with its identity; its send still counts.
 	f.must(f.s.DeleteIdentity(f.ctx, a.ID, i2.ID))
 	want(usage(a.ID, "", stored[1]), map[core.Quota]int64{core.QuotaStorage: 50, core.QuotaIdentities: 1, core.QuotaInboxes: 1, core.QuotaPhones: 1,

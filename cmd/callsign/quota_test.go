@@ -116,6 +116,7 @@ func TestQuotas(t *testing.T) {
 			t.Fatalf("RCPT over the storage quota: %+v", e)
 		}
 		refused(403, "POST", "/api/email-messages/compose/", bobKey, map[string]any{"to_email": ada.Inbox, "content": "x"}, "storage")
+		refused(403, "POST", "/api/email-drafts/", bobKey, map[string]any{"to_email": ada.Inbox, "content": "x"}, "storage")
 		var list struct{ Results []struct{ ID int64 } }
 		r.call("GET", "/api/email-messages/?identity="+ada.UUID+"&q=big", mgmt, nil, &list)
 		for _, m := range list.Results {
