@@ -244,6 +244,7 @@ type EmailDraft struct {
 	Subject          *string  `json:"subject"`
 	Content          *string  `json:"content"`
 	HTML             string   `json:"html"`
+	Preview          string   `json:"preview"`
 	AttachmentUUIDs  []string `json:"attachment_uuids"`
 	SendAt           *string  `json:"send_at"`
 	AwaitingApproval bool     `json:"awaiting_approval"`
