@@ -71,7 +71,7 @@ func (s *Events) List(ctx context.Context, p core.Principal, q EventQuery) ([]co
 // Latest is the cursor "from now": the account's newest committed event
 // (0 when it has none), after which a reader sees only what comes next.
 func (s *Events) Latest(ctx context.Context, p core.Principal) (int64, error) {
-	return s.store.LastEventSeq(ctx, p.AccountID)
+	return s.store.LatestEvent(ctx, p.AccountID)
 }
 
 // Page is one page of the log after the cursor, without waiting.
@@ -123,7 +123,7 @@ const followPage = 100
 func (s *Events) follow(scope core.Scope, types []string, ch chan struct{}) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	changed := s.Changed() // before the cursor is read: no commit between the two is missed
-	after, err := s.store.LastEventSeq(ctx, scope.AccountID)
+	after, err := s.store.LatestEvent(ctx, scope.AccountID)
 	if err != nil {
 		s.log.Error("following the event log failed", "err", err)
 		cancel()

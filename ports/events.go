@@ -14,16 +14,13 @@ type EventStore interface {
 	// Events lists the events f keeps, oldest first, at most f.Limit.
 	Events(ctx context.Context, f core.EventFilter) ([]core.Event, error)
 	// LatestEvent is the sequence number of the account's newest committed
-	// event (0 when it has none): where a live reader starts.
+	// event (0 when it has none): the cursor "from now", where a live reader
+	// starts and after which it sees only what is committed next.
 	LatestEvent(ctx context.Context, accountID string) (int64, error)
 	// EventsPrunedThrough is the highest sequence number of the account's
 	// events deleted by PruneEvents (0 when none was): a cursor below it
 	// has lost events.
 	EventsPrunedThrough(ctx context.Context, accountID string) (int64, error)
-	// LastEventSeq is the sequence number of the account's newest committed
-	// event (0 when it has none): a cursor after which a reader sees only
-	// what is committed from now on.
-	LastEventSeq(ctx context.Context, accountID string) (int64, error)
 	// PruneEvents deletes up to limit events created before the given
 	// time, oldest first, and returns how many it deleted.
 	PruneEvents(ctx context.Context, before time.Time, limit int) (int, error)

@@ -75,28 +75,15 @@ func (s *Store) Events(_ context.Context, f core.EventFilter) ([]core.Event, err
 }
 
 func (s *Store) LatestEvent(_ context.Context, accountID string) (int64, error) {
-	if err := s.lock(); err != nil {
-		return 0, err
-	}
-	defer s.mu.Unlock()
-	if _, ok := s.accounts[accountID]; !ok {
-		return 0, core.NotFound("Account not found.")
-	}
-	return s.eventTables().seq[accountID], nil
+	return s.eventMark(accountID, func(t *eventTables) map[string]int64 { return t.seq })
 }
 
 func (s *Store) EventsPrunedThrough(_ context.Context, accountID string) (int64, error) {
-	if err := s.lock(); err != nil {
-		return 0, err
-	}
-	defer s.mu.Unlock()
-	if _, ok := s.accounts[accountID]; !ok {
-		return 0, core.NotFound("Account not found.")
-	}
-	return s.eventTables().pruned[accountID], nil
+	return s.eventMark(accountID, func(t *eventTables) map[string]int64 { return t.pruned })
 }
 
-func (s *Store) LastEventSeq(_ context.Context, accountID string) (int64, error) {
+// eventMark reads one of an account's marks in its log (newest, pruned).
+func (s *Store) eventMark(accountID string, marks func(*eventTables) map[string]int64) (int64, error) {
 	if err := s.lock(); err != nil {
 		return 0, err
 	}
@@ -104,7 +91,7 @@ func (s *Store) LastEventSeq(_ context.Context, accountID string) (int64, error)
 	if _, ok := s.accounts[accountID]; !ok {
 		return 0, core.NotFound("Account not found.")
 	}
-	return s.eventTables().seq[accountID], nil
+	return marks(s.eventTables())[accountID], nil
 }
 
 // PruneEvents deletes whole prefixes of accounts' logs, as the SQL store does.

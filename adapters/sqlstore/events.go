@@ -242,14 +242,6 @@ func (db *DB) EventsPrunedThrough(ctx context.Context, accountID string) (int64,
 	return n, notFound(err, "Account")
 }
 
-// LastEventSeq implements ports.EventStore: event_seq moves in the
-// transaction that writes the events, so what it shows is committed.
-func (db *DB) LastEventSeq(ctx context.Context, accountID string) (int64, error) {
-	var n int64
-	err := db.get(ctx, &n, db.q(`SELECT event_seq FROM accounts WHERE id = ?`), accountID)
-	return n, notFound(err, "Account")
-}
-
 // PruneEvents implements ports.EventStore. It deletes whole prefixes of
 // accounts' logs (every event up to the newest expired one it found), so
 // events_pruned marks where each log now starts and no log has a hole.

@@ -143,13 +143,13 @@ func testEventsFilters(t *testing.T, f *fixture) {
 	if len(evs) != 2 || evs[0].Seq != 2 || evs[1].Seq != 3 {
 		t.Fatalf("limit: %+v", evs)
 	}
-	if last, err := f.s.LastEventSeq(f.ctx, a.ID); err != nil || last != 6 {
+	if last, err := f.s.LatestEvent(f.ctx, a.ID); err != nil || last != 6 {
 		t.Fatalf("the last event: %d %v", last, err)
 	}
-	if last, err := f.s.LastEventSeq(f.ctx, f.account().ID); err != nil || last != 0 {
+	if last, err := f.s.LatestEvent(f.ctx, f.account().ID); err != nil || last != 0 {
 		t.Fatalf("the last event of an account without any: %d %v", last, err)
 	}
-	_, err = f.s.LastEventSeq(f.ctx, uuid.NewString())
+	_, err = f.s.LatestEvent(f.ctx, uuid.NewString())
 	wantKind(t, err, core.KindNotFound)
 }
 
