@@ -270,25 +270,35 @@ func SearchFolded(s string) string { return fold(s) }
 // isSearchRune says which characters make words, for the index and the query.
 func isSearchRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// Highlights are up to three short snippets of texts (a subject, then a
-// body) around the words that match the query's positive terms, with those
-// words wrapped in <mark>…</mark> and everything else HTML-escaped. A word
-// matches a query word when it is that word or one formed from the same
-// stem (invoices, invoiced for invoice): the database stems properly; this
-// only has to show where.
-func Highlights(q SearchQuery, texts ...string) []string {
-	var stems []string
-	for _, t := range q.Positive() {
-		for _, w := range t.Words {
-			stems = append(stems, searchStem(w))
-		}
-	}
-	if len(stems) == 0 {
+// Highlights are up to three short snippets of a hit's subject (mail's;
+// "" elsewhere), then of its texts, around the words that the query's
+// positive terms matched, with those words wrapped in <mark>…</mark> and
+// everything else HTML-escaped. A word is marked where its term matched by
+// the target's rule (searchKey): a phrase only where its words stand
+// together, a subject: term only in the subject. The databases decide what
+// matches; this only has to show where, by the same rule as SearchMatches.
+func Highlights(q SearchQuery, target SearchTarget, subject string, texts ...string) []string {
+	terms := searchKeys(q.Positive(), target)
+	if len(terms) == 0 {
 		return []string{}
 	}
 	out := []string{}
-	for _, text := range texts {
-		out = append(out, snippets(cutUTF8(text, highlightTextLimit), stems, 3-len(out))...)
+	for i, text := range append([]string{subject}, texts...) {
+		words := textWords(cutUTF8(text, highlightTextLimit), target)
+		marked := make([]bool, len(words))
+		for _, t := range terms {
+			if t.subject && i > 0 {
+				continue
+			}
+			for at := range words {
+				if t.matchesAt(words, at) {
+					for j := range t.keys {
+						marked[at+j] = true
+					}
+				}
+			}
+		}
+		out = append(out, snippets(text, words, marked, 3-len(out))...)
 		if len(out) == 3 {
 			break
 		}
@@ -302,11 +312,19 @@ const (
 	snippetWords       = 20
 )
 
-type textWord struct{ start, end int }
+// textWord is a word of a text: where it stands and its searchKey.
+type textWord struct {
+	start, end int
+	key        string
+}
 
-// snippets cuts up to n snippets of text around words that match stems.
-func snippets(text string, stems []string, n int) []string {
+// textWords cuts text into its words (runs of letters and digits, as
+// SearchWords cuts them), each with its key for target.
+func textWords(text string, target SearchTarget) []textWord {
 	var words []textWord
+	add := func(start, end int) {
+		words = append(words, textWord{start, end, searchKey(text[start:end], target)})
+	}
 	start := -1
 	for i, r := range text {
 		inWord := isSearchRune(r)
@@ -314,38 +332,81 @@ func snippets(text string, stems []string, n int) []string {
 		case inWord && start < 0:
 			start = i
 		case !inWord && start >= 0:
-			words = append(words, textWord{start, i})
+			add(start, i)
 			start = -1
 		}
 	}
 	if start >= 0 {
-		words = append(words, textWord{start, len(text)})
+		add(start, len(text))
 	}
-	matches := func(w textWord) bool {
-		f := fold(text[w.start:w.end])
-		for _, s := range stems {
-			if strings.HasPrefix(f, s) && len(f)-len(s) <= 4 {
-				return true
-			}
+	return words
+}
+
+// searchKey is what a word is compared by, in a query and in a text alike:
+// folded and cut as the index holds it; for mail and texts also stemmed
+// (invoices and invoiced are invoice), while contacts match whole words
+// (names are not English: ann is not annie).
+func searchKey(word string, target SearchTarget) string {
+	k := fold(word)
+	if len(k) > 64 {
+		k = cutUTF8(k, 64)
+	}
+	if target == SearchContacts {
+		return k
+	}
+	return searchStem(k)
+}
+
+// keyedTerm is a query term as the keys of its words.
+type keyedTerm struct {
+	keys    []string
+	subject bool
+}
+
+func searchKeys(terms []SearchTerm, target SearchTarget) []keyedTerm {
+	out := make([]keyedTerm, 0, len(terms))
+	for _, t := range terms {
+		k := keyedTerm{subject: t.Subject}
+		for _, w := range t.Words {
+			k.keys = append(k.keys, searchKey(w, target))
 		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// matchesAt reports whether the term's words are the words of text from at on.
+func (t keyedTerm) matchesAt(words []textWord, at int) bool {
+	if at+len(t.keys) > len(words) {
 		return false
 	}
+	for j, k := range t.keys {
+		if words[at+j].key != k {
+			return false
+		}
+	}
+	return true
+}
+
+// snippets cuts up to n snippets of text around its marked words.
+func snippets(text string, words []textWord, marked []bool, n int) []string {
 	var out []string
 	for i := 0; i < len(words) && len(out) < n; i++ {
-		if !matches(words[i]) {
+		if !marked[i] {
 			continue
 		}
 		from := max(0, i-snippetContext)
 		to := min(len(words), from+snippetWords)
 		var b strings.Builder
+		pos := 0 // a snippet from the text's start keeps what leads its first word (+1415…)
 		if from > 0 {
 			b.WriteString("…")
+			pos = words[from].start
 		}
-		pos := words[from].start
 		for j := from; j < to; j++ {
 			w := words[j]
 			b.WriteString(html.EscapeString(oneLine(text[pos:w.start])))
-			if matches(w) {
+			if marked[j] {
 				b.WriteString("<mark>" + html.EscapeString(text[w.start:w.end]) + "</mark>")
 			} else {
 				b.WriteString(html.EscapeString(text[w.start:w.end]))
@@ -385,49 +446,43 @@ func oneLine(s string) string {
 }
 
 // searchStem strips the English endings a stemmer would (plural, -ed,
-// -ing, -ly), so that highlighting finds the forms of a query word.
+// -ing, -ly), and the consonant doubled before -ed and -ing (running,
+// stopped), so that the forms of a word share one stem.
 func searchStem(w string) string {
 	for _, suffix := range []string{"ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s", "e", "y"} {
 		if strings.HasSuffix(w, suffix) && utf8.RuneCountInString(w)-len(suffix) >= 3 {
-			return w[:len(w)-len(suffix)]
+			stem := w[:len(w)-len(suffix)]
+			if n := len(stem); strings.Contains(suffix, "ed") || strings.Contains(suffix, "ing") {
+				if c := stem[n-1]; c == stem[n-2] && c >= 'a' && c <= 'z' && strings.IndexByte("aeiouylsz", c) < 0 {
+					stem = stem[:n-1]
+				}
+			}
+			return stem
 		}
 	}
 	return w
 }
 
-// SearchMatches reports whether a text matches the query's words by the
-// rule Highlights shows (the memory fake's search; the SQL stores stem
-// with the database's stemmer).
-func SearchMatches(q SearchQuery, subject, body string) bool {
-	has := func(t SearchTerm) bool {
-		texts := []string{subject}
-		if !t.Subject {
-			texts = append(texts, body)
-		}
-		for _, text := range texts {
-			words := SearchWords(text)
-			for i := range words {
-				ok := true
-				for j, w := range t.Words {
-					if i+j >= len(words) {
-						ok = false
-						break
-					}
-					f, s := words[i+j], searchStem(w)
-					if !strings.HasPrefix(f, s) || len(f)-len(s) > 4 {
-						ok = false
-						break
-					}
-				}
-				if ok {
+// SearchMatches reports whether a hit's subject and text match the query's
+// words by target's rule, the one Highlights shows (the memory fake's
+// search; the SQL stores stem with the database's stemmer).
+func SearchMatches(q SearchQuery, target SearchTarget, subject, text string) bool {
+	subjectWords, bodyWords := textWords(subject, target), textWords(text, target)
+	has := func(t keyedTerm) bool {
+		for _, words := range [][]textWord{subjectWords, bodyWords} {
+			for at := range words {
+				if t.matchesAt(words, at) {
 					return true
 				}
+			}
+			if t.subject {
+				break
 			}
 		}
 		return false
 	}
-	for _, t := range q.Terms {
-		if has(t) == t.Negated {
+	for i, t := range searchKeys(q.Terms, target) {
+		if has(t) == q.Terms[i].Negated {
 			return false
 		}
 	}

@@ -45,7 +45,7 @@ func TestParseSearch(t *testing.T) {
 
 func TestHighlights(t *testing.T) {
 	q, _ := ParseSearch(`invoices "due date" -spam`)
-	got := Highlights(q, "Your invoice <#42>", "Hello,\n\nthe invoiced amount & the due  date are below. "+
+	got := Highlights(q, SearchMail, "Your invoice <#42>", "Hello,\n\nthe invoiced amount & the due  date are below. "+
 		"One two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty Invoices again.")
 	want := []string{
 		"Your <mark>invoice</mark> &lt;#42&gt;",
@@ -55,10 +55,10 @@ func TestHighlights(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got\n%q\nwant\n%q", got, want)
 	}
-	if h := Highlights(SearchQuery{Unread: true}, "text"); h == nil || len(h) != 0 {
+	if h := Highlights(SearchQuery{Unread: true}, SearchMail, "text"); h == nil || len(h) != 0 {
 		t.Fatalf("no words: %v", h)
 	}
-	if !SearchMatches(q, "Invoice", "the due date") || SearchMatches(q, "Invoice", "the due date, spam") || SearchMatches(q, "Invoice", "date due") {
+	if !SearchMatches(q, SearchMail, "Invoice", "the due date") || SearchMatches(q, SearchMail, "Invoice", "the due date, spam") || SearchMatches(q, SearchMail, "Invoice", "date due") {
 		t.Fatal("SearchMatches")
 	}
 }
@@ -84,7 +84,7 @@ func FuzzParseSearch(f *testing.F) {
 				}
 			}
 		}
-		for _, h := range Highlights(q, s, s) {
+		for _, h := range Highlights(q, SearchMail, s, s) {
 			if !utf8.ValidString(h) || strings.Count(h, "<mark>") != strings.Count(h, "</mark>") ||
 				strings.Count(h, "<") != 2*strings.Count(h, "<mark>") {
 				t.Fatalf("%q: highlight %q", s, h)
@@ -114,5 +114,50 @@ func TestSearchFor(t *testing.T) {
 				t.Errorf("%q for %s: %v, want a validation error on q", in, target, err)
 			}
 		}
+	}
+}
+
+// TestHighlightsMarkWhatMatched: a highlight marks the words the query
+// matched under its target's rule and nothing else: contacts match whole
+// words (ann is not annie), mail and texts the forms of a word (not every
+// word that starts with it), a phrase only where its words stand together,
+// and subject: only in the subject.
+func TestHighlightsMarkWhatMatched(t *testing.T) {
+	for _, c := range []struct {
+		target  SearchTarget
+		q       string
+		subject string
+		texts   []string
+		want    []string
+	}{
+		{SearchContacts, "ann", "", []string{"Ann Smith annie", "ann.smith@acme.example", "+14155550142"},
+			[]string{"<mark>Ann</mark> Smith annie", "<mark>ann</mark>.smith@acme.example"}},
+		{SearchContacts, "14155550142", "", []string{"Ann Smith", "", "+14155550142"},
+			[]string{"+<mark>14155550142</mark>"}},
+		{SearchContacts, "muller", "", []string{"Zoë Müller-Lüdenscheidt"}, []string{"Zoë <mark>Müller</mark>-Lüdenscheidt"}},
+		{SearchTexts, "car", "", []string{"Careful: the cars and the car park, carrot"},
+			[]string{"Careful: the <mark>cars</mark> and the <mark>car</mark> park, carrot"}},
+		{SearchTexts, "running", "", []string{"Run, runs, running, runner"},
+			[]string{"<mark>Run</mark>, <mark>runs</mark>, <mark>running</mark>, runner"}},
+		{SearchMail, `"due date"`, "Due soon", []string{"The date is due; the due date is near."},
+			[]string{"The date is due; the <mark>due</mark> <mark>date</mark> is near."}},
+		{SearchMail, "subject:invoice code", "Your invoice", []string{"The invoice code is 42."},
+			[]string{"Your <mark>invoice</mark>", "The invoice <mark>code</mark> is 42."}},
+	} {
+		q, err := ParseSearch(c.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Highlights(q, c.target, c.subject, c.texts...); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s %q:\n got %q\nwant %q", c.target, c.q, got, c.want)
+		}
+	}
+	ann, _ := ParseSearch("ann")
+	if SearchMatches(ann, SearchContacts, "", "Annie Smith") || !SearchMatches(ann, SearchContacts, "", "ann.smith@acme.example") {
+		t.Error("contacts match whole words")
+	}
+	car, _ := ParseSearch("car")
+	if SearchMatches(car, SearchTexts, "", "Careful now") || !SearchMatches(car, SearchTexts, "", "Two cars") {
+		t.Error("texts match the forms of a word")
 	}
 }

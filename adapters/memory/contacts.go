@@ -76,7 +76,7 @@ func (s *Store) Contacts(_ context.Context, f ports.ContactFilter) ([]core.Conta
 			f.Source != "" && r.Source != f.Source,
 			f.Email != "" && !strings.EqualFold(r.Email, f.Email),
 			f.PhoneNumber != "" && r.PhoneNumber != f.PhoneNumber,
-			f.Search != nil && !(core.SearchMatches(*f.Search, "", strings.Join(r.SearchTexts(), "\n")) && inDates(*f.Search, r.CreatedAt)):
+			f.Search != nil && !(core.SearchMatches(*f.Search, core.SearchContacts, "", strings.Join(r.SearchTexts(), "\n")) && inDates(*f.Search, r.CreatedAt)):
 			return false
 		}
 		if q == "" {
@@ -97,7 +97,7 @@ func (s *Store) Contacts(_ context.Context, f ports.ContactFilter) ([]core.Conta
 	for i, r := range rows {
 		out[i] = r.Contact
 		if f.Search != nil {
-			out[i].Highlights = core.Highlights(*f.Search, r.SearchTexts()...)
+			out[i].Highlights = core.Highlights(*f.Search, core.SearchContacts, "", r.SearchTexts()...)
 		}
 	}
 	return out, total, nil

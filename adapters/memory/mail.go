@@ -209,7 +209,7 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 	for i, r := range rows {
 		out[i] = r.EmailMessage.Summary()
 		if f.Search != nil {
-			out[i].Highlights = core.Highlights(*f.Search, r.Subject, r.Text+"\n"+r.searchText)
+			out[i].Highlights = core.Highlights(*f.Search, core.SearchMail, r.Subject, r.Text+"\n"+r.searchText)
 		}
 	}
 	return out, total, nil
@@ -229,7 +229,7 @@ func (s *Store) threadMatch(q core.SearchQuery, threadID string) *messageRow {
 // searchMatches is the SQL store's search of one message: the words by
 // core.SearchMatches (without a real stemmer), the filters as its SQL.
 func (s *Store) searchMatches(q core.SearchQuery, r *messageRow) bool {
-	if !core.SearchMatches(q, r.Subject, r.Text+"\n"+r.searchText) {
+	if !core.SearchMatches(q, core.SearchMail, r.Subject, r.Text+"\n"+r.searchText) {
 		return false
 	}
 	contains := func(list []string, sub string) bool {
@@ -367,7 +367,7 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 	if f.Search != nil {
 		for i := range threads {
 			m := s.threadMatch(*f.Search, threads[i].ID)
-			threads[i].Highlights = core.Highlights(*f.Search, m.Subject, m.Text+"\n"+m.searchText)
+			threads[i].Highlights = core.Highlights(*f.Search, core.SearchMail, m.Subject, m.Text+"\n"+m.searchText)
 		}
 	}
 	return threads, total, nil

@@ -200,7 +200,7 @@ func (s *Store) SMSList(_ context.Context, f ports.SMSFilter) ([]core.SMSMessage
 	for i, r := range rows {
 		out[i] = *r
 		if f.Search != nil {
-			out[i].Highlights = core.Highlights(*f.Search, r.Body)
+			out[i].Highlights = core.Highlights(*f.Search, core.SearchTexts, "", r.Body)
 		}
 	}
 	return out, total, nil
@@ -219,7 +219,7 @@ func textMatches(q core.SearchQuery, m *core.SMSMessage) bool {
 			return false
 		}
 	}
-	return core.SearchMatches(q, "", m.Body) && !(q.Unread && m.IsRead) && inDates(q, m.CreatedAt)
+	return core.SearchMatches(q, core.SearchTexts, "", m.Body) && !(q.Unread && m.IsRead) && inDates(q, m.CreatedAt)
 }
 
 func (s *Store) SetSMSRead(_ context.Context, accountID string, id int64, read bool) error {

@@ -349,7 +349,7 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	for i, r := range rows {
 		msgs[i] = r.core().Summary()
 		if f.Search != nil {
-			msgs[i].Highlights = core.Highlights(*f.Search, r.Subject, r.Head)
+			msgs[i].Highlights = core.Highlights(*f.Search, core.SearchMail, r.Subject, r.Head)
 		}
 	}
 	return msgs, total, db.attachAttachments(ctx, db.sel, msgs)
@@ -479,7 +479,7 @@ func (db *DB) threadHighlights(ctx context.Context, q core.SearchQuery, matches 
 		return err
 	}
 	for _, r := range rows {
-		threads[at[r.ThreadID]].Highlights = core.Highlights(q, r.Subject, r.Head)
+		threads[at[r.ThreadID]].Highlights = core.Highlights(q, core.SearchMail, r.Subject, r.Head)
 	}
 	return nil
 }

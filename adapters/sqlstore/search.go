@@ -290,7 +290,7 @@ func (db *DB) searchTexts(ctx context.Context, q core.SearchQuery, w where, page
 	list := make([]core.SMSMessage, len(rows))
 	for i, r := range rows {
 		list[i] = r.core()
-		list[i].Highlights = core.Highlights(q, r.Body)
+		list[i].Highlights = core.Highlights(q, core.SearchTexts, "", r.Body)
 	}
 	return list, total, err
 }
@@ -303,7 +303,7 @@ func (db *DB) searchContacts(ctx context.Context, q core.SearchQuery, w where, p
 	list := make([]core.Contact, len(rows))
 	for i, r := range rows {
 		list[i] = r.core()
-		list[i].Highlights = core.Highlights(q, list[i].SearchTexts()...)
+		list[i].Highlights = core.Highlights(q, core.SearchContacts, "", list[i].SearchTexts()...)
 	}
 	return list, total, err
 }

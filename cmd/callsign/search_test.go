@@ -277,6 +277,11 @@ func TestSearchTextsAndContacts(t *testing.T) {
 		if len(pp) != 1 || !reflect.DeepEqual(pp[0].Highlights, []string{"Ann <mark>Smith</mark> annie", "ann.<mark>smith</mark>@acme.example"}) {
 			t.Errorf("contact highlights: %+v", pp)
 		}
+		// Contacts match whole words, and so do their highlights: ann, not annie.
+		r.call("GET", "/api/contacts/?q=ann", key, nil, &pp)
+		if len(pp) != 1 || !reflect.DeepEqual(pp[0].Highlights, []string{"<mark>Ann</mark> Smith annie", "<mark>ann</mark>.smith@acme.example"}) {
+			t.Errorf("contact highlights of ann: %+v", pp)
+		}
 		// The index follows updates and deletes.
 		r.call("PATCH", "/api/contacts/"+bob.UUID+"/", key, map[string]any{"nickname": "bobby"}, nil)
 		if got := contacts(key, "bobby"); got != "Bob Jones" {
