@@ -164,6 +164,9 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 			return nil, err
 		}
 	}
+	if err := mt.writeIndex(); err != nil {
+		return nil, err
+	}
 	if pipe.checked {
 		// A check happens here, not in the database: COMMIT waits for it.
 		if err := pc.SendBatch(ctx, &pipe.batch).Close(); err != nil {
