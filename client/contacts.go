@@ -16,6 +16,30 @@ func (c *Client) Contacts(ctx context.Context, source string) ([]Contact, error)
 	return l, c.call(ctx, "GET", "/api/contacts/", c.scoped(q), nil, &l)
 }
 
+// ContactFilter narrows a page of contacts; zero fields do not filter.
+type ContactFilter struct {
+	Source string // auto or manual
+	// Query is a search (q) of names, email and number as whole words:
+	// see docs/api.md, "Searching texts and contacts".
+	Query  string
+	Limit  int // 1-200; 0 is the API's 50
+	Offset int
+}
+
+// ContactPage is a page of contacts: oldest first, or with a Query most
+// relevant first.
+func (c *Client) ContactPage(ctx context.Context, f ContactFilter) (Page[Contact], error) {
+	q := pageQuery(f.Limit, f.Offset)
+	if f.Source != "" {
+		q.Set("source", f.Source)
+	}
+	if f.Query != "" {
+		q.Set("q", f.Query)
+	}
+	var p Page[Contact]
+	return p, c.call(ctx, "GET", "/api/contacts/", c.scoped(q), nil, &p)
+}
+
 // FindContact is the contact with that email (ignoring case) or phone
 // number (E.164), or both.
 func (c *Client) FindContact(ctx context.Context, email, phone string) (Contact, error) {

@@ -12,17 +12,20 @@ func (c *Client) SendSMS(ctx context.Context, to, body string) (SMS, error) {
 	return m, c.call(ctx, "POST", "/api/messages/send/", c.scoped(nil), map[string]string{"to": to, "body": body}, &m)
 }
 
-// SMSFilter narrows the text message list.
+// SMSFilter narrows the text message list; zero fields do not filter.
 type SMSFilter struct {
 	Direction string
 	IsRead    *bool
 	// Query is a search (q): see docs/api.md, "Search".
-	Query string
+	Query  string
+	Limit  int // 1-200; 0 is the API's 50
+	Offset int
 }
 
-// SMSMessages lists text messages, newest first.
-func (c *Client) SMSMessages(ctx context.Context, f SMSFilter) ([]SMS, error) {
-	q := url.Values{}
+// SMSMessages is a page of text messages: newest first, or with a Query
+// most relevant first.
+func (c *Client) SMSMessages(ctx context.Context, f SMSFilter) (Page[SMS], error) {
+	q := pageQuery(f.Limit, f.Offset)
 	if f.Direction != "" {
 		q.Set("direction", f.Direction)
 	}
@@ -32,8 +35,18 @@ func (c *Client) SMSMessages(ctx context.Context, f SMSFilter) ([]SMS, error) {
 	if f.Query != "" {
 		q.Set("q", f.Query)
 	}
-	var l []SMS
-	return l, c.call(ctx, "GET", "/api/messages/", c.scoped(q), nil, &l)
+	var p Page[SMS]
+	return p, c.call(ctx, "GET", "/api/messages/", c.scoped(q), nil, &p)
+}
+
+// pageQuery asks a list for a page (its envelope): an offset, even 0, is
+// what makes the API page.
+func pageQuery(limit, offset int) url.Values {
+	q := url.Values{"offset": {strconv.Itoa(offset)}}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	return q
 }
 
 // Conversations lists conversation summaries, latest first.

@@ -105,13 +105,17 @@ type Authentication struct {
 	DMARCPolicy *string `json:"dmarc_policy"`
 }
 
-// MessagePage is a page of the email message list.
-type MessagePage struct {
-	Count    int              `json:"count"`
-	Next     *string          `json:"next"`
-	Previous *string          `json:"previous"`
-	Results  []MessageSummary `json:"results"`
+// Page is one page of a list asked for with limit and offset: the
+// paginated envelope every list answers then.
+type Page[T any] struct {
+	Count    int     `json:"count"`
+	Next     *string `json:"next"`
+	Previous *string `json:"previous"`
+	Results  []T     `json:"results"`
 }
+
+// MessagePage is a page of the email message list.
+type MessagePage = Page[MessageSummary]
 
 // Thread is a conversation's summary.
 type Thread struct {

@@ -59,7 +59,7 @@ func TestTypesMatchTheOpenAPIDocument(t *testing.T) {
 		"Recipient": Recipient{}, "PaginatedEmailMessages": MessagePage{}, "ThreadSummary": Thread{},
 		"ThreadDetail": ThreadDetail{}, "SMSMessage": SMS{}, "Conversation": Conversation{}, "ConversationDetail": ConversationDetail{},
 		"VoiceAgent": VoiceAgent{}, "Contact": Contact{}, "Password": Password{}, "Secret": Secret{},
-		"Verification": Verification{}, "Draft": EmailDraft{},
+		"Verification": Verification{}, "Draft": EmailDraft{}, "SMSMessagePage": Page[SMS]{}, "ContactPage": Page[Contact]{},
 	} {
 		if got, want := jsonNames(t, v), properties(schema); !slices.Equal(got, want) {
 			t.Errorf("%T has %v; the schema %s has %v", v, got, schema, want)

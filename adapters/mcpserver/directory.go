@@ -23,7 +23,15 @@ type whoamiOut struct {
 
 type listContactsIn struct {
 	Scope
+	Query  string `json:"query,omitempty" jsonschema:"search names, nickname, email and number as whole words (case and accents ignored, not stemmed): words (all must match), \"exact phrase\", -word, before:/after: YYYY-MM-DD (when added); hits come most relevant first"`
 	Source string `json:"source,omitempty" jsonschema:"manual (added on purpose) or auto (someone who wrote to this identity)"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many contacts (default 50, at most 200)"`
+	Offset int    `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
+}
+
+type listContactsOut struct {
+	Count    int              `json:"count" jsonschema:"how many contacts match in all"`
+	Contacts []client.Contact `json:"contacts" jsonschema:"oldest first, or for a search most relevant first with highlights"`
 }
 
 type contactsOut struct {
@@ -174,14 +182,14 @@ func (s *session) addDirectoryTools() {
 			return out, err
 		})
 
-	addTool(s, tool{name: "list_contacts", title: "List contacts", readOnly: true,
-		description: "List this identity's contacts, oldest first: people added on purpose and people who wrote to it."},
-		func(ctx context.Context, c *client.Client, in listContactsIn) (contactsOut, error) {
-			l, err := c.Contacts(ctx, in.Source)
-			return contactsOut{Contacts: l}, err
+	addTool(s, tool{name: "list_contacts", title: "List or search contacts", readOnly: true,
+		description: "List this identity's contacts, oldest first: people added on purpose and people who wrote to it; or search them by whole words of their names, email and number (query), most relevant first."},
+		func(ctx context.Context, c *client.Client, in listContactsIn) (listContactsOut, error) {
+			p, err := c.ContactPage(ctx, client.ContactFilter{Source: in.Source, Query: in.Query, Limit: in.Limit, Offset: in.Offset})
+			return listContactsOut{Count: p.Count, Contacts: p.Results}, err
 		})
 	addTool(s, tool{name: "find_contact", title: "Find a contact", readOnly: true,
-		description: "Find contacts by exact email address or phone number, or by any text in their email, names or number (query)."},
+		description: "Find contacts by exact email address or phone number, or by any part of their email, names or number (query: smi finds Smith)."},
 		func(ctx context.Context, c *client.Client, in findContactIn) (contactsOut, error) {
 			if in.Query != "" {
 				l, err := c.SearchContacts(ctx, in.Query)

@@ -18,6 +18,20 @@ type sendSMSOut struct {
 	Messages []client.SMS `json:"messages" jsonschema:"one per number, with its delivery status"`
 }
 
+type listSMSIn struct {
+	Scope
+	Query     string `json:"query,omitempty" jsonschema:"search the texts' words (all must match, stemmed), \"exact phrase\", -word, from:/to: (a part of the number), is:unread, before:/after: YYYY-MM-DD; hits come most relevant first"`
+	Direction string `json:"direction,omitempty" jsonschema:"incoming (received) or outgoing (sent)"`
+	IsRead    *bool  `json:"is_read,omitempty" jsonschema:"true for read texts only, false for unread only"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"how many texts (default 50, at most 200)"`
+	Offset    int    `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
+}
+
+type listSMSOut struct {
+	Count    int          `json:"count" jsonschema:"how many texts match in all"`
+	Messages []client.SMS `json:"messages" jsonschema:"newest first, or for a search most relevant first with highlights"`
+}
+
 type listConversationsIn struct {
 	Scope
 	HasUnread *bool `json:"has_unread,omitempty" jsonschema:"true for conversations with unread texts only"`
@@ -67,6 +81,12 @@ func (s *session) addPhoneTools() {
 				out.Messages = append(out.Messages, m)
 			}
 			return out, nil
+		})
+	addTool(s, tool{name: "list_sms", title: "List or search text messages", readOnly: true,
+		description: "List this identity's text messages (SMS), newest first, or search them by words (query), most relevant first, each hit with highlights."},
+		func(ctx context.Context, c *client.Client, in listSMSIn) (listSMSOut, error) {
+			p, err := c.SMSMessages(ctx, client.SMSFilter{Query: in.Query, Direction: in.Direction, IsRead: in.IsRead, Limit: in.Limit, Offset: in.Offset})
+			return listSMSOut{Count: p.Count, Messages: p.Results}, err
 		})
 	addTool(s, tool{name: "list_sms_conversations", title: "List text conversations", readOnly: true,
 		description: "List text-message conversations (one per other party), latest first, with unread counts and a preview."},

@@ -21,7 +21,7 @@ import (
 )
 
 // Instructions tell a model what the server is for.
-const Instructions = `Callsign gives you an identity of your own: an email inbox, a phone number for text messages, contacts, and a vault of passwords and secrets. Read and answer mail with list_emails, read_email and reply_email; wait for a message you expect (a verification code, an answer) with wait_for_email or wait_for_sms. Passwords and secret values are shown only when you ask with reveal: true. If your key may not send, draft_email keeps a message for a person to approve.`
+const Instructions = `Callsign gives you an identity of your own: an email inbox, a phone number for text messages, contacts, and a vault of passwords and secrets. Read and answer mail with list_emails, read_email and reply_email; wait for a message you expect (a verification code, an answer) with wait_for_email or wait_for_sms. Search mail, texts and contacts with the query of list_emails, list_sms and list_contacts. Passwords and secret values are shown only when you ask with reveal: true. If your key may not send, draft_email keeps a message for a person to approve.`
 
 // Options tune a server.
 type Options struct {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -149,6 +150,65 @@ func TestMCPManagementKeyNamesTheIdentity(t *testing.T) {
 	if res := callTool(t, cs, "list_emails", nil, &list); res.IsError || list.Count != 1 {
 		t.Errorf("bound to Bob: %v %q %d", res.IsError, toolText(res), list.Count)
 	}
+}
+
+// TestMCPSearchesTextsAndContacts: list_sms and list_contacts take the
+// API's search (q) with its language, scoping and 400s, on both
+// transports: hits most relevant first with highlights, another
+// identity's texts and contacts out of reach.
+func TestMCPSearchesTextsAndContacts(t *testing.T) {
+	r := start(t, sqlstore.SQLite, nil)
+	mgmt := r.bootstrap("ops@example.com")
+	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
+	for _, body := range []string{"Lunch at noon?", "Your Acme verification code is 482913", "Codes are sent by SMS"} {
+		r.call("POST", "/api/messages/send/", bob.key, map[string]any{"to": "+14155550100", "body": body}, nil)
+	}
+	r.call("POST", "/api/contacts/", bob.key, map[string]any{"display_name": "Ann Smith", "nickname": "annie", "email": "ann.smith@acme.example"}, nil)
+	r.call("POST", "/api/contacts/", bob.key, map[string]any{"display_name": "Annabel Lee", "email": "annabel@example.org"}, nil)
+	type texts struct {
+		Count    int
+		Messages []struct {
+			Body       string
+			Highlights []string
+		}
+	}
+	type people struct {
+		Count    int
+		Contacts []struct {
+			DisplayName string `json:"display_name"`
+			Highlights  []string
+		}
+	}
+	transports(t, r, mgmt, nil, func(t *testing.T, cs *mcp.ClientSession) {
+		var got texts
+		if res := callTool(t, cs, "list_sms", map[string]any{"identity": bob.uuid, "query": `code -"by sms"`}, &got); res.IsError ||
+			got.Count != 1 || !reflect.DeepEqual(got.Messages[0].Highlights, []string{"Your Acme verification <mark>code</mark> is 482913"}) {
+			t.Errorf("list_sms as Bob: %q %+v", toolText(res), got)
+		}
+		if callTool(t, cs, "list_sms", map[string]any{"identity": bob.uuid, "limit": 2}, &got); got.Count != 3 || len(got.Messages) != 2 ||
+			got.Messages[0].Body != "Codes are sent by SMS" {
+			t.Errorf("list_sms without a query, newest first, paged: %+v", got)
+		}
+		if callTool(t, cs, "list_sms", map[string]any{"identity": ada.uuid, "query": "code"}, &got); got.Count != 0 || len(got.Messages) != 0 {
+			t.Errorf("list_sms as Ada sees Bob's texts: %+v", got)
+		}
+		if res := callTool(t, cs, "list_sms", map[string]any{"identity": bob.uuid, "query": "subject:code"}, nil); !res.IsError ||
+			toolText(res) != "q: subject: does not apply to texts." {
+			t.Errorf("subject: on texts: %v %q", res.IsError, toolText(res))
+		}
+		var found people
+		if res := callTool(t, cs, "list_contacts", map[string]any{"identity": bob.uuid, "query": "ann"}, &found); res.IsError || found.Count != 1 ||
+			!reflect.DeepEqual(found.Contacts[0].Highlights, []string{"<mark>Ann</mark> Smith annie", "<mark>ann</mark>.smith@acme.example"}) {
+			t.Errorf("list_contacts as Bob: %q %+v", toolText(res), found)
+		}
+		if callTool(t, cs, "list_contacts", map[string]any{"identity": ada.uuid, "query": "ann"}, &found); found.Count != 0 {
+			t.Errorf("list_contacts as Ada sees Bob's contacts: %+v", found)
+		}
+		if res := callTool(t, cs, "list_contacts", map[string]any{"identity": bob.uuid, "query": "from:acme"}, nil); !res.IsError ||
+			toolText(res) != "q: from: does not apply to contacts." {
+			t.Errorf("from: on contacts: %v %q", res.IsError, toolText(res))
+		}
+	})
 }
 
 // TestMCPErrorsAreTheAPIs: a refusal is a tool error whose text is the

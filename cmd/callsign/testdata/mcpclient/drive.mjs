@@ -29,7 +29,7 @@ assert.ok(client.getServerCapabilities().resources.subscribe);
 
 const expectedTools = [
   "whoami", "list_emails", "read_email", "send_email", "draft_email", "reply_email", "forward_email", "mark_email_read",
-  "list_threads", "read_thread", "wait_for_email", "get_attachment", "send_sms", "list_sms_conversations",
+  "list_threads", "read_thread", "wait_for_email", "get_attachment", "send_sms", "list_sms", "list_sms_conversations",
   "read_sms_conversation", "wait_for_sms", "list_contacts", "find_contact", "add_contact", "list_passwords",
   "get_password", "generate_password", "save_password", "list_secrets", "get_secret", "set_secret",
   "get_voice_agent", "set_voice_agent",
@@ -106,12 +106,21 @@ console.log(`WAIT_SMS Your code is ${code}`);
 const text = await call("wait_for_sms", { body_contains: code, timeout_seconds: 60 });
 assert.ok(text.message && text.message.body.includes(code), "wait_for_sms returns the text that arrived");
 console.log("GOT_SMS");
+const found = await call("list_sms", { query: `code ${code}` });
+// The test may have delivered it more than once before the wait returned.
+assert.ok(found.count >= 1 && found.messages.length === found.count, "list_sms finds the text by its words");
+for (const m of found.messages) {
+  assert.deepEqual(m.highlights, [`Your <mark>code</mark> is <mark>${code}</mark>`]);
+}
 
 // Contacts.
 const added = await call("add_contact", { email: `grace-${setup.transport}@example.org`, display_name: "Grace" });
 assert.equal(added.source, "manual");
 assert.ok((await call("list_contacts")).contacts.some((c) => c.uuid === added.uuid));
 assert.equal((await call("find_contact", { query: `grace-${setup.transport}` })).contacts[0].uuid, added.uuid);
+const graces = await call("list_contacts", { query: `grace ${setup.transport}` });
+assert.deepEqual(graces.contacts.map((c) => c.uuid), [added.uuid], "list_contacts searches by whole words");
+assert.deepEqual(graces.contacts[0].highlights, [`<mark>Grace</mark>`, `<mark>grace</mark>-<mark>${setup.transport}</mark>@example.org`]);
 
 // The vault: values only with reveal.
 const domain = `${setup.transport}.example.com`;
@@ -152,7 +161,7 @@ for (const [name, args] of [
   assert.match(await refused(name, args), /not found/i, `${name} reaches no other identity`);
 }
 for (const [name, field] of [
-  ["list_emails", "emails"], ["list_threads", "threads"], ["list_sms_conversations", "conversations"],
+  ["list_emails", "emails"], ["list_threads", "threads"], ["list_sms", "messages"], ["list_sms_conversations", "conversations"],
   ["list_contacts", "contacts"], ["list_passwords", "passwords"], ["list_secrets", "secrets"],
 ]) {
   const out = JSON.stringify((await call(name))[field]);
