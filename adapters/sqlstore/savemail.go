@@ -332,6 +332,13 @@ func (mt *mailTx) thread(f core.Filing, m core.EmailMessage) (*core.Thread, erro
 }
 
 // probes answer storedMail with one indexed query each (SQLite).
+//
+// Their inbox is bound as +? rather than ?: for "column = ?" SQLite
+// (3.54) lets the plan depend on whether the bound value is 0 or 1, and
+// so prepares the statement again each time the value crosses that line,
+// which inbox 1 and any other one, taking turns, did on every message
+// (5% of ingest's CPU). The unary plus keeps the same plan (the index on
+// inbox_id, message_id) without looking at the value.
 type probes struct {
 	db  *DB
 	ctx context.Context
@@ -340,7 +347,7 @@ type probes struct {
 
 func (p probes) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
 	var threadID string
-	err := p.tx.GetContext(p.ctx, &threadID, p.db.q(`SELECT thread_id FROM email_messages WHERE inbox_id = ? AND message_id = ?
+	err := p.tx.GetContext(p.ctx, &threadID, p.db.q(`SELECT thread_id FROM email_messages WHERE inbox_id = +? AND message_id = ?
 		ORDER BY id DESC LIMIT 1`), inboxID, messageID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
@@ -351,7 +358,7 @@ func (p probes) ThreadOf(inboxID int64, messageID string) (string, bool, error) 
 func (p probes) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
 	var r messageRow
 	err := p.tx.GetContext(p.ctx, &r, p.db.q(`SELECT `+messageColumns+` FROM email_messages
-		WHERE inbox_id = ? AND message_id = ? AND direction = 'incoming' ORDER BY id DESC LIMIT 1`), inboxID, messageID)
+		WHERE inbox_id = +? AND message_id = ? AND direction = 'incoming' ORDER BY id DESC LIMIT 1`), inboxID, messageID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.EmailMessage{}, false, nil
 	}
