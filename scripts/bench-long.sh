@@ -8,19 +8,22 @@
 #     interleaved; then the list pages' latency (created_after cursor, pages
 #     without a cursor, the thread list).
 #
-#   scripts/bench-long.sh                    # both
-#   CASES=big BIG=300000 scripts/bench-long.sh
+#   scripts/bench-long.sh                    # all of it
+#   CASES=big BIG=300000 scripts/bench-long.sh   # case 2 (ingest and lists)
+#   BIG_DIR=/tmp/big CASES=grow scripts/bench-long.sh    # grow and keep it,
+#   BIG_DIR=/tmp/big CASES=lists scripts/bench-long.sh   # then reuse it
 #
 # The big database is grown from SEED messages received over SMTP by
 # copying them with older creation times (sqlite3), FILL_SMTP=1 receives
 # every message over SMTP instead (hours on a small machine).
-# Result lines (JSON) go to bench/results/<date>-long.jsonl, with the
+# Result lines (JSON) go to bench/results/<date>T<time>-long.jsonl, with the
 # server's peak RSS, CPU ticks, disk and largest WAL added to each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SMTPLOAD_DIR=${SMTPLOAD_DIR:-../shared/tools/smtpload}
-CASES=${CASES:-"wal big"}
+CASES=${CASES:-"wal ingest lists"}
+CASES=${CASES/big/ingest lists}
 WAL_N=${WAL_N:-200000}
 BIG=${BIG:-1000000}
 SEED=${SEED:-4000}
@@ -33,7 +36,7 @@ SINK_PORT=${SINK_PORT:-12591}
 mkdir -p bin bench/results
 (cd "$SMTPLOAD_DIR" && go build -o "$OLDPWD/bin/smtpload" .)
 make -s build
-out="bench/results/$(date -u +%Y-%m-%d)-long.jsonl"
+out="bench/results/$(date -u +%Y-%m-%dT%H%M)-long.jsonl"
 : >"$out"
 work=$(mktemp -d)
 server_pid="" sampler_pid="" sink_pid=""
@@ -112,6 +115,54 @@ stored() {
   curl -sf "http://127.0.0.1:$HTTP_PORT/api/email-messages/?limit=1&count=exact" -H "Authorization: Bearer $KEY" | jq .count
 }
 
+# grow DIR: a database in DIR holding BIG messages in one inbox, grown from
+# SEED received over SMTP by copying them with older creation times.
+grow() {
+  local big=$1
+  start_server "$big"
+  ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$SEED" -c 16 -rcpt agent1@agents.test -run-id seed >/dev/null
+  if [ -n "${FILL_SMTP:-}" ]; then
+    ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n $((BIG - SEED)) -c 16 -rcpt agent1@agents.test -run-id fill >/dev/null
+  fi
+  stop_server
+  [ -z "${FILL_SMTP:-}" ] || return 0
+  # Copies of the stored messages, their sources and threads, each round
+  # older than everything stored and in threads of its own, until BIG are
+  # stored.
+  local db=$big/callsign.db mcols tcols have=$SEED round=0 take msel tsel
+  mcols=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('email_messages') WHERE name <> 'id'")
+  tcols=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('email_threads')")
+  while [ "$have" -lt "$BIG" ]; do
+    round=$((round + 1))
+    take=$((BIG - have < have ? BIG - have : have))
+    msel=${mcols/created_at/created_at - (SELECT d FROM span)}
+    msel=${msel/thread_id/thread_id || \'.r$round\'}
+    tsel=${tcols/last_message_at/last_message_at - (SELECT d FROM span)}
+    tsel="id || '.r$round'${tsel#id}"
+    sqlite3 "$db" >/dev/null <<SQL
+PRAGMA journal_mode=WAL;
+BEGIN;
+CREATE TEMP TABLE span AS SELECT max(created_at) - min(created_at) + 1 AS d, max(id) AS top FROM email_messages;
+INSERT INTO email_threads ($tcols) SELECT $tsel FROM email_threads;
+INSERT INTO email_messages ($mcols) SELECT $msel FROM email_messages ORDER BY id LIMIT $take;
+INSERT INTO email_sources (message_id, raw)
+  SELECT m.id, s.raw FROM email_messages m JOIN email_sources s ON s.message_id = m.id - (SELECT top FROM span)
+  WHERE m.id > (SELECT top FROM span);
+COMMIT;
+PRAGMA wal_checkpoint(TRUNCATE);
+SQL
+    have=$((have + take))
+  done
+}
+
+# The big database: BIG_DIR's when it holds one (kept after the run, so
+# that later runs skip the growing), else a new one in the run's directory.
+big=${BIG_DIR:-$work/big}
+if [[ " $CASES " =~ \ (ingest|lists|grow)\  ]] && [ ! -f "$big/callsign.db" ]; then
+  mkdir -p "$big"
+  grow "$big"
+fi
+
 for case in $CASES; do
   case $case in
   wal)
@@ -127,45 +178,10 @@ for case in $CASES; do
     tail -n $((n / 2)) "$data/wal.log" | awk '{print $2}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
     rm -rf "$data"
     ;;
-  big)
-    fresh=$work/fresh big=$work/big
-    mkdir -p "$fresh" "$big"
-    start_server "$big"
-    ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$SEED" -c 16 -rcpt agent1@agents.test -run-id seed >/dev/null
-    if [ -n "${FILL_SMTP:-}" ]; then
-      ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n $((BIG - SEED)) -c 16 -rcpt agent1@agents.test -run-id fill >/dev/null
-    fi
-    stop_server
-    if [ -z "${FILL_SMTP:-}" ]; then
-      # Copies of the stored messages, their sources and threads, each
-      # round older than everything stored and in threads of its own,
-      # until BIG are stored.
-      db=$big/callsign.db
-      mcols=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('email_messages') WHERE name <> 'id'")
-      tcols=$(sqlite3 "$db" "SELECT group_concat(name, ', ') FROM pragma_table_info('email_threads')")
-      have=$SEED round=0
-      while [ "$have" -lt "$BIG" ]; do
-        round=$((round + 1))
-        take=$((BIG - have < have ? BIG - have : have))
-        msel=${mcols/created_at/created_at - (SELECT d FROM span)}
-        msel=${msel/thread_id/thread_id || \'.r$round\'}
-        tsel=${tcols/last_message_at/last_message_at - (SELECT d FROM span)}
-        tsel="id || '.r$round'${tsel#id}"
-        sqlite3 "$db" >/dev/null <<SQL
-PRAGMA journal_mode=WAL;
-BEGIN;
-CREATE TEMP TABLE span AS SELECT max(created_at) - min(created_at) + 1 AS d, max(id) AS top FROM email_messages;
-INSERT INTO email_threads ($tcols) SELECT $tsel FROM email_threads;
-INSERT INTO email_messages ($mcols) SELECT $msel FROM email_messages ORDER BY id LIMIT $take;
-INSERT INTO email_sources (message_id, raw)
-  SELECT m.id, s.raw FROM email_messages m JOIN email_sources s ON s.message_id = m.id - (SELECT top FROM span)
-  WHERE m.id > (SELECT top FROM span);
-COMMIT;
-PRAGMA wal_checkpoint(TRUNCATE);
-SQL
-        have=$((have + take))
-      done
-    fi
+  grow) ;; # the big database alone, above
+  ingest)
+    fresh=$work/fresh
+    mkdir -p "$fresh"
     # Ingest into the big database and a fresh one, interleaved.
     for run in $(seq "$RUNS"); do
       sink
@@ -175,7 +191,10 @@ SQL
       start_server "$fresh"
       ingest "$fresh" "sqlite c=16 into a fresh database" "$N"
       stop_server
+      rm -rf "$fresh"/*
     done
+    ;;
+  lists)
     # List pages with BIG messages stored in one inbox.
     start_server "$big"
     total=$(stored)
@@ -189,7 +208,6 @@ SQL
     probe "thread list page, $total stored" "/api/email-inbox/?limit=50"
     probe "thread list, plain, $total stored" "/api/email-inbox/"
     stop_server
-    rm -rf "$fresh" "$big"
     ;;
   esac
 done

@@ -36,3 +36,9 @@ func SendRows(ctx context.Context, db *DB, accountID string) (int, error) {
 	var n int
 	return n, db.w.GetContext(ctx, &n, db.q(`SELECT COUNT(*) FROM sends WHERE account_id = ?`), accountID)
 }
+
+// NewestMailAccount is the account of the newest message stored.
+func NewestMailAccount(ctx context.Context, db *DB) (string, error) {
+	var id string
+	return id, db.r.GetContext(ctx, &id, `SELECT account_id FROM email_messages ORDER BY id DESC LIMIT 1`)
+}
