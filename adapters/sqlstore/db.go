@@ -305,6 +305,24 @@ func (db *DB) tx(ctx context.Context, f func(tx *sqlx.Tx) error) error {
 }
 
 // q rebinds a query written with '?' placeholders for this dialect.
+// insertReturningID runs insert (an INSERT without RETURNING) in w and
+// answers the new row's id. SQLite gives it with the result: an Exec, not
+// a query, spares database/sql's rows (and the goroutine each query with a
+// cancellable context starts); PostgreSQL's driver has no last insert id,
+// so there the insert returns it.
+func (db *DB) insertReturningID(ctx context.Context, w txer, insert string, args ...any) (int64, error) {
+	var id int64
+	if db.dialect == Postgres {
+		err := w.GetContext(ctx, &id, db.q(insert+` RETURNING id`), args...)
+		return id, err
+	}
+	res, err := w.ExecContext(ctx, db.q(insert), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
 func (db *DB) q(query string) string {
 	if db.dialect == Postgres {
 		return sqlx.Rebind(sqlx.DOLLAR, query)

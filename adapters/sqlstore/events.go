@@ -87,8 +87,8 @@ func (db *DB) insertEvents(ctx context.Context, tx txer, events []core.NewEvent,
 			_, err = tx.ExecContext(ctx, db.q(`INSERT INTO events (id, account_id, seq, identity_id, type, created_at, data)
 				OVERRIDING SYSTEM VALUE VALUES (?, ?, ?, ?, ?, ?, ?)`), append([]any{id}, args...)...)
 		} else {
-			err = tx.GetContext(ctx, &id, db.q(`INSERT INTO events (account_id, seq, identity_id, type, created_at, data)
-				VALUES (?, ?, ?, ?, ?, ?) RETURNING id`), args...)
+			id, err = db.insertReturningID(ctx, tx, `INSERT INTO events (account_id, seq, identity_id, type, created_at, data)
+				VALUES (?, ?, ?, ?, ?, ?)`, args...)
 		}
 		if err != nil {
 			return err

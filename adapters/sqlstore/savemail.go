@@ -281,9 +281,7 @@ func (mt *mailTx) insertMessage(m core.EmailMessage, sourceBytes int) (int64, er
 			OVERRIDING SYSTEM VALUE VALUES (?, `+marks+`)`), append([]any{id}, args...)...)
 		return id, err
 	}
-	var id int64
-	err := mt.w.GetContext(mt.ctx, &id, mt.db.q(`INSERT INTO email_messages (`+messageColumnsIn+`) VALUES (`+marks+`) RETURNING id`), args...)
-	return id, err
+	return mt.db.insertReturningID(mt.ctx, mt.w, `INSERT INTO email_messages (`+messageColumnsIn+`) VALUES (`+marks+`)`, args...)
 }
 
 // ThreadOf implements core.MessageIndex: the transaction's own messages
