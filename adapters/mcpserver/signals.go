@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/callsign/callsign/app"
@@ -12,8 +13,8 @@ import (
 // Signals tell a waiting tool (wait_for_email, wait_for_sms), and the
 // watcher of subscribed resources, when to look again for new mail or
 // texts; what is new is then read through the API. This is the one place
-// that decides how news is learnt: Poll asks on a timer (a client of a
-// remote server), and the service's own endpoint follows the event log
+// that decides how news is learnt: a client of a remote server follows the
+// API's event log (Feed), and the service's own endpoint its feed within
 // (EventSignals).
 type Signals interface {
 	// Mail is signalled when mail in the client's reach may have
@@ -23,17 +24,75 @@ type Signals interface {
 	SMS(ctx context.Context, c *client.Client) (changed <-chan struct{}, stop func(), err error)
 }
 
-// Poll signals every Interval: a client of a remote server, which the
-// event log could tell only through a long poll or a stream of its own.
-type Poll struct{ Interval time.Duration }
+// Feed follows the API's event log (GET /api/events/) with long polls, for
+// a client of a remote server (callsign mcp, the CLI's waits). The first
+// asks from now (after=latest) before Mail or SMS returns, so nothing
+// committed after that is missed; each next one goes on from the answer's
+// cursor and is held by the server until an event of the kind arrives, so
+// a wait wakes as soon as mail or a text is stored, on any instance. While
+// the log cannot be read (the server unreachable or restarting, a rate
+// limit) it signals every FeedRetry instead, as a poll would.
+type Feed struct{}
 
-func (p Poll) Mail(context.Context, *client.Client) (<-chan struct{}, func(), error) {
-	ch, stop := every(p.Interval, nil)
-	return ch, stop, nil
+// FeedRetry is how long a Feed waits after a failed read of the log
+// before it tries again (a 429's Retry-After when longer).
+const FeedRetry = 2 * time.Second
+
+func (Feed) Mail(ctx context.Context, c *client.Client) (<-chan struct{}, func(), error) {
+	return follow(ctx, c, string(core.EmailReceived))
 }
 
-func (p Poll) SMS(ctx context.Context, c *client.Client) (<-chan struct{}, func(), error) {
-	return p.Mail(ctx, c)
+func (Feed) SMS(ctx context.Context, c *client.Client) (<-chan struct{}, func(), error) {
+	return follow(ctx, c, string(core.SMSReceivedEvent))
+}
+
+// follow signals each page of events of the types in c's reach until stop.
+func follow(ctx context.Context, c *client.Client, types ...string) (<-chan struct{}, func(), error) {
+	f := client.EventFilter{After: client.AfterLatest, Types: types, Limit: 1}
+	_, cursor, err := c.Events(ctx, f)
+	if client.NotFound(err) { // a server from before the event log
+		ch, stop := every(FeedRetry, nil)
+		return ch, stop, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	out := make(chan struct{}, 1)
+	go func() {
+		f.Limit, f.Wait = core.MaxPageLimit, client.MaxEventWait
+		for {
+			f.After = cursor
+			p, next, err := c.Events(ctx, f)
+			if ctx.Err() != nil {
+				return
+			}
+			cursor = next
+			if err == nil && len(p.Results) == 0 {
+				continue // the wait ran out: ask again
+			}
+			select {
+			case out <- struct{}{}:
+			default:
+			}
+			if err == nil {
+				continue
+			}
+			if client.Gone(err) { // the cursor outlived the log: from now on, after the look signalled
+				cursor = client.AfterLatest
+			}
+			retry := FeedRetry
+			if e := (*client.Error)(nil); errors.As(err, &e) && e.RetryAfter > retry {
+				retry = e.RetryAfter
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(retry):
+			}
+		}
+	}()
+	return out, cancel, nil
 }
 
 // EventSignals are the service's own: the account's event feed

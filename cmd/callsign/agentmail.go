@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/callsign/callsign/adapters/mcpserver"
 	"github.com/callsign/callsign/client"
 )
 
@@ -163,7 +164,10 @@ func (c *cli) mailCommand() *cobra.Command {
 		RunE: c.agentRun(func(ctx context.Context, api *client.Client, _ []string) (any, func(io.Writer), error) {
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
-			wake, stop := ticker(2 * time.Second)
+			wake, stop, err := mcpserver.Feed{}.Mail(ctx, api)
+			if err != nil {
+				return nil, nil, err
+			}
 			defer stop()
 			m, err := api.WaitForMessage(ctx, wf, wake)
 			if err == nil && m == nil {
@@ -180,28 +184,6 @@ func (c *cli) mailCommand() *cobra.Command {
 
 	mail.AddCommand(ls, read, send, draft, reply, wait)
 	return mail
-}
-
-// ticker signals every interval until stop.
-func ticker(interval time.Duration) (<-chan struct{}, func()) {
-	t := time.NewTicker(interval)
-	ch := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				select {
-				case ch <- struct{}{}:
-				case <-done:
-					return
-				}
-			}
-		}
-	}()
-	return ch, func() { t.Stop(); close(done) }
 }
 
 func messageID(s string) (int64, error) {

@@ -6,17 +6,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/callsign/callsign/adapters/mcpserver"
 )
-
-// mcpPoll is how often `callsign mcp` looks for news while a tool waits
-// or a resource is subscribed: a remote server has no push yet.
-const mcpPoll = 2 * time.Second
 
 // mcpCommand serves MCP over standard input and output for a desktop
 // agent, calling the server its credentials name over the REST API.
@@ -42,7 +37,7 @@ With --identity, a management key is bound to that one identity.`,
 				// Bound to one identity, the server acts as an identity key would.
 				who.KeyType, who.Identity = "identity", &id
 			}
-			server := mcpserver.New(api, who, mcpserver.Poll{Interval: mcpPoll}, mcpserver.Options{Version: version})
+			server := mcpserver.New(api, who, mcpserver.Feed{}, mcpserver.Options{Version: version})
 			err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(c.stdin), Writer: nopWriteCloser{c.stdout}})
 			if ctx.Err() != nil {
 				return nil // stopped by a signal
