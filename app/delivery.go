@@ -327,7 +327,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 	m := core.EmailMessage{AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID, Header: header,
 		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, Authentication: auth, Verification: verification,
 		SourceHash: in.sourceHash, CreatedAt: now}
-	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, Dedupe: in.Dedupe}
+	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, HTMLInRaw: true, Dedupe: in.Dedupe}
 	// The bytes stay in the source, which is stored anyway.
 	nm.SearchText = attachmentsText(parsed.Attachments)
 	for i, part := range parsed.Attachments {

@@ -115,9 +115,13 @@ const MaxStoredBody = 1 << 20
 // character boundary) and sets Truncated when it cut anything.
 func (m *EmailMessage) BoundBodies() {
 	if len(m.Text) > MaxStoredBody || len(m.HTML) > MaxStoredBody {
-		m.Text, m.HTML, m.Truncated = cutUTF8(m.Text, MaxStoredBody), cutUTF8(m.HTML, MaxStoredBody), true
+		m.Text, m.HTML, m.Truncated = StoredBody(m.Text), StoredBody(m.HTML), true
 	}
 }
+
+// StoredBody is a body as a stored message holds it: its first
+// MaxStoredBody bytes, cut at a character boundary (BoundBodies).
+func StoredBody(s string) string { return cutUTF8(s, MaxStoredBody) }
 
 // Summary is m as a list shows it: its Preview in place of its bodies, so
 // that a page of messages costs memory bounded by its length, not by what

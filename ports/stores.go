@@ -261,6 +261,10 @@ type NewMail struct {
 	// message of the inbox (core.JoinThread).
 	NewThreadID string
 	Raw         []byte
+	// HTMLInRaw says that Message.HTML is what the MailParser reads from
+	// Raw (received mail), bounded by BoundBodies: a store may then keep
+	// Raw alone and read the HTML back from it.
+	HTMLInRaw   bool
 	Attachments []AttachmentContent
 	// Correspondent, when set, is recorded as an auto contact unless the
 	// identity already knows the address.

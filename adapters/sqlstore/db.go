@@ -66,6 +66,9 @@ type DB struct {
 	reads, writes *stmtCache
 	// checkpoints copies SQLite's WAL back; nil on PostgreSQL.
 	checkpoints *checkpointer
+	// parser reads received mail's HTML back from its source; nil: every
+	// body is stored (Options.Parser).
+	parser ports.MailParser
 
 	// The event log (events.go): how subjects become data, the signal of
 	// committed events, and on PostgreSQL the listener that gives it.
@@ -90,6 +93,10 @@ type Options struct {
 	// EventData renders events' data (the API's views); nil means plain
 	// JSON of the subject, for store tests.
 	EventData ports.EventEncoder
+	// Parser, when set, lets received mail be stored without its HTML body
+	// (ports.NewMail.HTMLInRaw): reading one message reads it back from the
+	// source. Nil stores every body, for tools and store tests.
+	Parser ports.MailParser
 }
 
 // Open connects to databaseURL: a postgres:// or postgresql:// URL, or a
@@ -107,6 +114,7 @@ func Open(ctx context.Context, databaseURL string, opts Options) (*DB, error) {
 	}
 	db.mail.committed = opts.CommitBatch
 	db.url = databaseURL
+	db.parser = opts.Parser
 	if db.encodeEvent = opts.EventData; db.encodeEvent == nil {
 		db.encodeEvent = defaultEventData
 	}

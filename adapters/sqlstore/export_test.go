@@ -42,3 +42,13 @@ func NewestMailAccount(ctx context.Context, db *DB) (string, error) {
 	var id string
 	return id, db.r.GetContext(ctx, &id, `SELECT account_id FROM email_messages ORDER BY id DESC LIMIT 1`)
 }
+
+// StoredHTML is what a message's row holds of its HTML body.
+func StoredHTML(ctx context.Context, db *DB, id int64) (html string, inSource bool, err error) {
+	var row struct {
+		HTML     string `db:"html_body"`
+		InSource bool   `db:"html_in_source"`
+	}
+	err = db.w.GetContext(ctx, &row, db.q(`SELECT html_body, html_in_source FROM email_messages WHERE id = ?`), id)
+	return row.HTML, row.InSource, err
+}

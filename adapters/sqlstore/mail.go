@@ -51,6 +51,7 @@ type messageRow struct {
 	Subject        string         `db:"subject"`
 	Text           string         `db:"text_body"`
 	HTML           string         `db:"html_body"`
+	HTMLInSource   bool           `db:"html_in_source"`
 	Truncated      bool           `db:"body_truncated"`
 	Direction      string         `db:"direction"`
 	IsRead         bool           `db:"is_read"`
@@ -138,8 +139,9 @@ func recipientsText(rs []core.Recipient) string {
 func nullToken(t string) sql.NullString { return sql.NullString{String: t, Valid: t != ""} }
 
 const messageColumns = `id, account_id, identity_id, inbox_id, thread_id, message_id, in_reply_to, refs, from_email, from_name,
-	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, body_truncated, direction, is_read, delivery_status, delivery_error,
-	auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, verification_code, verification_link, source_hash, blocked, created_at`
+	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, html_in_source, body_truncated, direction, is_read, delivery_status,
+	delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, verification_code,
+	verification_link, source_hash, blocked, created_at`
 
 // summaryColumns are messageColumns as a list reads them: the head of the
 // text body, for the preview (core.EmailMessage.Summary), and no HTML.
@@ -202,9 +204,11 @@ func (db *DB) Message(ctx context.Context, accountID string, id int64) (core.Ema
 	if err := db.get(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ? AND account_id = ?`), id, accountID); err != nil {
 		return core.EmailMessage{}, notFound(err, "Message")
 	}
-	msgs := []core.EmailMessage{r.core()}
-	err := db.attachAttachments(ctx, db.sel, msgs)
-	return msgs[0], err
+	msgs, err := db.wholeMessages(ctx, db.sel, []messageRow{r})
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	return msgs[0], nil
 }
 
 func (db *DB) MessageByMessageID(ctx context.Context, inboxID int64, messageID string) (core.EmailMessage, error) {
@@ -213,13 +217,59 @@ func (db *DB) MessageByMessageID(ctx context.Context, inboxID int64, messageID s
 		WHERE inbox_id = ? AND message_id = ? ORDER BY id DESC LIMIT 1`), inboxID, messageID); err != nil {
 		return core.EmailMessage{}, notFound(err, "Message")
 	}
-	msgs := []core.EmailMessage{r.core()}
-	err := db.attachAttachments(ctx, db.sel, msgs)
-	return msgs[0], err
+	msgs, err := db.wholeMessages(ctx, db.sel, []messageRow{r})
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	return msgs[0], nil
 }
 
 // selector runs a rebound query for every row: db.sel, or a transaction's.
 type selector func(ctx context.Context, dest any, query string, args ...any) error
+
+// wholeMessages are rows read with messageColumns as one message is shown:
+// with their attachments, and the HTML of those that keep it in their
+// source read back from it.
+func (db *DB) wholeMessages(ctx context.Context, sel selector, rows []messageRow) ([]core.EmailMessage, error) {
+	msgs := make([]core.EmailMessage, len(rows))
+	var inSource []int64
+	at := map[int64]int{}
+	for i, r := range rows {
+		msgs[i] = r.core()
+		if r.HTMLInSource {
+			inSource, at[r.ID] = append(inSource, r.ID), i
+		}
+	}
+	if len(inSource) > 0 {
+		if db.parser == nil {
+			return nil, fmt.Errorf("sqlstore: message %d keeps its HTML in its source, and the store has no parser to read it", inSource[0])
+		}
+		query, args, err := sqlx.In(`SELECT message_id, raw FROM email_sources WHERE message_id IN (?)`, inSource)
+		if err != nil {
+			return nil, err
+		}
+		var sources []rawRow
+		if err := sel(ctx, &sources, db.q(query), args...); err != nil {
+			return nil, err
+		}
+		for _, s := range sources {
+			parsed, err := db.parser.Parse(s.Raw)
+			if err != nil {
+				return nil, fmt.Errorf("sqlstore: reading message %d's HTML from its source: %w", s.MessageID, err)
+			}
+			// As the row would have held it: bounded, and cleaned as every
+			// stored text is (cleantext.go).
+			msgs[at[s.MessageID]].HTML = core.CleanText(core.StoredBody(parsed.HTML))
+		}
+	}
+	return msgs, db.attachAttachments(ctx, sel, msgs)
+}
+
+// rawRow is a message's raw source.
+type rawRow struct {
+	MessageID int64  `db:"message_id"`
+	Raw       []byte `db:"raw"`
+}
 
 // attachAttachments fills the attachment lists of msgs in one query.
 func (db *DB) attachAttachments(ctx context.Context, sel selector, msgs []core.EmailMessage) error {

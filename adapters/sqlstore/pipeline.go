@@ -63,7 +63,7 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 	locks := make([]lock, len(accounts))
 	var messageIDs, eventIDs []int64
 	hooks := map[string][]core.Webhook{}
-	var found []core.EmailMessage // copies already received, without their attachments yet
+	var found []messageRow // copies already received, read whole (wholeMessages) once the batch is read
 
 	var reads pgx.Batch
 	reads.Queue("BEGIN")
@@ -99,10 +99,8 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 		reads.Queue(`SELECT DISTINCT ON (inbox_id, message_id) `+messageColumns+` FROM email_messages
 			WHERE direction = 'incoming' AND (inbox_id, message_id) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))
 			ORDER BY inbox_id, message_id, id DESC`, asked.received.inboxes, asked.received.ids).Query(func(rows pgx.Rows) error {
-			ms, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[messageRow])
-			for _, m := range ms {
-				found = append(found, m.core())
-			}
+			var err error
+			found, err = pgx.CollectRows(rows, pgx.RowToStructByNameLax[messageRow])
 			return err
 		})
 	}
@@ -128,10 +126,11 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 		return nil, err
 	}
 	if len(found) > 0 {
-		if err := db.attachAttachments(ctx, pgxSelector(pc), found); err != nil {
+		msgs, err := db.wholeMessages(ctx, pgxSelector(pc), found)
+		if err != nil {
 			return nil, err
 		}
-		for _, m := range found {
+		for _, m := range msgs {
 			pre.received[keyOf(m.InboxID, m.MessageID)] = m
 		}
 	}
@@ -294,18 +293,25 @@ func (p *prefetched) thread(id string) (core.Thread, error) {
 }
 
 // pgxSelector reads rows on a pgx connection into the row types
-// attachAttachments asks for.
+// wholeMessages asks for.
 func pgxSelector(pc *pgx.Conn) selector {
 	return func(ctx context.Context, dest any, query string, args ...any) error {
 		switch d := dest.(type) {
 		case *[]attachmentRow:
-			rows, err := pc.Query(ctx, query, cleanAll(args)...)
-			if err != nil {
-				return err
-			}
-			*d, err = pgx.CollectRows(rows, pgx.RowToStructByNameLax[attachmentRow])
-			return err
+			return collect(ctx, pc, d, query, args)
+		case *[]rawRow:
+			return collect(ctx, pc, d, query, args)
 		}
 		return fmt.Errorf("sqlstore: pgxSelector cannot read into %T", dest)
 	}
+}
+
+// collect reads the rows of query into dest, by column name.
+func collect[T any](ctx context.Context, pc *pgx.Conn, dest *[]T, query string, args []any) error {
+	rows, err := pc.Query(ctx, query, cleanAll(args)...)
+	if err != nil {
+		return err
+	}
+	*dest, err = pgx.CollectRows(rows, pgx.RowToStructByNameLax[T])
+	return err
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/emersion/go-imap/v2/imapclient"
 	"github.com/emersion/go-smtp"
 
+	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/core"
 )
 
 // The interop tests use mail and mail software nobody here wrote: Python's
@@ -176,6 +178,17 @@ func TestMailCorpus(t *testing.T) {
 			t.Errorf("%s: the stored source is not what was sent (%d, %d bytes for %d)", f, status, len(src), len(asSent(raw)))
 		}
 		sources[i] = src
+		// The HTML body, which a received message keeps in its source and
+		// the store reads back, is what the parser read from the sender's
+		// bytes at receipt, before our trace went on top.
+		parsed, err := mailmime.Parser{}.Parse(asSent(raw))
+		var one struct {
+			HTML string `json:"html"`
+		}
+		r.call("GET", fmt.Sprintf("/api/email-messages/%d/", m.ID), key, nil, &one)
+		if want := core.CleanText(core.StoredBody(parsed.HTML)); err != nil || one.HTML != want {
+			t.Errorf("%s: %d bytes of HTML read back, %d parsed at receipt (%v)", filepath.Base(f), len(one.HTML), len(want), err)
+		}
 		if py := python[f]; py.Clean {
 			if strings.Join(strings.Fields(m.Subject), " ") != strings.Join(strings.Fields(py.Subject), " ") {
 				t.Errorf("%s: subject %q, Python reads %q", filepath.Base(f), m.Subject, py.Subject)

@@ -76,8 +76,10 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 	}
 	generated := missingKeyFiles(cfg)
 	var m *metrics.Metrics
-	// Events are rendered once, as written, by the API's own views.
-	dbOptions := sqlstore.Options{EventData: httpapi.EventData(cfg.BaseURL)}
+	// Events are rendered once, as written, by the API's own views;
+	// received mail's HTML is read back from its source by the parser that
+	// read it at receipt.
+	dbOptions := sqlstore.Options{EventData: httpapi.EventData(cfg.BaseURL), Parser: mailmime.Parser{}}
 	if cfg.MetricsAddr != "" {
 		m = metrics.New()
 		dbOptions.CommitBatch = m.CommitBatch
