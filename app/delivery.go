@@ -306,7 +306,7 @@ func senderOf(parsed ports.ParsedMail, envelopeFrom string) string {
 // inboundCopy is the record of parsed for one inbox.
 func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.Inbox, auth *core.Authentication,
 	verification *core.Verification, now time.Time) (ports.NewMail, error) {
-	threadID, err := core.RandomToken(s.random, 12)
+	threadID, err := core.NewThreadID(s.random, now)
 	if err != nil {
 		return ports.NewMail{}, err
 	}

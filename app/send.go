@@ -398,7 +398,7 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d outgoing, uploadID
 	if err != nil {
 		return core.EmailMessage{}, err
 	}
-	threadID, err := core.RandomToken(s.random, 12)
+	threadID, err := core.NewThreadID(s.random, at)
 	if err != nil {
 		return core.EmailMessage{}, err
 	}

@@ -1,8 +1,10 @@
 package core
 
 import (
+	crand "crypto/rand"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -162,5 +164,30 @@ func TestUnreadCounts(t *testing.T) {
 		if got, want := CountsAsUnread(tc.dir, tc.read), tc.dir == Incoming && !tc.read; got != want {
 			t.Errorf("CountsAsUnread(%s, %v) = %v", tc.dir, tc.read, got)
 		}
+	}
+}
+
+// Thread ids begin with their start's milliseconds, so those drawn
+// together share a prefix; the rest is random, and the id is as long as
+// and in the alphabet of the random ids before.
+func TestNewThreadIDsStartedTogetherBeginAlike(t *testing.T) {
+	now := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
+	a, err := NewThreadID(crand.Reader, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewThreadID(crand.Reader, now)
+	later, _ := NewThreadID(crand.Reader, now.Add(time.Hour))
+	if len(a) != 16 || strings.Trim(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
+		t.Fatalf("id %q: want 16 URL-safe base64 characters", a)
+	}
+	if a == b || a[:8] != b[:8] {
+		t.Errorf("ids of one millisecond %q and %q: want the same first 8 characters and different others", a, b)
+	}
+	if later[:8] == a[:8] {
+		t.Errorf("ids an hour apart %q and %q begin alike", a, later)
+	}
+	if _, err := NewThreadID(strings.NewReader("short"), now); err == nil {
+		t.Error("a failing random source gave an id")
 	}
 }
