@@ -52,3 +52,9 @@ func StoredHTML(ctx context.Context, db *DB, id int64) (html string, inSource bo
 	err = db.w.GetContext(ctx, &row, db.q(`SELECT html_body, html_in_source FROM email_messages WHERE id = ?`), id)
 	return row.HTML, row.InSource, err
 }
+
+// PageSize is an SQLite database's page size.
+func PageSize(ctx context.Context, db *DB) (int, error) {
+	var n int
+	return n, db.w.GetContext(ctx, &n, `PRAGMA page_size`)
+}
