@@ -49,9 +49,12 @@ bench:
 
 # The long SQLite cases (tens of minutes; not in CI): the WAL over a
 # 200,000-message run, and ingest and list pages with 1,000,000 messages
-# stored (scripts/bench-long.sh).
+# stored (scripts/bench-long.sh); with CALLSIGN_TEST_POSTGRES_URL set, list
+# pages and searches at 100,000 and 1,000,000 messages on PostgreSQL too
+# (scripts/bench-long-pg.sh).
 bench-long:
 	scripts/bench-long.sh
+	if [ -n "$$CALLSIGN_TEST_POSTGRES_URL" ]; then scripts/bench-long-pg.sh; fi
 
 # staticcheck at a pinned version, built from the module proxy like any
 # module (`go run pkg@version` keeps it out of go.mod).
