@@ -389,26 +389,28 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	}
 	from := `FROM email_messages` + search.join + w.sql()
 	args := append(search.joinArgs, w.args...)
-	total, err := db.count(ctx, from, args, f.CountUpTo)
-	if err != nil {
-		return nil, 0, err
-	}
-	if total <= f.Offset {
-		return nil, total, nil
-	}
-	limit := f.Limit
-	if limit <= 0 {
+	total, limit := 0, f.Limit
+	if limit <= 0 { // every match: counted first
+		var err error
+		if total, err = db.count(ctx, from, args, f.CountUpTo, search.newest); err != nil || total <= f.Offset {
+			return nil, total, err
+		}
 		limit = total
 	}
 	var rows []searchRow
+	var ids []int64
+	var err error
+	read := 0 // rows read: one past the page tells that another follows (pageCount)
 	if f.Search == nil {
 		err = db.sel(ctx, &rows, db.q(`SELECT `+summaryColumns+` `+from+` ORDER BY `+order+` LIMIT ? OFFSET ?`),
-			append(args, limit, f.Offset)...)
-	} else {
-		var ids []int64
-		if ids, err = rankedIDs[int64](ctx, db, mailIndex, search, from, args, f.NewestFirst, f.Offset, limit); err == nil {
-			rows, err = rowsInOrder(ctx, db, searchColumns, "email_messages", ids, func(r searchRow) int64 { return r.ID })
-		}
+			append(slices.Clip(args), limit+1, f.Offset)...)
+		read, rows = len(rows), rows[:min(len(rows), limit)]
+	} else if ids, err = rankedIDs[int64](ctx, db, mailIndex, search, from, args, f.NewestFirst, f.Offset, limit+1); err == nil {
+		read, ids = len(ids), ids[:min(len(ids), limit)]
+		rows, err = rowsInOrder(ctx, db, searchColumns, "email_messages", ids, func(r searchRow) int64 { return r.ID })
+	}
+	if err == nil && f.Limit > 0 {
+		total, err = db.pageCount(ctx, from, args, f.CountUpTo, search.newest, f.Offset, f.Limit, read)
 	}
 	if err != nil {
 		return nil, 0, err

@@ -327,20 +327,21 @@ func searchPage[K comparable, R any](ctx context.Context, db *DB, ix textIndex, 
 	columns string, key func(R) K) ([]R, int, error) {
 	from := `FROM ` + ix.table + s.join + w.sql()
 	args := append(slices.Clip(s.joinArgs), w.args...)
-	total := 0
-	if page.Count {
-		var err error
-		if total, err = db.count(ctx, from, args, page.CountUpTo); err != nil || total <= page.Offset {
-			return nil, total, err
-		}
-	}
 	limit := page.Limit
 	if limit <= 0 { // every hit
 		limit = math.MaxInt32
 	}
-	ids, err := rankedIDs[K](ctx, db, ix, s, from, args, false, page.Offset, limit)
+	ids, err := rankedIDs[K](ctx, db, ix, s, from, args, false, page.Offset, limit+1)
 	if err != nil {
 		return nil, 0, err
+	}
+	read := len(ids) // one past the page tells that another follows (pageCount)
+	ids = ids[:min(read, limit)]
+	total := 0
+	if page.Count {
+		if total, err = db.pageCount(ctx, from, args, page.CountUpTo, s.newest, page.Offset, limit, read); err != nil {
+			return nil, 0, err
+		}
 	}
 	rows, err := rowsInOrder(ctx, db, columns, ix.table, ids, key)
 	return rows, total, err

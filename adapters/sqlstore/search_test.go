@@ -121,6 +121,20 @@ func TestSearchRanksTheNewestMatches(t *testing.T) {
 					t.Errorf("offset %d: %q, want %q", offset, got, want[offset:offset+2])
 				}
 			}
+			// Every page counts all the matches: a full one, the last
+			// (shorter than its limit), one past the end; bounded or not.
+			query, _ := core.ParseSearch("ann")
+			for _, p := range []ports.Page{{Limit: 2, Offset: 2}, {Limit: 4, Offset: 4}, {Limit: 4, Offset: 8}, {Limit: 10}, {Limit: 2, CountUpTo: 4}} {
+				p.Count = true
+				wantTotal := len(want)
+				if p.CountUpTo > 0 {
+					wantTotal = p.CountUpTo
+				}
+				list, total, err := db.Contacts(context.Background(), ports.ContactFilter{Scope: scope, Search: &query, Page: p})
+				if err != nil || total != wantTotal || len(list) != min(p.Limit, max(len(want)-p.Offset, 0)) {
+					t.Errorf("%+v: %d contacts, total %d (want %d), %v", p, len(list), total, wantTotal, err)
+				}
+			}
 		})
 	}
 }

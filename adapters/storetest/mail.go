@@ -256,9 +256,13 @@ func testMailList(t *testing.T, f *fixture) {
 			t.Fatalf("%s: total %d", tc.name, total)
 		}
 	}
-	_, total, _ := f.s.Messages(f.ctx, ports.MessageFilter{Scope: all, Limit: 1})
-	if total != 3 {
-		t.Fatalf("total with a limit: %d", total)
+	// The last page (shorter than its limit), a page past the end and a
+	// full one are each counted right.
+	for _, p := range []struct{ limit, offset, rows int }{{1, 0, 1}, {5, 1, 2}, {5, 0, 3}, {5, 5, 0}, {2, 1, 2}} {
+		list, total, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: all, Limit: p.limit, Offset: p.offset})
+		if err != nil || total != 3 || len(list) != p.rows {
+			t.Fatalf("limit %d offset %d: %d messages, total %d, %v", p.limit, p.offset, len(list), total, err)
+		}
 	}
 	for upTo, want := range map[int]int{2: 2, 3: 3, 4: 3} {
 		list, total, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: all, Limit: 1, Offset: 1, CountUpTo: upTo})

@@ -36,7 +36,7 @@ func wantPages(t *testing.T, name string, list lister) {
 		t.Fatalf("%s: the case needs at least 3 items, has %d", name, len(all))
 	}
 	for _, p := range []ports.Page{{Limit: 2, Count: true}, {Limit: 2, Offset: 1, Count: true}, {Limit: 2, Offset: len(all) - 1},
-		{Limit: 5, Offset: len(all) + 3, Count: true}} {
+		{Limit: len(all) + 5, Offset: 1, Count: true}, {Limit: 5, Offset: len(all) + 3, Count: true}} {
 		got, total, err := list(p)
 		if err != nil {
 			t.Fatalf("%s %+v: %v", name, p, err)
