@@ -11,6 +11,8 @@
 #   KEEP=1 …                   # leave the schema (and its key) for another run
 #   SKIP_GROW=1 SCHEMA=… …     # probe a kept schema as it is
 #   BENCH_LOCK=/work/bench.lock …   # each probe holds this lock (flock)
+#   BINS="/tmp/callsign-before ./bin/callsign" …   # binaries side by side on
+#                              # the same schema, their probes interleaved
 #
 # A copy is a whole message as the store keeps it: its row (new id below every
 # stored one, time shifted back by the stored span, Message-ID and
@@ -35,13 +37,14 @@ SIZES=${SIZES:-"100000 1000000"}
 SEED=${SEED:-4000}
 LIST_N=${LIST_N:-500}     # requests per list probe
 SEARCH_N=${SEARCH_N:-100} # requests per search probe
+ROUNDS=${ROUNDS:-1}       # probes of each binary, interleaved
 HTTP_PORT=${HTTP_PORT:-18290}
 SMTP_PORT=${SMTP_PORT:-12690}
-BIN=${BIN:-./bin/callsign}
+BINS=${BINS:-./bin/callsign}
 
 mkdir -p bin bench/results
 (cd "$SMTPLOAD_DIR" && go build -o "$OLDPWD/bin/smtpload" .)
-[ "$BIN" != ./bin/callsign ] || make -s build
+case " $BINS " in *" ./bin/callsign "*) make -s build ;; esac
 out="bench/results/$(date -u +%Y-%m-%dT%H%M)-long-pg.jsonl"
 state=bench/state-$SCHEMA # the key and vault key of a kept schema
 psql() { command psql "$CALLSIGN_TEST_POSTGRES_URL" -v ON_ERROR_STOP=1 -qAt "$@"; }
@@ -50,9 +53,9 @@ case "$CALLSIGN_TEST_POSTGRES_URL" in
   *) db_url="$CALLSIGN_TEST_POSTGRES_URL?search_path=$SCHEMA" ;;
 esac
 
-server_pid=""
+server_pids=""
 cleanup() {
-  [ -z "$server_pid" ] || { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null || true; }
+  for p in $server_pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; done
   if [ -z "${KEEP:-}" ]; then
     psql -c "DROP SCHEMA IF EXISTS $SCHEMA CASCADE" || true
     rm -rf "$state"
@@ -60,20 +63,26 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# start_server [BIN I]: BIN (the first of BINS) as instance I (0), on
+# HTTP_PORT + 2I and SMTP_PORT + 2I.
 start_server() {
-  CALLSIGN_DATA_DIR=$state CALLSIGN_HTTP_ADDR=127.0.0.1:$HTTP_PORT CALLSIGN_SMTP_ADDR=127.0.0.1:$SMTP_PORT \
+  local bin=${1:-${BINS%% *}} i=${2:-0}
+  CALLSIGN_DATA_DIR=$state CALLSIGN_HTTP_ADDR=127.0.0.1:$((HTTP_PORT + 2 * i)) CALLSIGN_SMTP_ADDR=127.0.0.1:$((SMTP_PORT + 2 * i)) \
     CALLSIGN_IMAP_ADDR=127.0.0.1:0 CALLSIGN_MAIL_DOMAINS=agents.test CALLSIGN_LOG_LEVEL=warn CALLSIGN_RATE_LIMIT=off \
     CALLSIGN_JWT_SECRET=bench-bench-bench-bench-bench-bench CALLSIGN_VAULT_KEY="$(cat "$state/vault_key")" \
-    CALLSIGN_DATABASE_URL=$db_url "$BIN" serve >>"$state/serve.log" 2>&1 &
-  server_pid=$!
+    CALLSIGN_DATABASE_URL=$db_url "$bin" serve >>"$state/serve.log" 2>&1 &
+  server_pids="$server_pids $!"
   for _ in $(seq 300); do
-    curl -sf "http://127.0.0.1:$HTTP_PORT/api/health/ping/" >/dev/null && return
+    curl -sf "http://127.0.0.1:$((HTTP_PORT + 2 * i))/api/health/ping/" >/dev/null && return
     sleep 0.1
   done
   echo "the service did not start:" >&2; tail "$state/serve.log" >&2; exit 1
 }
 
-stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""; }
+stop_servers() {
+  for p in $server_pids; do kill "$p"; wait "$p" 2>/dev/null || true; done
+  server_pids=""
+}
 
 stored() { psql -c "SELECT count(*) FROM $SCHEMA.email_messages"; }
 
@@ -86,16 +95,16 @@ if [ -z "${SKIP_GROW:-}" ] && [ ! -f "$state/key" ]; then
   head -c 32 /dev/urandom | base64 >"$state/vault_key"
   start_server
   CALLSIGN_DATA_DIR=$state CALLSIGN_JWT_SECRET=bench-bench-bench-bench-bench-bench CALLSIGN_VAULT_KEY="$(cat "$state/vault_key")" \
-    CALLSIGN_DATABASE_URL=$db_url "$BIN" account create --email "long-pg@example.com" |
+    CALLSIGN_DATABASE_URL=$db_url "${BINS%% *}" account create --email "long-pg@example.com" |
     sed 's/.*"management_key":"\([^"]*\)".*/\1/' >"$state/key"
   curl -sf -X POST "http://127.0.0.1:$HTTP_PORT/api/identities/" -H "Authorization: Bearer $(cat "$state/key")" \
     -d "name=agent1" -d "email_identifier=agent1" >/dev/null
   largest=0
   for size in $SIZES; do largest=$size; done
   psql -c "ALTER TABLE $SCHEMA.email_messages ALTER COLUMN id RESTART WITH $((4 * largest))"
-  stop_server; start_server # the service draws ids ahead: from the new start
+  stop_servers; start_server # the service draws ids ahead: from the new start
   ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$SEED" -c 16 -rcpt agent1@agents.test -run-id seed >/dev/null
-  stop_server
+  stop_servers
 fi
 KEY=$(cat "$state/key")
 
@@ -154,10 +163,20 @@ $$;
 SQL
 )
 
-probe() { # N LABEL PATH
-  ${BENCH_LOCK:+flock "$BENCH_LOCK"} ./bin/smtpload -n 0 -label "$2" -json -probe-n "$1" -probe-min-bytes 10 -auth "Bearer $KEY" \
-    -http-probe "http://127.0.0.1:$HTTP_PORT$3" |
-    jq -c --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {loadavg: $load}' | tee -a "$out"
+# probe N LABEL PATH: N requests of PATH to each binary in turn, ROUNDS
+# times (the binary's name in the label).
+probe() {
+  for _ in $(seq "$ROUNDS"); do
+    local i=0
+    for bin in $BINS; do
+      local label=$2
+      [ "$BINS" = "${BINS%% *}" ] || label="$2, $bin"
+      ${BENCH_LOCK:+flock "$BENCH_LOCK"} ./bin/smtpload -n 0 -label "$label" -json -probe-n "$1" \
+        -probe-min-bytes 10 -auth "Bearer $KEY" -http-probe "http://127.0.0.1:$((HTTP_PORT + 2 * i))$3" |
+        jq -c --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {loadavg: $load}' | tee -a "$out"
+      i=$((i + 1))
+    done
+  done
 }
 
 for size in $SIZES; do
@@ -174,7 +193,8 @@ for size in $SIZES; do
     done
     psql -c "VACUUM ANALYZE $SCHEMA.email_messages, $SCHEMA.email_threads, $SCHEMA.email_search, $SCHEMA.email_sources, $SCHEMA.attachments, $SCHEMA.accounts"
   fi
-  start_server
+  i=0
+  for bin in $BINS; do start_server "$bin" $i; i=$((i + 1)); done
   total=$(stored)
   api=http://127.0.0.1:$HTTP_PORT/api
   cursor=$(curl -sf "$api/email-messages/?ordering=-created_dt&limit=1&offset=50" -H "Authorization: Bearer $KEY" | jq -r '.results[0].created_dt')
@@ -191,7 +211,7 @@ for size in $SIZES; do
     probe "$SEARCH_N" "pg q=$q ordering=-created_dt, $total stored" "/api/email-messages/?limit=50&ordering=-created_dt&q=$q"
   done
   probe "$SEARCH_N" "pg threads q=invoice, $total stored" "/api/email-inbox/?limit=50&q=invoice"
-  stop_server
+  stop_servers
 done
 
 ./bin/smtpload -summarize "$out"
