@@ -211,7 +211,7 @@ func New(deps Deps) *App {
 			publicURL: deps.PublicURL, verified: verified},
 		Calls:         &Calls{base: b, store: store, numbers: store, telephony: deps.Telephony, placed: make(chan struct{}, 1)},
 		Idempotency:   &Idempotency{base: b, store: store, cipher: deps.Cipher},
-		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified},
+		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified, events: events},
 		Events:        events,
 		Webhooks: &Webhooks{base: b, store: store, identities: identities, events: events, sender: deps.WebhookSender,
 			cipher: deps.Cipher, render: deps.EventJSON},

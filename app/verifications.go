@@ -18,11 +18,13 @@ type Verifications struct {
 	// arrived is signalled, per identity, when a message carrying a
 	// verification is stored by this process.
 	arrived *changeFeed[string]
+	// events hears mail and texts stored by other instances sharing the
+	// database (the event log's signal: NOTIFY on PostgreSQL).
+	events *Events
 }
 
-// verificationRecheck is how often a waiting caller looks again for what
-// other instances stored, which this process's feed does not hear of.
-const verificationRecheck = 2 * time.Second
+// verificationEvents are the events whose messages may carry a verification.
+var verificationEvents = []string{string(core.EmailReceived), string(core.SMSReceivedEvent)}
 
 // VerificationQuery is what a caller asks of the list.
 type VerificationQuery struct {
@@ -42,21 +44,26 @@ func (s *Verifications) List(ctx context.Context, p core.Principal, id string, q
 		return nil, err
 	}
 	f := ports.VerificationFilter{AccountID: ident.AccountID, IdentityID: ident.ID, After: q.After, From: q.From, Source: q.Source, Limit: q.Limit}
-	// Registered before the first look, so nothing stored in between is missed.
+	if q.Wait <= 0 {
+		return s.store.Verifications(ctx, f)
+	}
+	// Both registered before the first look, so nothing stored in between is
+	// missed: this process's deliveries, and any instance's received mail
+	// and texts of the identity.
 	arrived, stop := s.arrived.watch(ident.ID)
 	defer stop()
+	received := make(chan struct{}, 1)
+	defer s.events.follow(core.Scope{AccountID: ident.AccountID, IdentityID: ident.ID}, verificationEvents, received)()
 	deadline := time.NewTimer(q.Wait)
 	defer deadline.Stop()
-	recheck := time.NewTicker(verificationRecheck)
-	defer recheck.Stop()
 	for {
 		found, err := s.store.Verifications(ctx, f)
-		if err != nil || len(found) > 0 || q.Wait <= 0 {
+		if err != nil || len(found) > 0 {
 			return found, err
 		}
 		select {
 		case <-arrived:
-		case <-recheck.C:
+		case <-received:
 		case <-deadline.C:
 			return s.store.Verifications(ctx, f)
 		case <-ctx.Done():

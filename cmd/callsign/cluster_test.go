@@ -137,6 +137,28 @@ func TestTwoInstancesOnePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A verification wait on A hears of a code delivered to B: A's process
+	// stores nothing, so only the event log's NOTIFY can wake it.
+	var me struct{ Identity string }
+	a.call("GET", "/api/health/whoami/", readerKey, nil, &me)
+	waited := make(chan []map[string]any, 1)
+	go func() {
+		var got []map[string]any
+		a.call("GET", "/api/identities/"+me.Identity+"/verifications/?wait=30", readerKey, nil, &got)
+		waited <- got
+	}()
+	time.Sleep(200 * time.Millisecond) // the wait has looked once and follows the log before the mail comes
+	sent = time.Now()
+	sendSMTP(t, smtpB, "alice@example.org", []string{reader},
+		strings.Replace(plainMail(reader, "code@example.org", "Your verification code is 482913"), "Hello about", "Use 482913 to finish signing in. About", 1))
+	if got := <-waited; len(got) != 1 || got[0]["code"] != "482913" {
+		t.Fatalf("the wait on A answered %v, want the code delivered to B", got)
+	}
+	if time.Since(sent) > 20*time.Second {
+		t.Fatal("the wait on A found the code only when its 30 s ran out: nothing woke it")
+	}
+	t.Logf("a verification wait on A answered with the code delivered to B %v after the SMTP transaction began", time.Since(sent))
+
 	// Each message queued through either instance reaches the relay once.
 	var queued []int64
 	for i := range 10 {
