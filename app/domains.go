@@ -242,8 +242,9 @@ func (s *Domains) check(ctx context.Context, d core.Domain) (core.Domain, error)
 	return c.Domain, nil
 }
 
-// verified is where a domain that has just been verified is announced: the
-// domain.verified event goes here once events exist (issue 14).
+// verified is where a domain that has just been verified is announced: in
+// the service's log only, as the event log's types (core.EventTypes) have
+// none for domains.
 func (s *Domains) verified(d core.Domain) {
 	s.log.Info("domain verified", "domain", d.Name, "account", d.AccountID)
 }
