@@ -14,7 +14,11 @@
 #
 # BIN_OFF: this tree with sqlstore's indexMessage returning at once is the
 # fairest (a binary of the commit before the index carries every other
-# change since); FILL=0 measures ingest only.
+# change since); FILL=0 measures ingest only. Each ingest run also prints
+# the CPU time per message of the server and, on PostgreSQL, of its
+# backends (from /proc, so the database must run on this machine), and the
+# load average: on a shared machine the ratio of CPU per message is the
+# steadier figure.
 #
 #   BIN_OFF=/tmp/callsign-before-search scripts/bench-search.sh
 #   FILL=1000000 N=3000 RUNS=5 BIN_OFF=… scripts/bench-search.sh
@@ -24,6 +28,7 @@ cd "$(dirname "$0")/.."
 SMTPLOAD_DIR=${SMTPLOAD_DIR:-../shared/tools/smtpload}
 BIN_OFF=${BIN_OFF:?set BIN_OFF to a callsign binary built without the search index}
 N=${N:-2000}
+C=${C:-4}
 RUNS=${RUNS:-3}
 FILL=${FILL:-100000}
 HTTP_PORT=${HTTP_PORT:-18180}
@@ -49,9 +54,10 @@ start_server() {
     local schema="bench_search_$(date +%s%N)"
     psql "$CALLSIGN_TEST_POSTGRES_URL" -qc "CREATE SCHEMA $schema" >/dev/null
     case "$CALLSIGN_TEST_POSTGRES_URL" in
-      *\?*) export CALLSIGN_DATABASE_URL="$CALLSIGN_TEST_POSTGRES_URL&search_path=$schema" ;;
-      *) export CALLSIGN_DATABASE_URL="$CALLSIGN_TEST_POSTGRES_URL?search_path=$schema" ;;
+      *\?*) export CALLSIGN_DATABASE_URL="$CALLSIGN_TEST_POSTGRES_URL&search_path=$schema&application_name=$schema" ;;
+      *) export CALLSIGN_DATABASE_URL="$CALLSIGN_TEST_POSTGRES_URL?search_path=$schema&application_name=$schema" ;;
     esac
+    app=$schema
   else
     unset CALLSIGN_DATABASE_URL
   fi
@@ -70,6 +76,19 @@ start_server() {
   done
 }
 
+# cpu_ticks: the CPU time (clock ticks) the server and, on PostgreSQL, its
+# backends have used.
+cpu_ticks() {
+  local pids=$server_pid
+  [ "$1" = postgres ] && pids="$pids $(psql "$CALLSIGN_TEST_POSTGRES_URL" -Atc "SELECT pid FROM pg_stat_activity WHERE application_name = '$app'")"
+  local ours=0 db=0 pid
+  for pid in $pids; do
+    t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    if [ "$pid" = "$server_pid" ]; then ours=$t; else db=$((db + t)); fi
+  done
+  echo "$ours $db"
+}
+
 stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""; }
 
 probe() { # LABEL QUERY
@@ -85,7 +104,11 @@ for dialect in $dialects; do
       bin=./bin/callsign
       [ "$variant" = off ] && bin=$BIN_OFF
       start_server "$bin" "$dialect"
-      ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$N" -c 4 -rcpt "$RCPTS" -label "$dialect ingest c=4 index=$variant" -json | tee -a "$out"
+      read -r ours0 db0 < <(cpu_ticks "$dialect")
+      ./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$N" -c "$C" -rcpt "$RCPTS" -label "$dialect ingest c=$C index=$variant" -json | tee -a "$out"
+      read -r ours1 db1 < <(cpu_ticks "$dialect")
+      tick_ms=$((1000 / $(getconf CLK_TCK)))
+      echo "$dialect index=$variant: CPU per message ours $(((ours1 - ours0) * tick_ms * 1000 / N)) µs, the database's $(((db1 - db0) * tick_ms * 1000 / N)) µs; load $(cut -d' ' -f1-3 /proc/loadavg)"
       stop_server
     done
   done
