@@ -22,6 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SMTPLOAD_DIR=${SMTPLOAD_DIR:-../shared/tools/smtpload}
+BIN=${BIN:-./bin/callsign} # another build, to compare before and after
 CASES=${CASES:-"wal ingest lists"}
 CASES=${CASES/big/ingest lists}
 WAL_N=${WAL_N:-200000}
@@ -32,6 +33,7 @@ RUNS=${RUNS:-3}
 HTTP_PORT=${HTTP_PORT:-18090}
 SMTP_PORT=${SMTP_PORT:-12590}
 SINK_PORT=${SINK_PORT:-12591}
+METRICS_PORT=${METRICS_PORT:-18092}
 
 mkdir -p bin bench/results
 (cd "$SMTPLOAD_DIR" && go build -o "$OLDPWD/bin/smtpload" .)
@@ -51,16 +53,17 @@ trap cleanup EXIT
 start_server() {
   local data=$1
   export CALLSIGN_DATA_DIR=$data CALLSIGN_HTTP_ADDR=127.0.0.1:$HTTP_PORT CALLSIGN_SMTP_ADDR=127.0.0.1:$SMTP_PORT \
-    CALLSIGN_IMAP_ADDR=127.0.0.1:0 CALLSIGN_MAIL_DOMAINS=agents.test CALLSIGN_LOG_LEVEL=warn CALLSIGN_RATE_LIMIT=off
+    CALLSIGN_IMAP_ADDR=127.0.0.1:0 CALLSIGN_MAIL_DOMAINS=agents.test CALLSIGN_LOG_LEVEL=warn CALLSIGN_RATE_LIMIT=off \
+    CALLSIGN_METRICS_ADDR=127.0.0.1:$METRICS_PORT CALLSIGN_QUOTA_STORAGE=0 # a million 5 KB messages are past the default 5 GiB
   unset CALLSIGN_DATABASE_URL
-  ./bin/callsign serve >>"$data/serve.log" 2>&1 &
+  "$BIN" serve >>"$data/serve.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 300); do
     curl -sf "http://127.0.0.1:$HTTP_PORT/api/health/ping/" >/dev/null && break
     sleep 0.1
   done
   if [ ! -f "$data/key" ]; then
-    ./bin/callsign account create --email "long@example.com" | sed 's/.*"management_key":"\([^"]*\)".*/\1/' >"$data/key"
+    "$BIN" account create --email "long@example.com" | sed 's/.*"management_key":"\([^"]*\)".*/\1/' >"$data/key"
     curl -sf -X POST "http://127.0.0.1:$HTTP_PORT/api/identities/" -H "Authorization: Bearer $(cat "$data/key")" \
       -d "name=agent1" -d "email_identifier=agent1" >/dev/null
   fi
@@ -83,9 +86,24 @@ stop_server() {
 
 ticks() { awk '{print $14+$15}' "/proc/$server_pid/stat"; }
 
+# restarts: how the running server's restarts of the WAL held the writer
+# (the checkpoint's stall of ingest), from its metrics: a JSON object with
+# their number, mean and the histogram bucket that holds the longest.
+restarts() {
+  curl -sf "http://127.0.0.1:$METRICS_PORT/metrics" | awk '
+    /^callsign_sqlite_wal_restart_seconds_count/ {n = $2}
+    /^callsign_sqlite_wal_restart_seconds_sum/ {sum = $2}
+    /^callsign_sqlite_wal_restart_seconds_bucket/ {
+      split($1, a, "\""); if (a[2] != "+Inf") {le[++k] = a[2]; c[k] = $2}}
+    END {
+      max = 0; for (i = k; i >= 1; i--) if (c[i] == n) max = le[i] * 1000
+      printf "{\"wal_restarts\": %d, \"wal_restart_mean_ms\": %.2f, \"wal_restart_max_ms_up_to\": %g}\n", n, n ? sum * 1000 / n : 0, max}'
+}
+
 # ingest DIR LABEL N: N messages at c=16 into the running server, one JSON
 # line with the server's peak RSS during the run (VmHWM reset first), CPU
-# ticks, the data directory's size and the largest WAL.
+# ticks, the data directory's size, the largest WAL and how long its
+# restarts held the writer.
 ingest() {
   local data=$1 label=$2 n=$3 t0 line
   rm -f "$data/walmax"
@@ -94,8 +112,8 @@ ingest() {
   line=$(./bin/smtpload -addr "127.0.0.1:$SMTP_PORT" -n "$n" -c 16 -rcpt agent1@agents.test -label "$label" -json)
   echo "$line" | jq -c --argjson hwm "$(awk '/VmHWM/{print $2}' "/proc/$server_pid/status")" \
     --argjson cpu "$(($(ticks) - t0))" --argjson disk "$(du -sk "$data" | cut -f1)" \
-    --argjson wal "$(cat "$data/walmax" 2>/dev/null || echo 0)" \
-    '. + {vmhwm_kb: $hwm, peer_cpu_ticks: $cpu, disk_kb: $disk, wal_max_bytes: $wal}' | tee -a "$out"
+    --argjson wal "$(cat "$data/walmax" 2>/dev/null || echo 0)" --argjson restarts "$(restarts)" \
+    '. + {vmhwm_kb: $hwm, peer_cpu_ticks: $cpu, disk_kb: $disk, wal_max_bytes: $wal} + $restarts' | tee -a "$out"
 }
 
 sink() {
@@ -186,7 +204,7 @@ for case in $CASES; do
     for run in $(seq "$RUNS"); do
       sink
       start_server "$big"
-      ingest "$big" "sqlite c=16 into $(stored) stored" "$N"
+      ingest "$big" "sqlite c=16 into $BIG stored" "$N"
       stop_server
       start_server "$fresh"
       ingest "$fresh" "sqlite c=16 into a fresh database" "$N"
@@ -213,3 +231,7 @@ for case in $CASES; do
 done
 
 ./bin/smtpload -summarize "$out"
+# The checkpoint's stall of ingest and the log's size, per ingest run.
+jq -r 'select(.wal_restarts != null) | "\(.label): \(.smtp.msgs_per_s | floor)/s, p99 \(.smtp.lat_ms.p99) ms, max \(.smtp.lat_ms.max) ms; " +
+  "WAL at most \(.wal_max_bytes / 1048576 | floor) MiB, \(.wal_restarts) restarts holding the writer \(.wal_restart_mean_ms) ms on average, " +
+  "the longest at most \(.wal_restart_max_ms_up_to) ms"' "$out"
