@@ -96,6 +96,16 @@ func TestSearchMail(t *testing.T) {
 		if got := subjects(search(key, "invoice", "&ordering=-created_dt")); got != "Receipt | Your invoice for October" {
 			t.Errorf("-created_dt: %q", got)
 		}
+		// Its pages, each with the count of every match.
+		for _, c := range []struct{ q, page, want string }{
+			{"invoice", "&limit=1", "Receipt"}, {"invoice", "&limit=1&offset=1", "Your invoice for October"},
+			{"invoice", "&limit=1&offset=5", ""}, {"invoice receipt", "&limit=5", "Receipt"}, {"xylophone", "&limit=5", ""},
+		} {
+			p := search(key, c.q, "&ordering=-created_dt"+c.page)
+			if wantCount := map[string]int{"invoice": 2, "invoice receipt": 1}[c.q]; subjects(p) != c.want || p.Count != wantCount {
+				t.Errorf("-created_dt %q %s: %q, count %d; want %q, %d", c.q, c.page, subjects(p), p.Count, c.want, wantCount)
+			}
+		}
 		// Threads with a matching message, newest activity first.
 		var threads []struct {
 			Subject    string
