@@ -10,7 +10,7 @@
 #   SIZES=300000 SCHEMA=pgm_small scripts/bench-long-pg.sh
 #   KEEP=1 …                   # leave the schema (and its key) for another run
 #   SKIP_GROW=1 SCHEMA=… …     # probe a kept schema as it is
-#   BENCH_LOCK=/work/bench.lock …   # each probe holds this lock (flock)
+#   BENCH_LOCK=/work/bench.lock …   # the probes of each size hold this lock (flock)
 #   BINS="/tmp/callsign-before ./bin/callsign" …   # binaries side by side on
 #                              # the same schema, their probes interleaved
 #
@@ -171,7 +171,7 @@ probe() {
     for bin in $BINS; do
       local label=$2
       [ "$BINS" = "${BINS%% *}" ] || label="$2, $bin"
-      ${BENCH_LOCK:+flock "$BENCH_LOCK"} ./bin/smtpload -n 0 -label "$label" -json -probe-n "$1" \
+      ./bin/smtpload -n 0 -label "$label" -json -probe-n "$1" \
         -probe-min-bytes 10 -auth "Bearer $KEY" -http-probe "http://127.0.0.1:$((HTTP_PORT + 2 * i))$3" |
         jq -c --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" '. + {loadavg: $load}' | tee -a "$out"
       i=$((i + 1))
@@ -195,6 +195,7 @@ for size in $SIZES; do
   fi
   i=0
   for bin in $BINS; do start_server "$bin" $i; i=$((i + 1)); done
+  if [ -n "${BENCH_LOCK:-}" ]; then exec 8>"$BENCH_LOCK"; flock 8; fi
   total=$(stored)
   api=http://127.0.0.1:$HTTP_PORT/api
   cursor=$(curl -sf "$api/email-messages/?ordering=-created_dt&limit=1&offset=50" -H "Authorization: Bearer $KEY" | jq -r '.results[0].created_dt')
@@ -211,6 +212,7 @@ for size in $SIZES; do
     probe "$SEARCH_N" "pg q=$q ordering=-created_dt, $total stored" "/api/email-messages/?limit=50&ordering=-created_dt&q=$q"
   done
   probe "$SEARCH_N" "pg threads q=invoice, $total stored" "/api/email-inbox/?limit=50&q=invoice"
+  [ -z "${BENCH_LOCK:-}" ] || exec 8>&-
   stop_servers
 done
 
