@@ -136,6 +136,7 @@ func (m EmailMessage) Summary() EmailMessage {
 // become one space. It reads only as far as it needs.
 func Preview(text string) string {
 	var b strings.Builder
+	b.Grow(min(len(text), 4*PreviewLength))
 	n, space := 0, false
 	for _, r := range text {
 		if unicode.IsSpace(r) {

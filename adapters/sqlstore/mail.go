@@ -29,6 +29,9 @@ func (l jsonList) text() string {
 }
 
 func parseList(s string) []string {
+	if s == "[]" { // most lists (cc, bcc, references): no decoding
+		return []string{}
+	}
 	var l []string
 	_ = json.Unmarshal([]byte(s), &l)
 	return l
@@ -114,6 +117,9 @@ type recipientJSON struct {
 }
 
 func parseRecipients(s string) []core.Recipient {
+	if s == "[]" {
+		return nil
+	}
 	var rows []recipientJSON
 	_ = json.Unmarshal([]byte(s), &rows)
 	if len(rows) == 0 {
