@@ -190,9 +190,10 @@ var rankWindow = 1000 // a variable for the tests of the rule only
 // relevance, then newest, and after them the rest newest first; all newest
 // first when newestFirst is set or there are no words to rank.
 //
-// window is how many matches it read newest first when it read up to
-// rankWindow of them to cut the page from (fewer: that is every match),
-// else -1.
+// window is how many matches it read newest first, up to rankWindow, to
+// rank them or cut the page from (fewer: that is every match), or -1
+// where it read none so (newest first, but for PostgreSQL's pages within
+// the window) or the page is empty.
 func rankedIDs[K any](ctx context.Context, db *DB, ix textIndex, s searchSQL, from string, args []any, newestFirst bool, offset, limit int) (
 	ids []K, window int, err error) {
 	recent := func(offset, limit int) ([]K, error) {
@@ -215,17 +216,24 @@ func rankedIDs[K any](ctx context.Context, db *DB, ix textIndex, s searchSQL, fr
 		ids, err := recent(offset, limit)
 		return ids, -1, err
 	}
-	var ranked []K
-	err = db.sel(ctx, &ranked, db.q(`SELECT id FROM (SELECT `+ix.key+` AS id, `+s.recent+` AS recent, `+s.score+` AS score `+from+
-		` ORDER BY `+s.newest+` LIMIT ?) AS newest ORDER BY score, recent DESC, id DESC LIMIT ? OFFSET ?`),
+	var ranked []struct {
+		ID      K   `db:"id"`
+		Matched int `db:"matched"` // the window's rows
+	}
+	err = db.sel(ctx, &ranked, db.q(`SELECT id, COUNT(*) OVER () AS matched FROM (SELECT `+ix.key+` AS id, `+s.recent+` AS recent, `+
+		s.score+` AS score `+from+` ORDER BY `+s.newest+` LIMIT ?) AS newest ORDER BY score, recent DESC, id DESC LIMIT ? OFFSET ?`),
 		append(slices.Clip(args), rankWindow, limit, offset)...)
-	if err != nil || len(ranked) == limit || offset+len(ranked) < rankWindow {
-		return ranked, -1, err
+	window = -1 // unknown from an empty page
+	for i, r := range ranked {
+		ids, window = append(ids, r.ID), ranked[i].Matched
+	}
+	if err != nil || len(ids) == limit || offset+len(ids) < rankWindow {
+		return ids, window, err
 	}
 	// The page runs past the window: the rest of it is the newest of what
 	// the window left out.
-	more, err := recent(rankWindow, limit-len(ranked))
-	return append(ranked, more...), -1, err
+	more, err := recent(rankWindow, limit-len(ids))
+	return append(ids, more...), window, err
 }
 
 // windowCount is a search page's count told by the window of matches it
@@ -362,14 +370,16 @@ func searchPage[K comparable, R any](ctx context.Context, db *DB, ix textIndex, 
 	if limit <= 0 { // every hit
 		limit = math.MaxInt32
 	}
-	ids, _, err := rankedIDs[K](ctx, db, ix, s, from, args, false, page.Offset, limit+1)
+	ids, window, err := rankedIDs[K](ctx, db, ix, s, from, args, false, page.Offset, limit+1)
 	if err != nil {
 		return nil, 0, err
 	}
 	read := len(ids) // one past the page tells that another follows (pageCount)
 	ids = ids[:min(read, limit)]
 	total := 0
-	if page.Count {
+	if n, told := windowCount(window, page.CountUpTo); page.Count && told {
+		total = n
+	} else if page.Count {
 		if total, err = db.pageCount(ctx, from, args, page.CountUpTo, s.newest, page.Offset, limit, read); err != nil {
 			return nil, 0, err
 		}

@@ -124,7 +124,8 @@ func TestSearchRanksTheNewestMatches(t *testing.T) {
 			// Every page counts all the matches: a full one, the last
 			// (shorter than its limit), one past the end; bounded or not.
 			query, _ := core.ParseSearch("ann")
-			for _, p := range []ports.Page{{Limit: 2, Offset: 2}, {Limit: 4, Offset: 4}, {Limit: 4, Offset: 8}, {Limit: 10}, {Limit: 2, CountUpTo: 4}} {
+			for _, p := range []ports.Page{{Limit: 2, Offset: 2}, {Limit: 4, Offset: 4}, {Limit: 4, Offset: 8}, {Limit: 10}, {Limit: 2, CountUpTo: 4},
+				{Limit: 2, CountUpTo: 3}, {Limit: 1, Offset: 2, CountUpTo: 3}} {
 				p.Count = true
 				wantTotal := len(want)
 				if p.CountUpTo > 0 {
