@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -277,17 +278,28 @@ func TestMCPNotifiesSubscribers(t *testing.T) {
 			secret := "vault-value-" + transport
 			callTool(t, cs, "set_secret", map[string]any{"key": "k-" + transport, "value": secret}, nil)
 			callTool(t, cs, "get_secret", map[string]any{"key": "k-" + transport, "reveal": true}, nil)
-			// A reply joins the thread: both resources change.
-			reply := plainMail(ada.inbox, "reply-"+transport+"@example.org", "Re: Plans")
-			reply = strings.Replace(reply, "Subject:", "In-Reply-To: <first@example.org>\r\nSubject:", 1)
-			sendSMTP(t, smtpAddr, "alice@example.org", []string{ada.inbox}, reply)
+			// A reply joins the thread: both resources change. Over stdio
+			// Subscribe returns before the server has taken the subscription
+			// (the SDK's client does not expose the listen stream's
+			// acknowledgement) and the event feed tells at once, so a reply
+			// is sent again every 2 s until both resources were heard.
 			heard := map[string]bool{}
-			for timeout := time.After(30 * time.Second); !heard["callsign://inbox"] || !heard[thread]; {
-				select {
-				case uri := <-updated:
-					heard[uri] = true
-				case <-timeout:
-					t.Fatalf("heard %v", heard)
+			timeout := time.After(30 * time.Second)
+			for n := 0; !heard["callsign://inbox"] || !heard[thread]; n++ {
+				reply := plainMail(ada.inbox, fmt.Sprintf("reply-%s-%d@example.org", transport, n), "Re: Plans")
+				reply = strings.Replace(reply, "Subject:", "In-Reply-To: <first@example.org>\r\nSubject:", 1)
+				sendSMTP(t, smtpAddr, "alice@example.org", []string{ada.inbox}, reply)
+				again := time.After(2 * time.Second)
+			listen:
+				for !heard["callsign://inbox"] || !heard[thread] {
+					select {
+					case uri := <-updated:
+						heard[uri] = true
+					case <-again:
+						break listen
+					case <-timeout:
+						t.Fatalf("heard %v", heard)
+					}
 				}
 			}
 			cs.Close() // the command has exited: its standard error is whole
