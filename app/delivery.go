@@ -135,6 +135,11 @@ type InboundMail struct {
 	// sourceHash is the hex SHA-256 of Raw as the SMTP sender sent it,
 	// which recognises its retries (core.FileMail); "" for other mail.
 	sourceHash string
+	// traceContinued says that the sender's bytes begin with white space,
+	// which the parser reads as continuing the field before it: once our
+	// trace goes on top, the stored source no longer reads as the sender's
+	// bytes did, so the row keeps the HTML read at receipt.
+	traceContinued bool
 }
 
 // authCheckTimeout bounds the checks of one message: SPF may chain up to
@@ -186,6 +191,7 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 	// below the trace.
 	auth := s.authenticate(ctx, in)
 	if top := s.stamp(in.Trace, auth); len(top) > 0 {
+		in.traceContinued = in.Raw[0] == ' ' || in.Raw[0] == '\t'
 		in.Raw = append(append(make([]byte, 0, len(top)+len(in.Raw)), top...), in.Raw...)
 	}
 	now := s.now()
@@ -327,7 +333,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 	m := core.EmailMessage{AccountID: inbox.AccountID, IdentityID: inbox.IdentityID, InboxID: inbox.ID, Header: header,
 		Text: parsed.Text, HTML: parsed.HTML, Direction: core.Incoming, Authentication: auth, Verification: verification,
 		SourceHash: in.sourceHash, CreatedAt: now}
-	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, HTMLInRaw: true, Dedupe: in.Dedupe}
+	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: in.Raw, HTMLInRaw: !in.traceContinued, Dedupe: in.Dedupe}
 	// The bytes stay in the source, which is stored anyway.
 	nm.SearchText = attachmentsText(parsed.Attachments)
 	for i, part := range parsed.Attachments {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
 	"github.com/callsign/callsign/core"
 )
 
@@ -375,4 +376,39 @@ func keys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestHTMLOfMailBeginningWithSpace: a sender's first line that begins with
+// white space reads as a field at receipt, but continues our trace's last
+// field in the stored source; the HTML read back is still the one read at
+// receipt.
+func TestHTMLOfMailBeginningWithSpace(t *testing.T) {
+	for _, d := range sqlstoretest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			r := start(t, d, nil)
+			mgmt := r.bootstrap("space@example.com")
+			inbox, key := r.agentWithKey(mgmt, "Space")
+			raw := " Content-Type: text/html\r\nSubject: s\r\n\r\n<p>Hello</p>\r\n"
+			c, err := smtp.Dial(r.svc.smtpLn.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if err := c.SendMail("a@example.org", []string{inbox}, strings.NewReader(raw)); err != nil {
+				t.Fatal(err)
+			}
+			var pg apiPage
+			r.call("GET", "/api/email-messages/", key, nil, &pg)
+			if len(pg.Results) != 1 {
+				t.Fatalf("%d messages", len(pg.Results))
+			}
+			var one struct {
+				HTML string `json:"html"`
+			}
+			r.call("GET", fmt.Sprintf("/api/email-messages/%d/", pg.Results[0].ID), key, nil, &one)
+			if one.HTML != "<p>Hello</p>" {
+				t.Errorf("HTML read back %q", one.HTML)
+			}
+		})
+	}
 }
