@@ -384,7 +384,6 @@ func (db *DB) tx(ctx context.Context, f func(tx *sqlx.Tx) error) error {
 	return tx.Commit()
 }
 
-// q rebinds a query written with '?' placeholders for this dialect.
 // insertReturningID runs insert (an INSERT without RETURNING) in w and
 // answers the new row's id. SQLite gives it with the result: an Exec, not
 // a query, spares database/sql's rows (and the goroutine each query with a
@@ -403,6 +402,7 @@ func (db *DB) insertReturningID(ctx context.Context, w txer, insert string, args
 	return res.LastInsertId()
 }
 
+// q rebinds a query written with '?' placeholders for this dialect.
 func (db *DB) q(query string) string {
 	if db.dialect == Postgres {
 		return sqlx.Rebind(sqlx.DOLLAR, query)
