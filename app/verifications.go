@@ -18,13 +18,17 @@ type Verifications struct {
 	// arrived is signalled, per identity, when a message carrying a
 	// verification is stored by this process.
 	arrived *changeFeed[string]
-	// events hears mail and texts stored by other instances sharing the
-	// database (the event log's signal: NOTIFY on PostgreSQL).
+	// events tells of mail and texts stored by any instance sharing the
+	// database (the account's event feed: NOTIFY on PostgreSQL).
 	events *Events
 }
 
 // verificationEvents are the events whose messages may carry a verification.
 var verificationEvents = []string{string(core.EmailReceived), string(core.SMSReceivedEvent)}
+
+// verificationRecheck is how often a waiting caller looks again while the
+// event feed cannot be followed.
+const verificationRecheck = 2 * time.Second
 
 // VerificationQuery is what a caller asks of the list.
 type VerificationQuery struct {
@@ -47,13 +51,24 @@ func (s *Verifications) List(ctx context.Context, p core.Principal, id string, q
 	if q.Wait <= 0 {
 		return s.store.Verifications(ctx, f)
 	}
-	// Both registered before the first look, so nothing stored in between is
-	// missed: this process's deliveries, and any instance's received mail
-	// and texts of the identity.
+	// Both joined before the first look, so nothing stored in between is
+	// missed: this process's deliveries, and the identity's received mail
+	// and texts from any instance through the account's shared feed.
 	arrived, stop := s.arrived.watch(ident.ID)
 	defer stop()
-	received := make(chan struct{}, 1)
-	defer s.events.follow(core.Scope{AccountID: ident.AccountID, IdentityID: ident.ID}, verificationEvents, received)()
+	recheck := time.NewTicker(verificationRecheck)
+	recheck.Stop() // started only when the feed cannot be followed
+	defer recheck.Stop()
+	var received <-chan LiveEvent
+	if sub, err := s.events.Subscribe(ctx, p, EventQuery{Types: verificationEvents, Identity: ident.ID}); ctx.Err() != nil {
+		return nil, ctx.Err()
+	} else if err != nil {
+		s.log.Warn("a verification wait looks again every few seconds: the event feed cannot be followed", "err", err)
+		recheck.Reset(verificationRecheck)
+	} else {
+		defer sub.Close()
+		received = sub.Events
+	}
 	deadline := time.NewTimer(q.Wait)
 	defer deadline.Stop()
 	for {
@@ -63,7 +78,12 @@ func (s *Verifications) List(ctx context.Context, p core.Principal, id string, q
 		}
 		select {
 		case <-arrived:
-		case <-received:
+		case _, ok := <-received:
+			if !ok { // dropped by the feed: look now and then instead
+				received = nil
+				recheck.Reset(verificationRecheck)
+			}
+		case <-recheck.C:
 		case <-deadline.C:
 			return s.store.Verifications(ctx, f)
 		case <-ctx.Done():
