@@ -25,29 +25,13 @@ func TestMailBatchWithABadCall(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			var mu sync.Mutex
 			biggest := 0 // calls in the largest commit, logged: how much the batches were shared
-			db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, d), sqlstore.Options{CommitBatch: func(n int) {
+			db := sqlstoretest.OpenWith(t, sqlstoretest.URL(t, d), sqlstore.Options{CommitBatch: func(n int) {
 				mu.Lock()
 				biggest = max(biggest, n)
 				mu.Unlock()
 			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			if err := db.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
 			now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-			acct := core.Account{ID: uuid.NewString(), Email: "batch@example.com", SubscriptionActive: true, CreatedAt: now}
-			if err := db.CreateAccount(ctx, acct); err != nil {
-				t.Fatal(err)
-			}
-			ident := core.Identity{ID: uuid.NewString(), AccountID: acct.ID, Name: "b", Inbox: "b@agents.test", CreatedAt: now, UpdatedAt: now}
-			inboxID, err := db.CreateIdentity(ctx, ident, core.Inbox{UUID: uuid.NewString(), AccountID: acct.ID, IdentityID: ident.ID,
-				Email: ident.Inbox, CreatedAt: now}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			acct, ident, inboxID := newMailbox(t, db, "batch@example.com", "b", now)
 			const calls = 160
 			words := make([]string, calls)
 			ids := make([]int64, calls)

@@ -30,25 +30,9 @@ func TestHTMLKeptInSource(t *testing.T) {
 	for _, d := range sqlstoretest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			url := sqlstoretest.URL(t, d)
-			db, err := sqlstore.Open(ctx, url, sqlstore.Options{Parser: htmlParser{}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			if err := db.Migrate(ctx); err != nil {
-				t.Fatal(err)
-			}
+			db := sqlstoretest.OpenWith(t, url, sqlstore.Options{Parser: htmlParser{}})
 			now := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-			acct := core.Account{ID: uuid.NewString(), Email: "html@example.com", SubscriptionActive: true, CreatedAt: now}
-			if err := db.CreateAccount(ctx, acct); err != nil {
-				t.Fatal(err)
-			}
-			ident := core.Identity{ID: uuid.NewString(), AccountID: acct.ID, Name: "h", Inbox: "h@agents.test", CreatedAt: now, UpdatedAt: now}
-			inboxID, err := db.CreateIdentity(ctx, ident, core.Inbox{UUID: uuid.NewString(), AccountID: acct.ID, IdentityID: ident.ID,
-				Email: ident.Inbox, CreatedAt: now}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			acct, ident, inboxID := newMailbox(t, db, "html@example.com", "h", now)
 			received := func(store *sqlstore.DB, msgID, raw string, dedupe bool) core.EmailMessage {
 				t.Helper()
 				m := core.EmailMessage{AccountID: acct.ID, IdentityID: ident.ID, InboxID: inboxID, Direction: core.Incoming,

@@ -21,16 +21,7 @@ func TestSendsLogPrunesItself(t *testing.T) {
 		t.Run(string(d), func(t *testing.T) {
 			db := sqlstoretest.Open(t, d)
 			start := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
-			acct := core.Account{ID: uuid.NewString(), Email: "sends@example.com", SubscriptionActive: true, CreatedAt: start}
-			if err := db.CreateAccount(ctx, acct); err != nil {
-				t.Fatal(err)
-			}
-			ident := core.Identity{ID: uuid.NewString(), AccountID: acct.ID, Name: "s", Inbox: "s@agents.test", CreatedAt: start, UpdatedAt: start}
-			inboxID, err := db.CreateIdentity(ctx, ident, core.Inbox{UUID: uuid.NewString(), AccountID: acct.ID, IdentityID: ident.ID,
-				Email: ident.Inbox, CreatedAt: start}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			acct, ident, inboxID := newMailbox(t, db, "sends@example.com", "s", start)
 			send := func(at time.Time) {
 				m := core.EmailMessage{AccountID: acct.ID, IdentityID: ident.ID, InboxID: inboxID, Direction: core.Outgoing,
 					Header: core.Header{MessageID: uuid.NewString() + "@x"}, CreatedAt: at}

@@ -71,14 +71,21 @@ func URL(t testing.TB, d sqlstore.Dialect) string {
 // Open opens and migrates an empty store of the dialect, closed when the test ends.
 func Open(t testing.TB, d sqlstore.Dialect) *sqlstore.DB {
 	t.Helper()
+	return OpenWith(t, URL(t, d), sqlstore.Options{})
+}
+
+// OpenWith opens and migrates the store at dsn (from URL) with opts,
+// closed when the test ends.
+func OpenWith(t testing.TB, dsn string, opts sqlstore.Options) *sqlstore.DB {
+	t.Helper()
 	ctx := context.Background()
-	db, err := sqlstore.Open(ctx, URL(t, d), sqlstore.Options{})
+	db, err := sqlstore.Open(ctx, dsn, opts)
 	if err != nil {
-		t.Fatalf("opening %s: %v", d, err)
+		t.Fatalf("opening the test store: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
 	if err := db.Migrate(ctx); err != nil {
-		t.Fatalf("migrating %s: %v", d, err)
+		t.Fatalf("migrating the test store: %v", err)
 	}
 	return db
 }
