@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Direction says which way a message went.
@@ -133,30 +134,51 @@ func (m EmailMessage) Summary() EmailMessage {
 }
 
 // Preview is the start of a text body on one line: runs of white space
-// become one space. It reads only as far as it needs.
+// become one space. It reads only as far as it needs, and copies runs of
+// ASCII at once: a list page makes fifty of these (issue 12).
 func Preview(text string) string {
 	var b strings.Builder
-	b.Grow(min(len(text), 4*PreviewLength))
-	n, space := 0, false
-	for _, r := range text {
-		if unicode.IsSpace(r) {
-			space = b.Len() > 0
-			continue
+	b.Grow(min(len(text), PreviewLength)) // room for ASCII; other text grows it
+
+	n, space := 0, false // n: characters written
+	for i := 0; i < len(text) && n < PreviewLength; {
+		r, size := rune(text[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRuneInString(text[i:]) // an invalid byte: U+FFFD, as ranging over text gives
 		}
-		if space {
-			if n++; n > PreviewLength {
-				break
-			}
+		switch {
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			i += size
+			continue
+		case space:
 			b.WriteByte(' ')
 			space = false
+			if n++; n == PreviewLength {
+				continue
+			}
 		}
-		if n++; n > PreviewLength {
-			break
+		if r >= utf8.RuneSelf {
+			b.WriteRune(r)
+			n, i = n+1, i+size
+			continue
 		}
-		b.WriteRune(r)
+		// A run copied as it stands: ASCII with no white space but single
+		// spaces between characters.
+		j := i + 1
+		for j < len(text) && n+j-i < PreviewLength &&
+			(asciiNonSpace(text[j]) || text[j] == ' ' && j+1 < len(text) && asciiNonSpace(text[j+1])) {
+			j++
+		}
+		b.WriteString(text[i:j])
+		n, i = n+j-i, j
 	}
 	return b.String()
 }
+
+// asciiNonSpace reports whether c is ASCII and not white space (every
+// ASCII white space character is at most ' ').
+func asciiNonSpace(c byte) bool { return c > ' ' && c < utf8.RuneSelf }
 
 // replyPrefixes are the reply and forward markers mail clients put in front
 // of a subject, in several languages, compared case-insensitively.
