@@ -2,10 +2,10 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -139,7 +139,7 @@ func (s *server) viewMessage(m core.EmailMessage) messageView {
 // viewSummary shows a message as lists do; m comes from a list
 // (core.EmailMessage.Summary), or carries its preview.
 func (s *server) viewSummary(m core.EmailMessage) messageSummaryView {
-	v := messageSummaryView{ID: m.ID, URL: fmt.Sprintf("%s/api/email-messages/%d/", s.baseURL, m.ID), Inbox: m.InboxID, ThreadID: m.ThreadID,
+	v := messageSummaryView{ID: m.ID, URL: s.baseURL + "/api/email-messages/" + strconv.FormatInt(m.ID, 10) + "/", Inbox: m.InboxID, ThreadID: m.ThreadID,
 		MessageID: m.MessageID, InReplyTo: optString(m.InReplyTo), FromEmail: m.FromEmail, FromDisplayName: optString(m.FromName),
 		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Preview: m.Preview, Truncated: m.Truncated,
 		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment),
