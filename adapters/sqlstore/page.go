@@ -16,8 +16,12 @@ import (
 func (db *DB) selectPage(ctx context.Context, dest any, columns, from, order string, args []any, p ports.Page) (int, error) {
 	query := `SELECT ` + columns + ` ` + from + ` ` + order
 	pageArgs := args
+	list := reflect.ValueOf(dest).Elem()
 	if p.Limit > 0 {
-		reservePage(dest, p.Limit)
+		// Room for the page and the row past it (up to core.MaxPageLimit):
+		// sqlx appends row by row, and doubling a slice of rows from one
+		// copies them over and over.
+		list.Set(reflect.MakeSlice(list.Type(), 0, min(p.Limit, core.MaxPageLimit)+1))
 		// One row past the page tells whether another follows (pageCount).
 		query += ` LIMIT ? OFFSET ?`
 		pageArgs = append(slices.Clip(args), p.Limit+1, p.Offset)
@@ -25,7 +29,6 @@ func (db *DB) selectPage(ctx context.Context, dest any, columns, from, order str
 	if err := db.sel(ctx, dest, db.q(query), pageArgs...); err != nil {
 		return 0, err
 	}
-	list := reflect.ValueOf(dest).Elem()
 	read := list.Len()
 	if p.Limit > 0 {
 		list.SetLen(min(read, p.Limit))
@@ -37,16 +40,6 @@ func (db *DB) selectPage(ctx context.Context, dest any, columns, from, order str
 		return read, nil
 	}
 	return db.pageCount(ctx, from, args, p.CountUpTo, "", p.Offset, p.Limit, read)
-}
-
-// reservePage gives *dest, a slice that rows will be appended to, room for
-// a page of limit rows and the row past it (up to core.MaxPageLimit): sqlx
-// appends row by row, and doubling a slice of large rows from one copies
-// them over and over (at 1,000,000 messages a fifth of the bytes a page
-// of messages allocated, issue 12).
-func reservePage(dest any, limit int) {
-	list := reflect.ValueOf(dest).Elem()
-	list.Set(reflect.MakeSlice(list.Type(), 0, min(limit, core.MaxPageLimit)+1))
 }
 
 // pageCount is the count of a page's envelope, for a page of limit items
