@@ -120,6 +120,12 @@ func testMailStoredTogether(t *testing.T, f *fixture) {
 	c2 := f.newContact(ident, "SENDER@example.org", "", core.ContactAuto)
 	nm2.Correspondent = &c2
 	f.save(nm2)
+	// A page of messages shows each one's attachments, and none for one without.
+	listed, _, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: core.Scope{AccountID: a.ID}, Limit: 10})
+	f.must(err)
+	if len(listed) != 2 || len(listed[0].Attachments) != 2 || listed[0].Attachments[1].Filename != "b.png" || len(listed[1].Attachments) != 0 {
+		t.Fatalf("listed %+v", listed)
+	}
 	contacts, _, _ := f.s.Contacts(f.ctx, ports.ContactFilter{Scope: core.Scope{AccountID: a.ID}})
 	if len(contacts) != 1 || contacts[0].Source != core.ContactAuto {
 		t.Fatalf("contacts %+v", contacts)
