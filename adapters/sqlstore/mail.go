@@ -432,8 +432,7 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	window := -1 // see rankedIDs
 	read := 0    // rows read: one past the page tells that another follows (pageCount)
 	if f.Search == nil {
-		err = db.sel(ctx, &rows, db.q(`SELECT `+summaryColumns+` `+from+` ORDER BY `+order+` LIMIT ? OFFSET ?`),
-			append(slices.Clip(args), limit+1, f.Offset)...)
+		err = db.sel(ctx, &rows, db.q(messagePageQuery(from, order, f.Offset)), append(slices.Clip(args), limit+1, f.Offset)...)
 		read, rows = len(rows), rows[:min(len(rows), limit)]
 	} else if ids, window, err = rankedIDs[int64](ctx, db, mailIndex, search, from, args, f.NewestFirst, f.Offset, limit+1); err == nil {
 		read, ids = len(ids), ids[:min(len(ids), limit)]
@@ -457,6 +456,20 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 		}
 	}
 	return msgs, total, db.attachAttachments(ctx, db.sel, msgs)
+}
+
+// messagePageQuery is the statement of a page of messages from from (FROM
+// and WHERE clauses, no search) in order, taking LIMIT and OFFSET. A page
+// past the first finds its ids before it reads its rows: PostgreSQL works
+// out the columns of every row an OFFSET skips, the preview's substr
+// detoasting each body, which took 47 ms at offset 5,000 of 1,000,000 where
+// the ids alone take 1 ms from the list's index (migration 00033).
+func messagePageQuery(from, order string, offset int) string {
+	if offset == 0 {
+		return `SELECT ` + summaryColumns + ` ` + from + ` ORDER BY ` + order + ` LIMIT ? OFFSET ?`
+	}
+	return `SELECT ` + summaryColumns + ` FROM email_messages JOIN (SELECT id AS page_id ` + from + ` ORDER BY ` + order +
+		` LIMIT ? OFFSET ?) AS page ON id = page_id ORDER BY ` + order
 }
 
 func (db *DB) RawMessage(ctx context.Context, accountID string, id int64) ([]byte, error) {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -253,6 +254,9 @@ func testMailList(t *testing.T, f *fixture) {
 		{"unread", ports.MessageFilter{Scope: all, IsRead: &no}, []core.EmailMessage{m1, m3}},
 		{"page", ports.MessageFilter{Scope: all, Limit: 1, Offset: 1}, []core.EmailMessage{m2}},
 		{"past the end", ports.MessageFilter{Scope: all, Limit: 5, Offset: 5}, nil},
+		{"page, newest first", ports.MessageFilter{Scope: all, Limit: 2, Offset: 1, NewestFirst: true}, []core.EmailMessage{m2, m1}},
+		{"page of the unread", ports.MessageFilter{Scope: all, IsRead: &no, Limit: 1, Offset: 1}, []core.EmailMessage{m3}},
+		{"page of an identity", ports.MessageFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: ident.ID}, Limit: 5, Offset: 1}, []core.EmailMessage{m2}},
 		{"other account", ports.MessageFilter{Scope: core.Scope{AccountID: f.account().ID}}, nil},
 	} {
 		got, total, err := f.s.Messages(f.ctx, tc.filter)
@@ -263,11 +267,17 @@ func testMailList(t *testing.T, f *fixture) {
 		}
 	}
 	// The last page (shorter than its limit), a page past the end and a
-	// full one are each counted right.
+	// full one are each counted right, and hold what the whole list holds
+	// there (a page past the first reads its ids first, then its rows).
+	whole, _, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: all})
+	f.must(err)
 	for _, p := range []struct{ limit, offset, rows int }{{1, 0, 1}, {5, 1, 2}, {5, 0, 3}, {5, 5, 0}, {2, 1, 2}} {
 		list, total, err := f.s.Messages(f.ctx, ports.MessageFilter{Scope: all, Limit: p.limit, Offset: p.offset})
 		if err != nil || total != 3 || len(list) != p.rows {
 			t.Fatalf("limit %d offset %d: %d messages, total %d, %v", p.limit, p.offset, len(list), total, err)
+		}
+		if want := whole[min(p.offset, len(whole)):min(p.offset+p.limit, len(whole))]; p.rows > 0 && !reflect.DeepEqual(list, want) {
+			t.Fatalf("limit %d offset %d: %+v, want %+v", p.limit, p.offset, list, want)
 		}
 	}
 	for upTo, want := range map[int]int{2: 2, 3: 3, 4: 3} {
