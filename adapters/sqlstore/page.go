@@ -46,10 +46,16 @@ func (db *DB) selectPage(ctx context.Context, dest any, columns, from, order str
 // from offset read with one row more (read rows in all): without that row
 // the page is the last, and unless it is empty past the end it tells the
 // count (offset + read), which saves a statement for the usual poll of
-// what is new; otherwise the matches are counted (count).
+// what is new. A count bounded by upTo that the rows read already reach
+// is upTo, which saves a page deep in a list (its bound is the page's end
+// plus one, core.CountBound) from counting every row before it again;
+// otherwise the matches are counted (count).
 func (db *DB) pageCount(ctx context.Context, from string, args []any, upTo int, order string, offset, limit, read int) (int, error) {
-	if read <= limit && (read > 0 || offset == 0) {
+	switch {
+	case read <= limit && (read > 0 || offset == 0):
 		return offset + read, nil
+	case upTo > 0 && offset+read >= upTo:
+		return upTo, nil
 	}
 	return db.count(ctx, from, args, upTo, order)
 }
