@@ -24,8 +24,13 @@ const (
 	// grow for as long as load lasts.
 	walRestartAt = 16 << 20
 	// restartReaderWait bounds how long a restart waits for readers still
-	// on the old log; one that gives up tries again on a later tick.
+	// on the old log; one that gives up tries again on a later tick. The
+	// writer waits with it, so under load a restart waits only once the log
+	// is past restartWaitsPast times walRestartAt, and otherwise gives up
+	// at once when it finds a reader: a reader's snapshot is short, so a
+	// tick later it has usually left.
 	restartReaderWait = 10 * time.Millisecond
+	restartWaitsPast  = 3
 )
 
 // checkpointer copies SQLite's WAL back into the database now and then.
@@ -84,15 +89,20 @@ func startCheckpoints(path, base string, w *sqlx.DB, p checkpointPolicy) (*check
 			}
 			paused := r.Log > 0 && r.Log == lastFrames
 			lastFrames = r.Log
+			size := walSize(path)
 			switch {
 			case paused:
 				// Idle: give the disk back.
-				c.restart(ctx, w, "TRUNCATE")
-			case walSize(path) > p.restartAt:
+				c.restart(ctx, w, "TRUNCATE", restartReaderWait)
+			case size > p.restartAt:
 				// Copy what came in during the last pass, so that the
 				// restart holds the writer for as little as is left.
 				_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-				c.restart(ctx, w, "RESTART")
+				var readerWait time.Duration
+				if size > restartWaitsPast*p.restartAt {
+					readerWait = restartReaderWait
+				}
+				c.restart(ctx, w, "RESTART", readerWait)
 			}
 		}
 	}()
@@ -102,15 +112,16 @@ func startCheckpoints(path, base string, w *sqlx.DB, p checkpointPolicy) (*check
 // restart checkpoints the whole log on the writing connection so that the
 // next write starts the log over (mode RESTART; the writer's
 // journal_size_limit then cuts the file back to walRestartAt) or empties
-// the file (TRUNCATE), waiting at most restartReaderWait for readers.
-func (c *checkpointer) restart(ctx context.Context, w *sqlx.DB, mode string) {
+// the file (TRUNCATE), waiting at most readerWait for readers (none: a
+// reader on the old log makes it give up once the frames are copied).
+func (c *checkpointer) restart(ctx context.Context, w *sqlx.DB, mode string, readerWait time.Duration) {
 	conn, err := w.Connx(ctx)
 	if err != nil {
 		return
 	}
 	defer conn.Close()
 	start := time.Now()
-	_, _ = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", restartReaderWait.Milliseconds()))
+	_, _ = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", readerWait.Milliseconds()))
 	_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint("+mode+")")
 	_, _ = conn.ExecContext(ctx, "PRAGMA busy_timeout = "+busyTimeoutMS)
 	if c.restarted != nil {

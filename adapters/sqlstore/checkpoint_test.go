@@ -105,3 +105,93 @@ func TestCheckpointerBoundsTheWALUnderContinuousWrites(t *testing.T) {
 		t.Fatalf("the log is %d bytes after %d written, bound %d", size, written.Load(), restartAt)
 	}
 }
+
+// A reader on the log makes a restart give up at once, instead of holding
+// the writer while it waits for the reader to leave; a later tick restarts
+// the log once it has.
+func TestCheckpointerRestartDoesNotWaitForReaders(t *testing.T) {
+	path, base, w := walDB(t)
+	const restartAt = 1 << 20
+	for walSize(path) <= restartAt+restartAt/4 {
+		if _, err := w.Exec(`INSERT INTO t (v) VALUES (?)`, []byte(strings.Repeat("x", 4000))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readers, err := sqlx.Open("sqlite", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer readers.Close()
+	reader, err := readers.Beginx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Rollback() //nolint:errcheck // committed below
+	var rows int
+	if err := reader.Get(&rows, `SELECT count(*) FROM t`); err != nil {
+		t.Fatal(err)
+	}
+	// Small writes go on, so that the log is not idle (an idle log is
+	// emptied, waiting for readers since nothing else waits).
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+			if _, err := w.Exec(`INSERT INTO t (v) VALUES ('y')`); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+	var mu sync.Mutex
+	var heldWithReader []time.Duration
+	var readerOn atomic.Bool
+	readerOn.Store(true)
+	c, err := startCheckpoints(path, base, w, checkpointPolicy{every: 5 * time.Millisecond, restartAt: restartAt,
+		restarted: func(held time.Duration) {
+			if readerOn.Load() {
+				mu.Lock()
+				heldWithReader = append(heldWithReader, held)
+				mu.Unlock()
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	eventually(t, "restarts tried with the reader on the log", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(heldWithReader) >= 5
+	})
+	readerOn.Store(false)
+	framesWithReader := walFrames(t, readers)
+	if err := reader.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	for _, held := range heldWithReader {
+		if held >= restartReaderWait {
+			t.Errorf("a restart held the writer %v while a reader was on the log", held)
+		}
+	}
+	mu.Unlock()
+	eventually(t, "the log restarted once the reader left", func() bool { return walFrames(t, readers) < framesWithReader/2 })
+}
+
+// walFrames is how many frames the log holds.
+func walFrames(t *testing.T, db *sqlx.DB) int {
+	var busy, frames, copied int
+	if err := db.QueryRowx("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	return frames
+}
