@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -25,12 +24,17 @@ const (
 	walRestartAt = 16 << 20
 	// restartReaderWait bounds how long a restart waits for readers still
 	// on the old log; one that gives up tries again on a later tick. The
-	// writer waits with it, so under load a restart waits only once the log
-	// is past restartWaitsPast times walRestartAt, and otherwise gives up
-	// at once when it finds a reader: a reader's snapshot is short, so a
-	// tick later it has usually left.
+	// writer waits with it, so under load a restart waits only
+	// restartBriefWait until the log is past restartWaitsPast times
+	// walRestartAt: readers that begin once the log is all copied do not
+	// hold it, and those that began before leave within a page's read.
 	restartReaderWait = 10 * time.Millisecond
+	restartBriefWait  = 2 * time.Millisecond
 	restartWaitsPast  = 3
+	// restartPoll is how often a restart looks again for readers. SQLite's
+	// own busy handler sleeps 1, 2, 5 ms and so on between looks, which
+	// outlasts the readers it waits for.
+	restartPoll = 250 * time.Microsecond
 )
 
 // checkpointer copies SQLite's WAL back into the database now and then.
@@ -98,7 +102,7 @@ func startCheckpoints(path, base string, w *sqlx.DB, p checkpointPolicy) (*check
 				// Copy what came in during the last pass, so that the
 				// restart holds the writer for as little as is left.
 				_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-				var readerWait time.Duration
+				readerWait := restartBriefWait
 				if size > restartWaitsPast*p.restartAt {
 					readerWait = restartReaderWait
 				}
@@ -112,8 +116,8 @@ func startCheckpoints(path, base string, w *sqlx.DB, p checkpointPolicy) (*check
 // restart checkpoints the whole log on the writing connection so that the
 // next write starts the log over (mode RESTART; the writer's
 // journal_size_limit then cuts the file back to walRestartAt) or empties
-// the file (TRUNCATE), waiting at most readerWait for readers (none: a
-// reader on the old log makes it give up once the frames are copied).
+// the file (TRUNCATE), waiting at most readerWait for readers on the old
+// log.
 func (c *checkpointer) restart(ctx context.Context, w *sqlx.DB, mode string, readerWait time.Duration) {
 	conn, err := w.Connx(ctx)
 	if err != nil {
@@ -121,8 +125,16 @@ func (c *checkpointer) restart(ctx context.Context, w *sqlx.DB, mode string, rea
 	}
 	defer conn.Close()
 	start := time.Now()
-	_, _ = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", readerWait.Milliseconds()))
-	_, _ = conn.ExecContext(ctx, "PRAGMA wal_checkpoint("+mode+")")
+	// Polled here rather than by SQLite's busy handler.
+	_, _ = conn.ExecContext(ctx, "PRAGMA busy_timeout = 0")
+	for {
+		var busy, frames, copied int
+		err := conn.QueryRowxContext(ctx, "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
+		if err != nil || busy == 0 || time.Since(start) >= readerWait {
+			break
+		}
+		time.Sleep(restartPoll)
+	}
 	_, _ = conn.ExecContext(ctx, "PRAGMA busy_timeout = "+busyTimeoutMS)
 	if c.restarted != nil {
 		c.restarted(time.Since(start))

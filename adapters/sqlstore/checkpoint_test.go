@@ -106,10 +106,10 @@ func TestCheckpointerBoundsTheWALUnderContinuousWrites(t *testing.T) {
 	}
 }
 
-// A reader on the log makes a restart give up at once, instead of holding
-// the writer while it waits for the reader to leave; a later tick restarts
-// the log once it has.
-func TestCheckpointerRestartDoesNotWaitForReaders(t *testing.T) {
+// A reader that stays on the log makes a restart give up after a brief
+// wait, instead of holding the writer for as long as any reader; a later
+// tick restarts the log once it has left.
+func TestCheckpointerRestartWaitsBrieflyForReaders(t *testing.T) {
 	path, base, w := walDB(t)
 	const restartAt = 1 << 20
 	for walSize(path) <= restartAt+restartAt/4 {
