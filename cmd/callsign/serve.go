@@ -46,10 +46,12 @@ func tuneRuntime(getenv func(string) string) {
 
 // softMemoryLimit is the Go runtime's soft memory limit for serve unless
 // GOMEMLIMIT sets one. The live heap under load is a few MiB; the rest of
-// the process (SQLite's page caches, outside Go's heap, and the binary's
-// pages, 30 MiB) is about as much again. At 32 MiB the peak under ingest
-// was 64-65 MiB, past issue 12's 64; at 28 it is 60-61 MiB, for CPU per
-// message within the noise (design.md, "At scale").
+// the process is SQLite's memory, outside Go's heap and its limit (8 MiB,
+// growing to 14 over a long run), and the binary's pages (30 MiB). At 32
+// MiB the peak under ingest was 64-65 MiB, past issue 12's 64; at 28 it is
+// 60-61 MiB, for CPU per message within the noise, and 68-72 MiB over
+// 60,000-200,000 messages; 20 would hold that to 60 for about 20% more CPU
+// (design.md, "At scale").
 const softMemoryLimit = 28 << 20
 
 func (c *cli) serve(*cobra.Command, []string) error {
