@@ -37,6 +37,7 @@ func agentCLI(t *testing.T, home string, env map[string]string, stdin string, ar
 // person at a terminal would; --json prints the API's objects; failures
 // exit 1 with one line on stderr and nothing on stdout.
 func TestAgentCLI(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
@@ -183,6 +184,7 @@ func TestAgentCLI(t *testing.T) {
 // the server (the most recent, or --server), the identity key for the
 // login's identity and the management key for any other --identity.
 func TestAgentCLIUsesStoredLogins(t *testing.T) {
+	t.Parallel()
 	older, newer := start(t, sqlstore.SQLite, nil), start(t, sqlstore.SQLite, nil)
 	home := t.TempDir()
 	save := func(r *running, name string, at time.Time) agent {

@@ -149,6 +149,7 @@ func checkAnswer(t *testing.T, what string, status int, body []byte) {
 // threads, messages) and in the new list filters is answered 200 or a 4xx
 // in JSON, never 500, on both dialects and for both kinds of key.
 func TestAuditHostileQueries(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		f := newAuditFixture(t, d)
 		probes := 0
@@ -173,6 +174,7 @@ func TestAuditHostileQueries(t *testing.T) {
 // fields, and bodies that are not JSON at all, are answered in JSON and
 // never 500.
 func TestAuditHostileBodies(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		f := newAuditFixture(t, d)
 		probes := 0
@@ -243,6 +245,7 @@ func TestAuditHostileBodies(t *testing.T) {
 // again, and a 403 would tell the client its message did not leave when it
 // did.
 func TestAuditFences(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		f := newAuditFixture(t, d)
 		r := f.r

@@ -17,6 +17,7 @@ import (
 // a received subject is stored as spaces, so a reply is not refused for a
 // field its caller never sent.
 func TestNULAndInvalidUTF8AreStored(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("nul@example.com")
@@ -86,6 +87,7 @@ func TestNULAndInvalidUTF8AreStored(t *testing.T) {
 // the inbox keeps one copy; another message under the same Message-ID is
 // stored.
 func TestSMTPRetryMakesNoCopy(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("retry@example.com")

@@ -23,6 +23,7 @@ func bigMail(to, msgID string, size int) string {
 // answers its text body cut to core.MaxStoredBody with truncated set, and
 // raw/ the whole source.
 func TestListsCarryPreviewsNotBodies(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("big@example.com")

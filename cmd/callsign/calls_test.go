@@ -30,6 +30,7 @@ type apiCall struct {
 // progress at once, completed after Duration, also across a restart;
 // listed and shown in scope; bad requests are 4xx.
 func TestCallRecordsWithTheSimulator(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("calls@example.com")
@@ -141,6 +142,7 @@ func TestCallRecordsWithTheSimulator(t *testing.T) {
 // our webhooks; an incoming call is recorded and sent on to the voice
 // agent; Twilio's status callback ends it.
 func TestCallRecordsWithTwilio(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r, fake := startWithTwilio(t, d)
 		public := r.svc.cfg.BaseURL

@@ -37,6 +37,7 @@ func runCLI(args ...string) (stdout, stderr string, code int) {
 }
 
 func TestHelpAndVersionExitZeroOnStdout(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		out, errOut, code := runCLI(args...)
 		if code != 0 || errOut != "" || !strings.Contains(out, "Running the service:") || !strings.Contains(out, "Acting as an identity") || !strings.Contains(out, "account") || !strings.Contains(out, "completion") {
@@ -84,6 +85,7 @@ func TestHelpAndVersionExitZeroOnStdout(t *testing.T) {
 }
 
 func TestUsageErrorsExitTwo(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"frobnicate"},
 		{"serve", "--frobnicate"},
@@ -109,6 +111,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 // TestKeyCreateRecoversAnAccount mints keys as the operator, for an
 // account whose keys were all lost, and uses them on the API.
 func TestKeyCreateRecoversAnAccount(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	lost := r.bootstrap("lost@example.com")
 	var ident struct{ UUID string }
@@ -167,6 +170,7 @@ func TestKeyCreateRecoversAnAccount(t *testing.T) {
 }
 
 func TestStartupErrorsAreOneLineNamingTheVariable(t *testing.T) {
+	t.Parallel()
 	notADir := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -317,6 +321,7 @@ func childEnv(t *testing.T, dataDir string) map[string]string {
 // start says which keys it generated and how to create the first account;
 // once an account exists and the keys are there, it says neither.
 func TestFirstRunGuidesTheOperator(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := childEnv(t, dir)
 	first := startChild(t, env)
@@ -369,6 +374,7 @@ func stopWhileBusy(t *testing.T, grace string, sig os.Signal) *child {
 }
 
 func TestInterruptSaysWhatItWaitsForAndTwiceExitsAtOnce(t *testing.T) {
+	t.Parallel()
 	c := stopWhileBusy(t, "10m", os.Interrupt)
 	c.stderr.waitFor(t, "press Ctrl-C again to exit at once")
 	c.stderr.waitFor(t, "shutting down; waiting for")
@@ -384,6 +390,7 @@ func TestInterruptSaysWhatItWaitsForAndTwiceExitsAtOnce(t *testing.T) {
 }
 
 func TestDrainThatTimesOutNamesWhatStillRan(t *testing.T) {
+	t.Parallel()
 	c := stopWhileBusy(t, "1s", syscall.SIGTERM)
 	if code := c.exitCode(t); code != 1 {
 		t.Fatalf("exit %d after a timed-out drain:\n%s", code, c.stderr)
@@ -393,6 +400,7 @@ func TestDrainThatTimesOutNamesWhatStillRan(t *testing.T) {
 
 // TestKeyCreateOnEachDatabase runs the operator's key command on PostgreSQL too.
 func TestKeyCreateOnEachDatabase(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		env := map[string]string{"CALLSIGN_DATA_DIR": t.TempDir(), "CALLSIGN_DATABASE_URL": sqlstoretest.URL(t, d)}
 		getenv := func(k string) string { return env[k] }

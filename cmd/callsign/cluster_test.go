@@ -34,6 +34,7 @@ func asRunning(t *testing.T, c *child, env map[string]string) *running {
 // (one login at Dovecot), and after A is killed, B takes it over once the
 // lease runs out, without duplicates.
 func TestTwoInstancesOnePostgres(t *testing.T) {
+	t.Parallel()
 	if !slices.Contains(sqlstoretest.Dialects(), sqlstore.Postgres) {
 		if os.Getenv(dovecottest.RequireAllVar) == "1" {
 			t.Fatalf("PostgreSQL is not configured (%s), and %s=1 requires it", sqlstoretest.PostgresURLVar, dovecottest.RequireAllVar)

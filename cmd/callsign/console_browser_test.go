@@ -83,6 +83,7 @@ func waitUntil(t *testing.T, tab context.Context, condition string) {
 // TestConsoleInABrowser is a person using the console in headless
 // Chromium, on a phone and on a laptop, against the whole service.
 func TestConsoleInABrowser(t *testing.T) {
+	t.Parallel()
 	browser := newBrowser(t)
 	r := startPublic(t, sqlstore.SQLite, map[string]string{"CALLSIGN_RATE_LIMIT": "100:200"})
 	r.owner("owner@example.com")
@@ -278,6 +279,7 @@ func TestConsoleInABrowser(t *testing.T) {
 // configured, the console signs in through it (the provider returns to
 // the API's callback, which hands the session to the console).
 func TestConsoleSignInWithProvider(t *testing.T) {
+	t.Parallel()
 	browser := newBrowser(t)
 	idp := oidctest.Start(t, "callsign", "idp-secret", oidctest.Person{Subject: "p-1", Email: "Owner@Example.com", EmailVerified: true})
 	r := startPublic(t, sqlstore.SQLite, map[string]string{

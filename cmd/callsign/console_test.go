@@ -88,6 +88,7 @@ func (p *person) signIn(email string) {
 // CSRF on every form, other accounts' objects not found, and mail shown
 // and downloaded safely.
 func TestConsoleGuards(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := startPublic(t, d, map[string]string{"CALLSIGN_RATE_LIMIT": "100:200", "CALLSIGN_LOG_LEVEL": "info"})
 		r.owner("owner@example.com")
@@ -293,6 +294,7 @@ func TestConsoleGuards(t *testing.T) {
 // TestConsoleSignInIsRateLimited: wrong passwords of one email from one
 // address share the API's bucket of guesses; past it the page answers 429.
 func TestConsoleSignInIsRateLimited(t *testing.T) {
+	t.Parallel()
 	r := startPublic(t, sqlstore.SQLite, map[string]string{"CALLSIGN_RATE_LIMIT": "100:200"})
 	r.owner("owner@example.com")
 	p := r.person(t)
@@ -339,6 +341,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 // own mail arrives, and tells another account nothing; the events page
 // lists what the log kept.
 func TestConsoleLiveStream(t *testing.T) {
+	t.Parallel()
 	r := startPublic(t, sqlstore.SQLite, nil)
 	r.owner("owner@example.com")
 	r.owner("other@example.com")
@@ -400,6 +403,7 @@ func TestConsoleLiveStream(t *testing.T) {
 // TestConsoleWebhooks: add a webhook (its secret shown once), send it a
 // test, see the delivery log, remove it; another account sees none of it.
 func TestConsoleWebhooks(t *testing.T) {
+	t.Parallel()
 	var got atomic.Int32
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Webhook-Signature") != "" {

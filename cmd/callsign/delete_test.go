@@ -19,6 +19,7 @@ type apiIdentity struct {
 // TestDeletes walks every delete through the real service on both
 // databases, with the simulator: a message, a text, an inbox, an identity.
 func TestDeletes(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, map[string]string{"CALLSIGN_LOG_LEVEL": "info"}, fastRetry)
 		mgmt := r.bootstrap("deletes@example.com")
@@ -168,6 +169,7 @@ func TestDeletes(t *testing.T) {
 // TestDeleteReleasesAtTwilio: the number goes back to Twilio before the
 // identity goes; while Twilio is down nothing is deleted.
 func TestDeleteReleasesAtTwilio(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r, fake := startWithTwilio(t, d)
 		mgmt := r.bootstrap("twilio-deletes@example.com")

@@ -21,6 +21,7 @@ import (
 // its integrity and the page's Content-Security-Policy, and the page must
 // show the API's operations.
 func TestReferencePageRendersInABrowser(t *testing.T) {
+	t.Parallel()
 	browser := newBrowser(t)
 	script := redoctest.Script(t, httpapi.RedocVersion)
 	r := start(t, sqlstore.SQLite, nil)

@@ -83,6 +83,7 @@ func doctorLines(t *testing.T, env map[string]string, args ...string) (map[strin
 }
 
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	relay := newTestRelay(t)
 	relay.listen(t, "127.0.0.1:0")
 	dns := dnsServer(t, map[string]string{"agents.example.com": "mx.example.com"}, map[string]string{"bare.example.net": "192.0.2.7"})

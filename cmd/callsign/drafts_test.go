@@ -25,6 +25,7 @@ import (
 // naming the field, rules apply at send, a draft is sent once, and a
 // management key gives the right back.
 func TestDraftsAndApproval(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		relay := newTestRelay(t)
 		relay.listen(t, "127.0.0.1:0")
@@ -244,6 +245,7 @@ func TestDraftsAndApproval(t *testing.T) {
 // two instances share the database and the relay counts every message
 // exactly once.
 func TestScheduledSendOnce(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		relay := newTestRelay(t)
 		relay.listen(t, "127.0.0.1:0")
@@ -319,6 +321,7 @@ func TestScheduledSendOnce(t *testing.T) {
 // the API, so a key without send rights is refused there too, with the
 // API's message saying to draft instead; draft_email drafts for approval.
 func TestSendRightInMCPAndCLI(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("rights@example.com")
 	var ident struct{ UUID string }
@@ -370,6 +373,7 @@ func TestSendRightInMCPAndCLI(t *testing.T) {
 // sees what it drafted under Approvals, approves one (it reaches the
 // relay) and discards another; another account can do neither.
 func TestConsoleApprovals(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		relay := newTestRelay(t)
 		relay.listen(t, "127.0.0.1:0")
@@ -451,6 +455,7 @@ func TestConsoleApprovals(t *testing.T) {
 // well (no sideways scrolling, buttons to tap) and its button sends the
 // draft.
 func TestConsoleApprovalsInABrowser(t *testing.T) {
+	t.Parallel()
 	browser := newBrowser(t)
 	r := startPublic(t, sqlstore.SQLite, nil)
 	out, _, _ := r.cli(ownerPassword+"\n", "account", "create", "--email", "owner@example.com", "--password-stdin")

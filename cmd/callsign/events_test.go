@@ -53,6 +53,7 @@ func typesOf(evs []apiEvent) []string {
 // today by doing what causes it, through the real router, SMTP listener,
 // outbox and simulator, and reads them back in order.
 func TestEventsFromRealActions(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil, fastRetry)
 		mgmt := r.bootstrap("events@example.com")
@@ -211,6 +212,7 @@ func (s *stream) next() (id, typ string, ok bool) {
 // service on the same database while mail keeps arriving, and resumes with
 // Last-Event-ID: every event arrives once, in order.
 func TestEventStreamResumesAcrossARestart(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("stream@example.com")
@@ -268,6 +270,7 @@ func TestEventStreamResumesAcrossARestart(t *testing.T) {
 // TestEventStreamSeesAnotherInstance runs two services on one PostgreSQL
 // database: a stream on B shows what A committed (NOTIFY at commit).
 func TestEventStreamSeesAnotherInstance(t *testing.T) {
+	t.Parallel()
 	for _, d := range []sqlstore.Dialect{sqlstore.Postgres} {
 		if !slices.Contains(sqlstoretest.Dialects(), d) {
 			t.Skip("PostgreSQL is not configured (CALLSIGN_TEST_POSTGRES_URL)")
@@ -290,6 +293,7 @@ func TestEventStreamSeesAnotherInstance(t *testing.T) {
 // request, on the list (with and without wait, its next carrying the
 // cursor even when nothing came) and on the stream.
 func TestEventsFromNow(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("fromnow@example.com")

@@ -13,6 +13,7 @@ import (
 // reads back as its sender wrote it; provisioning a number moves the
 // identity's updated_dt.
 func TestEverydayDetails(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil, fastRetry)
 		mgmt := r.bootstrap("everyday@example.com")

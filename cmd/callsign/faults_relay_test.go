@@ -336,7 +336,7 @@ func (rf *relayFaults) tally() {
 // once (a kill -9 may repeat the one attempt under way) or recorded
 // failed, and none waits past one retry interval (one lease after a kill).
 func TestFaultRelay(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+	forEachDialectInTurn(t, func(t *testing.T, d sqlstore.Dialect) {
 		rf := newRelayFaults(t, d)
 		rf.relayDown()
 		rf.relayBusy()

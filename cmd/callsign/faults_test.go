@@ -221,7 +221,7 @@ func tally(t *testing.T, what string, acked map[string]bool, stored map[string]i
 
 // kill -9 during SMTP ingest, five times: every message answered 250 is stored.
 func TestFaultKillDuringIngest(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+	forEachDialectInTurn(t, func(t *testing.T, d sqlstore.Dialect) {
 		fs := newFaultService(t, d, "")
 		s := newSender()
 		for cycle := range 5 {

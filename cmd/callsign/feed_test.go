@@ -19,6 +19,7 @@ import (
 // nothing of its kind arrives within its key's reach (the 2 s poll it
 // replaced would have signalled), and signals when something does.
 func TestRemoteClientsFollowTheEventFeed(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")

@@ -9,6 +9,7 @@ import (
 
 // TestWalkthrough follows the README's five-minute walkthrough on each database.
 func TestWalkthrough(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		if s := r.call("GET", "/api/health/ping/", "", nil, nil); s != 200 {
@@ -45,6 +46,7 @@ func TestWalkthrough(t *testing.T) {
 }
 
 func TestBadConfigurationStopsStartup(t *testing.T) {
+	t.Parallel()
 	for name, env := range map[string]map[string]string{
 		"CALLSIGN_DATABASE_URL": {"CALLSIGN_DATABASE_URL": "postgres://%zz"},
 		"CALLSIGN_HTTP_ADDR":    {"CALLSIGN_HTTP_ADDR": "127.0.0.1:70000"},

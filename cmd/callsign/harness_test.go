@@ -154,8 +154,22 @@ func (r *running) callRaw(method, path, key string, body any) (int, []byte) {
 	return res.StatusCode, raw
 }
 
-// forEachDialect runs f on SQLite, and on PostgreSQL when it is configured.
+// forEachDialect runs f on SQLite, and on PostgreSQL when it is configured,
+// side by side: each run has its own ports, data directory and schema, and
+// most of an end-to-end test's time is spent waiting on sockets and timers.
 func forEachDialect(t *testing.T, f func(t *testing.T, d sqlstore.Dialect)) {
+	for _, d := range sqlstoretest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			f(t, d)
+		})
+	}
+}
+
+// forEachDialectInTurn runs f on each dialect one after the other, for the
+// few tests that set the process's environment (t.Setenv cannot run beside
+// parallel tests).
+func forEachDialectInTurn(t *testing.T, f func(t *testing.T, d sqlstore.Dialect)) {
 	for _, d := range sqlstoretest.Dialects() {
 		t.Run(string(d), func(t *testing.T) { f(t, d) })
 	}

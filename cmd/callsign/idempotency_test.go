@@ -77,6 +77,7 @@ func relayEnv(relay *testRelay) map[string]string {
 // 409 while the first runs. A repeat is replayed; another body under the key
 // is 422; a malformed key is 400.
 func TestIdempotentSend(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		relay := newTestRelay(t)
 		relay.listen(t, "127.0.0.1:0")
@@ -166,6 +167,7 @@ func TestIdempotentSend(t *testing.T) {
 // (replayed), and nothing is sent again. After 24 hours the key is
 // forgotten and the same request sends anew.
 func TestIdempotencyCrashAndExpiry(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		relay := newTestRelay(t)
 		relay.listen(t, "127.0.0.1:0")

@@ -36,6 +36,7 @@ func plainMail(to, msgID, subject string) string {
 // Python's imaplib log in with an identity key, list, fetch, mark seen (the
 // API shows it) and hear of new mail during IDLE.
 func TestIMAPServerEndToEnd(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("imap@example.com")
@@ -166,6 +167,7 @@ func runImaplib(t *testing.T, addr, user, key string, during func()) string {
 // through the API; existing mail arrives, new mail arrives through IDLE,
 // and GET shows the source's state.
 func TestIMAPSourceEndToEnd(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		dove := dovecottest.Start(t, map[string]string{"feed": "feedpass"})
 		dove.Append("feed", "feedpass", "INBOX", plainMail("feed@example.org", "old-1@example.org", "Old one"),
@@ -210,6 +212,7 @@ func TestIMAPSourceEndToEnd(t *testing.T) {
 
 // By default a source may not name this machine, in any notation.
 func TestIMAPSourceRefusesLoopbackByDefault(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("strict@example.com")
 	_, key := r.agentWithKey(mgmt, "Strict")

@@ -126,6 +126,7 @@ func readWithPython(t *testing.T, files []string) map[string]pythonView {
 // source byte for byte, subject and sender as Python reads them) and through
 // IMAP (structure, envelope and body in one FETCH, on one connection).
 func TestMailCorpus(t *testing.T) {
+	t.Parallel()
 	files := corpus(t)
 	python := readWithPython(t, files)
 	r := start(t, sqlstore.SQLite, nil)
@@ -233,6 +234,7 @@ func TestMailCorpus(t *testing.T) {
 // TestMbsyncSync: mbsync (isync), a real IMAP client, copies an inbox into a
 // Maildir; every message arrives as stored, and \Seen travels both ways.
 func TestMbsyncSync(t *testing.T) {
+	t.Parallel()
 	mbsync, err := exec.LookPath("mbsync")
 	if err != nil {
 		missing(t, "mbsync", "apt-get install isync")
@@ -383,6 +385,7 @@ func keys(m map[string]string) []string {
 // field in the stored source; the HTML read back is still the one read at
 // receipt.
 func TestHTMLOfMailBeginningWithSpace(t *testing.T) {
+	t.Parallel()
 	for _, d := range sqlstoretest.Dialects() {
 		t.Run(string(d), func(t *testing.T) {
 			r := start(t, d, nil)

@@ -13,6 +13,7 @@ import (
 // which no delete revokes): exactly one delete succeeds, the other is 409,
 // and one key is left. Several rounds, since the race is one of timing.
 func TestLastManagementKeyUnderConcurrentDeletes(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		r.owner("keys@example.com")

@@ -22,6 +22,7 @@ type listPage struct {
 // without limit or offset the spec's plain array, with them the envelope,
 // whose next and previous addresses walk the whole list.
 func TestListsPage(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("lists@example.com")

@@ -214,6 +214,7 @@ type apiPage struct {
 // reads the thread through the API and replies, and the reply reaches the
 // relay over STARTTLS with AUTH, threaded.
 func TestMailEndToEnd(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		relay := newTestRelay(t)
 		relay.listen(t, "127.0.0.1:0")
@@ -272,6 +273,7 @@ func TestMailEndToEnd(t *testing.T) {
 // TestRelayDownThenUp: the relay refuses connections, the outbox retries,
 // and once the relay is back the message arrives exactly once.
 func TestRelayDownThenUp(t *testing.T) {
+	t.Parallel()
 	relay := newTestRelay(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -311,6 +313,7 @@ func TestRelayDownThenUp(t *testing.T) {
 // TestCursorUnderConcurrentDelivery: 16 SMTP connections deliver at once
 // while an agent polls with created_after; it sees every message once.
 func TestCursorUnderConcurrentDelivery(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("cursor@example.com")

@@ -95,6 +95,7 @@ func transports(t *testing.T, r *running, key string, opts *mcp.ClientOptions, f
 // takes identity (whoami alone may leave it out), a call without it is a
 // tool error naming it, and a named identity reaches only its own objects.
 func TestMCPManagementKeyNamesTheIdentity(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
@@ -158,6 +159,7 @@ func TestMCPManagementKeyNamesTheIdentity(t *testing.T) {
 // transports: hits most relevant first with highlights, another
 // identity's texts and contacts out of reach.
 func TestMCPSearchesTextsAndContacts(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
@@ -215,6 +217,7 @@ func TestMCPSearchesTextsAndContacts(t *testing.T) {
 // TestMCPErrorsAreTheAPIs: a refusal is a tool error whose text is the
 // REST API's, one "field: message" line per field or the detail.
 func TestMCPErrorsAreTheAPIs(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ops@example.com")
 	ada := r.newAgent(mgmt, "Ada")
@@ -243,6 +246,7 @@ func TestMCPErrorsAreTheAPIs(t *testing.T) {
 // mail (notifications/resources/updated), on both transports; vault values
 // used meanwhile appear in no log.
 func TestMCPNotifiesSubscribers(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_LOG_LEVEL": "debug"})
 	mgmt := r.bootstrap("ops@example.com")
 	ada := r.newAgent(mgmt, "Ada")
@@ -314,6 +318,7 @@ func TestMCPNotifiesSubscribers(t *testing.T) {
 // each key's rate limit; a session answers only the key that opened it;
 // with CALLSIGN_MCP=off the path is 404.
 func TestMCPEndpoint(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_RATE_LIMIT": "1:40"})
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
@@ -381,6 +386,7 @@ func TestMCPEndpoint(t *testing.T) {
 // a stopping service past its grace period (the harness fails the test if
 // shutdown gives up).
 func TestShutdownEndsMCPSessions(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_SHUTDOWN_GRACE": "5s"})
 	ada := r.newAgent(r.bootstrap("ops@example.com"), "Ada")
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)

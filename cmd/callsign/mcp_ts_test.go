@@ -52,6 +52,7 @@ func mailWithAttachment(to, msgID, subject, body, attachment string) string {
 // identity key reaches nothing of another identity through any tool, and
 // waits for mail that arrives over SMTP and a text that arrives meanwhile.
 func TestMCPWithTheTypeScriptSDK(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		missing(t, "node", "Node.js 20 or newer")

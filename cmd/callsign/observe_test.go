@@ -18,6 +18,7 @@ import (
 // the logs what happened to each and the metrics how busy it was. No body,
 // subject or secret may reach a log line.
 func TestWhereAMessageWent(t *testing.T) {
+	t.Parallel()
 	relay := newTestRelay(t)
 	relay.listen(t, "127.0.0.1:0")
 	r := start(t, sqlstore.SQLite, map[string]string{

@@ -16,6 +16,7 @@ import (
 // so after a restart on the same database the rest go out at once (not
 // after the 5-minute lease), and the relay gets every message exactly once.
 func TestOutboxShutdownMidDelivery(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		relay := newTestRelay(t)
 		relay.inData = make(chan struct{}, 16)

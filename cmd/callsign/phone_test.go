@@ -86,6 +86,7 @@ func telephonyFlow(t *testing.T, r *running, inject func(mgmt, from, to, body st
 }
 
 func TestTelephonyWithTheSimulator(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		telephonyFlow(t, r, func(mgmt, from, to, body string) int {
@@ -96,6 +97,7 @@ func TestTelephonyWithTheSimulator(t *testing.T) {
 }
 
 func TestTelephonyWithTwilio(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r, fake := startWithTwilio(t, d)
 		webhook := func(path string, form url.Values, signature string) int {

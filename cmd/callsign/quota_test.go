@@ -23,6 +23,7 @@ type whoamiQuotas struct {
 // 403 naming the quota, sends per hour 429 with Retry-After, and mail over
 // the storage quota is 452 4.2.2 at RCPT, until mail is deleted.
 func TestQuotas(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, map[string]string{"CALLSIGN_QUOTA_STORAGE": "16KiB", "CALLSIGN_QUOTA_IDENTITIES": "2",
 			"CALLSIGN_QUOTA_INBOXES": "3", "CALLSIGN_QUOTA_PHONES": "1", "CALLSIGN_QUOTA_VAULT_ITEMS": "2",
@@ -130,6 +131,7 @@ func TestQuotas(t *testing.T) {
 
 // The configuration's quota names are core's, which whoami shows.
 func TestQuotaNames(t *testing.T) {
+	t.Parallel()
 	var names []string
 	for _, q := range config.QuotaDefaults {
 		names = append(names, q.Name)

@@ -18,6 +18,7 @@ import (
 // blocked, hidden from lists, threads and IMAP), and a blocked number's
 // text is kept blocked. Only management keys change rules.
 func TestRules(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("rules@example.com")

@@ -7,6 +7,7 @@ import (
 )
 
 func TestServeTunesTheCollectorUnlessTheEnvironmentDoes(t *testing.T) {
+	t.Parallel()
 	gogc, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
 	t.Cleanup(func() { debug.SetGCPercent(gogc); debug.SetMemoryLimit(limit) })
 

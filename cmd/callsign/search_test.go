@@ -24,6 +24,7 @@ type searchPage struct {
 // exclusions and filters, ranks it, highlights it, and refuses what it
 // cannot read, on both databases; nothing typed gives a 500.
 func TestSearchMail(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("search@example.com")
@@ -159,6 +160,7 @@ func TestSearchMail(t *testing.T) {
 // kept by updates and deletes; the mail-only filters are a 400 on q; on
 // both databases, nothing typed gives a 500.
 func TestSearchTextsAndContacts(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("search-texts@example.com")

@@ -205,7 +205,7 @@ func storedKeys(t *testing.T, path, server string) deviceKeys {
 }
 
 func TestLoginCommand(t *testing.T) {
-	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+	forEachDialectInTurn(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := startPublic(t, d, nil)
 		r.owner("owner@example.com")
 		credentials := configHome(t)
@@ -252,6 +252,7 @@ func TestLoginCommand(t *testing.T) {
 }
 
 func TestLoginCommandUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"login"}, {"login", "--server", "ftp://x"}, {"login", "--server", "http://x/?a=b"}} {
 		var out, errOut strings.Builder
 		if code := run(args, strings.NewReader(""), &out, &errOut, func(string) string { return "" }); code != 2 {
@@ -263,6 +264,7 @@ func TestLoginCommandUsage(t *testing.T) {
 // TestLoginPollsPolitely runs the client's polling against a scripted
 // server and records every wait instead of sleeping.
 func TestLoginPollsPolitely(t *testing.T) {
+	t.Parallel()
 	script := []func(w http.ResponseWriter){
 		oauthAnswer("authorization_pending"),
 		oauthAnswer("slow_down"),
@@ -324,6 +326,7 @@ func oauthAnswer(code string) func(http.ResponseWriter) {
 }
 
 func TestPasswordSignInEndToEnd(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		r.owner("owner@example.com")
@@ -406,6 +409,7 @@ func keyOrigins(t *testing.T, r *running, key, keyType string) map[string]string
 // database, ends the sign-in there and here (its access and refresh
 // tokens), and leaves other sign-ins alone.
 func TestRefreshTokensRotateAcrossInstances(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		secret := strings.Repeat("shared-secret-", 3)
 		a := start(t, d, map[string]string{"CALLSIGN_JWT_SECRET": secret})
@@ -458,6 +462,7 @@ func TestRefreshTokensRotateAcrossInstances(t *testing.T) {
 }
 
 func TestConfiguredJWTSecretIsShared(t *testing.T) {
+	t.Parallel()
 	secret := strings.Repeat("shared-secret-", 3)
 	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_JWT_SECRET": secret})
 	r.owner("owner@example.com")

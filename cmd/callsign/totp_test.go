@@ -15,6 +15,7 @@ import (
 // TestPasswordTOTP: an entry keeps a TOTP key sealed, shows only has_totp,
 // and gives the current code to whoever may read the entry.
 func TestPasswordTOTP(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("totp@example.com")

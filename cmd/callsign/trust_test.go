@@ -63,6 +63,7 @@ func publish(t *testing.T, dns *dnstest.Server, d apiDomain) {
 // report comes back to the message's VERP address and suppresses the
 // address, as does a relay's refusal at once.
 func TestOwnDomainSignedMailAndBounces(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		dns := dnstest.Start(t)
 		relay := newTestRelay(t)
@@ -250,6 +251,7 @@ func bankDNS(t testing.TB, sender string) (*dnstest.Server, bank) {
 // marked pass; a forgery from 127.0.0.3 arrives marked fail, kept and
 // flagged, with the verdict on top of its stored source.
 func TestInboundVerdicts(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		dns, bank := bankDNS(t, "127.0.0.2")
 		r := start(t, d, map[string]string{"CALLSIGN_DNS_RESOLVER": dns.Addr, "CALLSIGN_INBOUND_AUTH": "all", "CALLSIGN_SMTP_HOSTNAME": "mx.agents.test"})
@@ -326,6 +328,7 @@ func TestInboundVerdicts(t *testing.T) {
 // Ed25519 key in PKCS #8 PEM) and CALLSIGN_DKIM_SELECTOR, mail from a
 // platform domain is signed, and dkimpy accepts it.
 func TestPlatformDomainSignedWithKeyFile(t *testing.T) {
+	t.Parallel()
 	dns := dnstest.Start(t)
 	_, edKey, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {

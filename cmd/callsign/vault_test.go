@@ -54,6 +54,7 @@ func (r *running) rawRows(table string) [][]byte {
 }
 
 func TestVaultValuesAreEncryptedAtRest(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("vault@example.com")
@@ -88,6 +89,7 @@ func TestVaultValuesAreEncryptedAtRest(t *testing.T) {
 }
 
 func TestRotateKeyWhileServing(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("rotate@example.com")
 	var ident struct{ UUID string }

@@ -22,6 +22,7 @@ type apiVerification struct {
 // the identity's verifications and the messages' verification field; a
 // waiting call returns as soon as one arrives; filters and scoping hold.
 func TestVerificationsEndToEnd(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("verify@example.com")

@@ -167,6 +167,7 @@ func (r *running) deliveries(key, hook string) []apiDelivery {
 // of the service; rotation signs with both secrets; the test route
 // reports the attempt.
 func TestWebhooksSignedDurableAndRetried(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		env := map[string]string{"CALLSIGN_WEBHOOK_ALLOW_PRIVATE": "true"}
 		r := start(t, d, env)
@@ -288,6 +289,7 @@ func TestWebhooksSignedDurableAndRetried(t *testing.T) {
 // link-local or metadata addresses are 400; identity keys manage only the
 // webhooks of their identity.
 func TestWebhooksRefuseTheOperatorsNetworkAndFollowScope(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ssrf@example.com")
 	for _, u := range []string{"http://127.0.0.1/x", "http://localhost:8080/", "http://169.254.169.254/latest/meta-data/", "http://10.1.2.3/",
@@ -348,8 +350,8 @@ func TestWebhooksRefuseTheOperatorsNetworkAndFollowScope(t *testing.T) {
 // out, under the same webhook-id as the request the kill cut off. The
 // dialects run side by side: each mostly waits for that 30 s lease.
 func TestWebhooksSurviveKill9(t *testing.T) {
+	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
-		t.Parallel()
 		env := childEnv(t, t.TempDir())
 		env["CALLSIGN_DATABASE_URL"] = sqlstoretest.URL(t, d)
 		env["CALLSIGN_MAIL_DOMAINS"] = "agents.test"
