@@ -46,9 +46,10 @@ func textEntity(mediaType, content string) entity {
 // text/plain part, or a multipart/alternative of text and HTML; inline parts
 // that the HTML refers to (by Content-ID) sit with it in a
 // multipart/related (RFC 2387); attachments make a multipart/mixed around
-// all that, in base64. Text is quoted-printable UTF-8; non-ASCII names and
-// the subject are RFC 2047 encoded, a long subject folded between its
-// encoded words. Bcc is not a field of m, so it cannot leak.
+// all that, in base64. Text is quoted-printable UTF-8; a non-ASCII subject
+// and display names are RFC 2047 encoded words, file names RFC 2231
+// parameters, cut so that no header line passes 76 characters (fold.go).
+// Bcc is not a field of m, so it cannot leak.
 //
 // It refuses, with a KindInvalid error naming the field, anything that could
 // end a header early (CR or LF), an address that is not one mailbox (a bare
@@ -155,10 +156,14 @@ func header(m ports.OutgoingMail) (mail.Header, error) {
 		return h, err
 	}
 
-	h.SetAddressList("From", []*mail.Address{{Name: m.FromName, Address: from}})
-	h.SetAddressList("To", to)
-	h.SetAddressList("Cc", cc)
-	setSubject(&h, m.Subject)
+	h.Set("From", mailboxes("From", []*mail.Address{{Name: m.FromName, Address: from}}))
+	if len(to) > 0 {
+		h.Set("To", mailboxes("To", to))
+	}
+	if len(cc) > 0 {
+		h.Set("Cc", mailboxes("Cc", cc))
+	}
+	h.Set("Subject", text("Subject", m.Subject))
 	h.SetDate(m.Date)
 	h.SetMessageID(m.MessageID)
 	if m.InReplyTo != "" {
@@ -166,18 +171,6 @@ func header(m ports.OutgoingMail) (mail.Header, error) {
 	}
 	h.SetMsgIDList("References", m.References)
 	return h, nil
-}
-
-// setSubject encodes a non-ASCII subject as RFC 2047 words of at most 75
-// characters and puts each on a line of its own, so that no line of the
-// field runs long (RFC 2047 §2).
-func setSubject(h *mail.Header, subject string) {
-	encoded := mime.QEncoding.Encode("utf-8", subject)
-	if encoded == subject {
-		h.SetSubject(subject)
-		return
-	}
-	h.AddRaw([]byte("Subject: " + strings.ReplaceAll(encoded, "?= =?", "?=\r\n =?") + "\r\n"))
 }
 
 // addressFields checks that every entry is one mailbox: a bare address or
@@ -233,7 +226,7 @@ func attachment(p ports.MailPart, n int) (entity, error) {
 	}
 	name := fileName(p.Filename, mediaType, n)
 	e := entity{content: p.Content}
-	e.header.SetContentType(mediaType, map[string]string{"name": name})
+	e.header.Set("Content-Type", withParams(mediaType, "name", name))
 	e.header.Set("Content-Transfer-Encoding", "base64")
 	if p.ContentID != "" {
 		if err := checkIDs("attachments", p.ContentID); err != nil {
@@ -245,7 +238,7 @@ func attachment(p ports.MailPart, n int) (entity, error) {
 	if p.Inline {
 		disposition = "inline"
 	}
-	e.header.SetContentDisposition(disposition, map[string]string{"filename": name})
+	e.header.Set("Content-Disposition", withParams(disposition, "filename", name))
 	return e, nil
 }
 

@@ -470,7 +470,7 @@ func TestComposeRoundTrip(t *testing.T) {
 		"\r\nMime-Version: 1.0\r\n", "\r\nContent-Type: multipart/mixed;",
 		"\r\nDate: Sat, 21 Nov 2026 08:00:00 +0000\r\n", "\r\nMessage-Id: <out-1@agents.localhost>\r\n",
 		"\r\nIn-Reply-To: <msg-2@example.com>\r\n", "\r\nReferences: <msg-1@example.com> <msg-2@example.com>\r\n",
-		"\r\nSubject: =?utf-8?q?", "\r\nFrom: =?utf-8?q?Ada_Lovelace_", "\r\nCc: <dave@example.net>\r\n",
+		"\r\nSubject: =?utf-8?q?", "\r\nFrom: Ada Lovelace =?utf-8?q?=E2=80=94_Zo=C3=AB?= <ada@agents.localhost>\r\n", "\r\nCc: <dave@example.net>\r\n",
 	} {
 		if !bytes.Contains(append([]byte("\r\n"), head...), []byte(want)) {
 			t.Errorf("header lacks %q:\n%s", want, head)
