@@ -271,9 +271,6 @@ func (d *outgoing) mailboxes(addrs []string) []string {
 	return out
 }
 
-// related reports whether a is an inline part that HTML can refer to.
-func related(a ports.AttachmentContent) bool { return a.Inline && a.ContentID != "" }
-
 func checkSubject(problems *core.Problems, subject string) string {
 	switch {
 	case core.HasLineBreak(subject):
@@ -364,11 +361,15 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d outgoing, uploadID
 	header := d.Header
 	header.FromName, header.To, header.Cc = ident.Name, d.mailboxes(d.To), d.mailboxes(d.Cc)
 	out := ports.OutgoingMail{Header: header, Date: at, Text: d.text, HTML: d.html}
-	// The composer puts inline images the HTML shows beside it, ahead of
-	// the attachments; the records follow the order of the message.
-	if d.html != "" {
-		sort.SliceStable(d.attachments, func(i, j int) bool { return related(d.attachments[i]) && !related(d.attachments[j]) })
+	// The composer puts the parts the HTML shows beside it, inline, ahead
+	// of the attachments; the records say so and follow the message's order.
+	for i, a := range d.attachments {
+		d.attachments[i].Inline = a.Inline || core.ShownInline(d.html, a.ContentID, a.Inline)
 	}
+	sort.SliceStable(d.attachments, func(i, j int) bool {
+		shown := func(a ports.AttachmentContent) bool { return core.ShownInline(d.html, a.ContentID, a.Inline) }
+		return shown(d.attachments[i]) && !shown(d.attachments[j])
+	})
 	size := len(d.text) + len(d.html)
 	for _, a := range d.attachments {
 		out.Attachments = append(out.Attachments, ports.MailPart{Filename: a.Filename, ContentType: a.ContentType,

@@ -261,3 +261,22 @@ func TestBoundBodies(t *testing.T) {
 		t.Fatalf("sms body %d bytes", len(s))
 	}
 }
+
+func TestShownInline(t *testing.T) {
+	html := `<p><img src="CID:Logo@Example.org"></p>`
+	for _, tc := range []struct {
+		html, cid string
+		inline    bool
+		want      bool
+	}{
+		{html, "logo@example.org", false, true}, // referenced: inline whatever the disposition
+		{html, "other@example.org", true, true}, // marked inline
+		{html, "other@example.org", false, false},
+		{html, "", true, false}, // nothing can refer to it
+		{"", "logo@example.org", true, false},
+	} {
+		if got := ShownInline(tc.html, tc.cid, tc.inline); got != tc.want {
+			t.Errorf("ShownInline(%q, %q, %v) = %v", tc.html, tc.cid, tc.inline, got)
+		}
+	}
+}

@@ -94,6 +94,17 @@ type Attachment struct {
 	CreatedAt   time.Time
 }
 
+// ShownInline reports whether a part with contentID belongs beside html in
+// a multipart/related (RFC 2387): it is marked inline, or the HTML refers to
+// it (cid:, RFC 2392, in any case) whatever its disposition says. Without
+// HTML or a Content-ID nothing can show it.
+func ShownInline(html, contentID string, inline bool) bool {
+	if html == "" || contentID == "" {
+		return false
+	}
+	return inline || strings.Contains(strings.ToLower(html), "cid:"+strings.ToLower(contentID))
+}
+
 // PreviewLength is how many characters of the text body a summary shows.
 const PreviewLength = 200
 

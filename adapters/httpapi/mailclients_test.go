@@ -62,6 +62,22 @@ func TestSendingForMailClients(t *testing.T) {
 	if related < 0 || image < related || !strings.Contains(raw, "cid:img1@example.org") || !strings.Contains(raw, "Content-Disposition: inline") {
 		t.Errorf("the forward lost its inline image:\n%s", raw)
 	}
+	// An image the HTML shows though its disposition says attachment (as
+	// some clients send it), in Apple Mail's shape: forwarded, it sits
+	// with the HTML alone in multipart/related, inline.
+	h.receive("one@agents.test", "From: ann@example.org\r\nTo: one@agents.test\r\nSubject: Chart\r\nMessage-ID: <chart@example.org>\r\n"+
+		"Content-Type: multipart/alternative; boundary=a\r\n\r\n--a\r\nContent-Type: text/plain\r\n\r\nchart\r\n"+
+		"--a\r\nContent-Type: multipart/related; boundary=r\r\n\r\n--r\r\nContent-Type: text/html\r\n\r\n<img src=\"cid:chart1@example.org\">\r\n"+
+		"--r\r\nContent-Type: image/png; name=chart.png\r\nContent-Disposition: attachment; filename=chart.png\r\nContent-ID: <chart1@example.org>\r\n"+
+		"Content-Transfer-Encoding: base64\r\n\r\niVBORw0KGgo=\r\n--r--\r\n--a--\r\n")
+	chart := h.do("GET", "/api/email-messages/?direction=incoming&q=Chart", nil, tn.keyOne).want(t, 200).object(t)["results"].([]any)[0].(map[string]any)
+	fwdChart := h.do("POST", fmt.Sprintf("/api/email-messages/%v/forward/", chart["id"]), map[string]any{"to_email": "frank@example.org", "content": "FYI"}, tn.keyOne).want(t, 201).object(t)
+	h.waitFor(tn.keyOne, fwdChart["id"])
+	raw = string(h.relay.Sent()[3].Raw)
+	alternative, related, image := strings.Index(raw, "Content-Type: multipart/alternative;"), strings.Index(raw, "Content-Type: multipart/related;"), strings.Index(raw, "Content-Id: <chart1@example.org>")
+	if alternative < 0 || related < alternative || image < related || strings.Contains(raw, "multipart/mixed") || strings.Contains(raw, "Content-Disposition: attachment") {
+		t.Errorf("the forwarded chart is not inline beside the HTML:\n%s", raw)
+	}
 	// The stored forward's attachment records match its source.
 	a := fwd["attachments"].([]any)[0].(map[string]any)
 	file := h.do("GET", fmt.Sprintf("/api/attachments/%v/", a["uuid"]), nil, tn.keyOne).want(t, 200)

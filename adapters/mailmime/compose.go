@@ -43,10 +43,10 @@ func textEntity(mediaType, content string) entity {
 }
 
 // Compose writes m as RFC 5322 with CRLF line endings. The text is one
-// text/plain part, or a multipart/alternative of text and HTML; inline parts
-// that the HTML refers to (by Content-ID) sit with it in a
-// multipart/related (RFC 2387); attachments make a multipart/mixed around
-// all that, in base64. Text is quoted-printable UTF-8; a non-ASCII subject
+// text/plain part, or a multipart/alternative of text and HTML; the parts
+// the HTML shows (core.ShownInline) sit with the HTML alone in a
+// multipart/related (RFC 2387), inline; attachments make a multipart/mixed
+// around all that, in base64. Text is quoted-printable UTF-8; a non-ASCII subject
 // and display names are RFC 2047 encoded words, file names RFC 2231
 // parameters, cut so that no header line passes 76 characters (fold.go).
 // Bcc is not a field of m, so it cannot leak.
@@ -60,27 +60,28 @@ func (Composer) Compose(m ports.OutgoingMail) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	root := textEntity("text/plain", m.Text)
-	if m.HTML != "" {
-		root = textEntity("text/html", m.HTML)
-		if m.Text != "" {
-			root = multipart("alternative", textEntity("text/plain", m.Text), root)
-		}
-	}
 	var related, attached []entity
 	for i, p := range m.Attachments {
-		e, err := attachment(p, i+1)
+		shown := core.ShownInline(m.HTML, p.ContentID, p.Inline)
+		e, err := attachment(p, i+1, shown)
 		if err != nil {
 			return nil, err
 		}
-		if p.Inline && p.ContentID != "" && m.HTML != "" {
+		if shown {
 			related = append(related, e)
 		} else {
 			attached = append(attached, e)
 		}
 	}
-	if len(related) > 0 {
-		root = multipart("related", append([]entity{root}, related...)...)
+	root := textEntity("text/plain", m.Text)
+	if m.HTML != "" {
+		root = textEntity("text/html", m.HTML)
+		if len(related) > 0 {
+			root = multipart("related", append([]entity{root}, related...)...)
+		}
+		if m.Text != "" {
+			root = multipart("alternative", textEntity("text/plain", m.Text), root)
+		}
 	}
 	if len(attached) > 0 {
 		root = multipart("mixed", append([]entity{root}, attached...)...)
@@ -210,9 +211,9 @@ func checkIDs(field string, ids ...string) error {
 	return nil
 }
 
-// attachment is the n-th part in base64. An inline part keeps its
-// disposition and Content-ID so the HTML can refer to it.
-func attachment(p ports.MailPart, n int) (entity, error) {
+// attachment is the n-th part in base64, inline when the HTML shows it or
+// it was marked so. It keeps its Content-ID so the HTML can refer to it.
+func attachment(p ports.MailPart, n int, shown bool) (entity, error) {
 	mediaType := "application/octet-stream"
 	if p.ContentType != "" {
 		t, _, err := mime.ParseMediaType(p.ContentType)
@@ -235,7 +236,7 @@ func attachment(p ports.MailPart, n int) (entity, error) {
 		e.header.Set("Content-Id", "<"+p.ContentID+">")
 	}
 	disposition := "attachment"
-	if p.Inline {
+	if p.Inline || shown {
 		disposition = "inline"
 	}
 	e.header.Set("Content-Disposition", withParams(disposition, "filename", name))

@@ -2,8 +2,14 @@ package mailmime
 
 import (
 	"bytes"
+	"io"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/emersion/go-message"
+
+	"github.com/callsign/callsign/ports"
 )
 
 // RFC 2231 file names: every charset the body decoder knows, and names cut
@@ -108,4 +114,65 @@ func TestComposeForMailClients(t *testing.T) {
 	if a := pm.Attachments[0]; !a.Inline || a.ContentID != "logo@agents.localhost" {
 		t.Errorf("parsed back, the image is %+v", a)
 	}
+}
+
+// Parts the HTML shows (cid:, RFC 2392) sit with it, and only with it, in a
+// multipart/related (RFC 2387), whatever their disposition said: the text
+// alternative and the attachments stay outside.
+func TestComposeRelatedParts(t *testing.T) {
+	m := outgoing()
+	m.HTML = `<p>Logo <img src="CID:logo@agents.localhost"> and chart <img src="cid:chart@example.org"></p>`
+	chart := ports.MailPart{Filename: "chart.png", ContentType: "image/png", ContentID: "chart@example.org", Content: []byte("\x89PNG chart")}
+	m.Attachments = append([]ports.MailPart{m.Attachments[0], chart}, m.Attachments[1:]...)
+	raw, err := Composer{}.Compose(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "multipart/mixed(multipart/alternative(text/plain multipart/related(text/html image/png:inline image/png:inline))" +
+		" application/pdf:attachment text/csv:attachment)"
+	if got := mimeShape(t, raw); got != want {
+		t.Errorf("shape\n got %s\nwant %s", got, want)
+	}
+	m.Text = ""
+	raw, err = Composer{}.Compose(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = "multipart/mixed(multipart/related(text/html image/png:inline image/png:inline) application/pdf:attachment text/csv:attachment)"
+	if got := mimeShape(t, raw); got != want {
+		t.Errorf("shape without text\n got %s\nwant %s", got, want)
+	}
+}
+
+// mimeShape writes a message's MIME tree: each leaf's type and disposition,
+// each multipart's parts in brackets.
+func mimeShape(t *testing.T, raw []byte) string {
+	t.Helper()
+	e, err := message.Read(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shape func(e *message.Entity) string
+	shape = func(e *message.Entity) string {
+		ctype, _, _ := e.Header.ContentType()
+		if mr := e.MultipartReader(); mr != nil {
+			var parts []string
+			for {
+				p, err := mr.NextPart()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				parts = append(parts, shape(p))
+			}
+			return ctype + "(" + strings.Join(parts, " ") + ")"
+		}
+		if disp, _, _ := e.Header.ContentDisposition(); disp != "" {
+			return ctype + ":" + disp
+		}
+		return ctype
+	}
+	return shape(e)
 }
