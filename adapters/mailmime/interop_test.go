@@ -176,3 +176,41 @@ func mimeShape(t *testing.T, raw []byte) string {
 	}
 	return shape(e)
 }
+
+// A text part with a file name is an attachment, inline or not, wherever it
+// sits: in a multipart/related beside the HTML (as enmime's nestedmulti
+// test message has them), or between the body parts of a multipart/mixed
+// (as Apple Mail sends a .txt file). Neither is lost nor read as the body.
+func TestParseNamedTextParts(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw, text, html string
+		want                  []ports.MailPart
+	}{
+		{"related", "From: a@example.com\r\nContent-Type: multipart/alternative; boundary=\"alt\"\r\n\r\n" +
+			"--alt\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\nThe plain body\r\n" +
+			"--alt\r\nContent-Type: multipart/related; boundary=\"rel\"\r\n\r\n" +
+			"--rel\r\nContent-Type: text/html; charset=us-ascii\r\n\r\n<p>The HTML body</p>\r\n" +
+			"--rel\r\nContent-Disposition: inline; filename=notes.txt\r\nContent-Type: text/plain; name=\"notes.txt\"\r\n\r\nFirst named text\r\n" +
+			"--rel\r\nContent-Disposition: inline\r\nContent-Type: text/plain; name=\"more.txt\"\r\n\r\nSecond named text\r\n" +
+			"--rel--\r\n--alt--\r\n",
+			"The plain body", "<p>The HTML body</p>",
+			[]ports.MailPart{{Filename: "notes.txt", ContentType: "text/plain", Inline: true, Content: []byte("First named text")},
+				{Filename: "more.txt", ContentType: "text/plain", Inline: true, Content: []byte("Second named text")}}},
+		{"mixed", "From: a@example.com\r\nContent-Type: multipart/mixed; boundary=m\r\n\r\n" +
+			"--m\r\nContent-Type: text/plain\r\n\r\nBefore the file.\r\n" +
+			"--m\r\nContent-Disposition: inline; filename=list.txt\r\nContent-Type: text/plain; name=list.txt\r\n\r\n1. eggs\r\n" +
+			"--m\r\nContent-Type: text/html; name=page.html\r\n\r\n<p>a page</p>\r\n" +
+			"--m\r\nContent-Type: text/plain\r\n\r\nAfter the file.\r\n--m--\r\n",
+			"Before the file.\n--\nAfter the file.", "",
+			[]ports.MailPart{{Filename: "list.txt", ContentType: "text/plain", Inline: true, Content: []byte("1. eggs")},
+				{Filename: "page.html", ContentType: "text/html", Content: []byte("<p>a page</p>")}}},
+	} {
+		pm, err := Parser{}.Parse([]byte(tc.raw))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if pm.Text != tc.text || pm.HTML != tc.html || !reflect.DeepEqual(pm.Attachments, tc.want) {
+			t.Errorf("%s: text %q, html %q, attachments %+v", tc.name, pm.Text, pm.HTML, pm.Attachments)
+		}
+	}
+}

@@ -135,11 +135,32 @@ func readEnvelope(raw []byte) (env *enmime.Envelope, problems []string, err erro
 func envelope(root *enmime.Part) (*enmime.Envelope, []string, error) {
 	defaultToText(root)
 	problems := repairText(root)
+	// enmime reads every text part not marked as an attachment into Text
+	// (or none past the first, in a multipart/alternative), so a named one
+	// is shown to it as an attachment; its own disposition is put back.
+	var named []*enmime.Part
+	var declared []string
+	root.DepthMatchAll(func(p *enmime.Part) bool {
+		if namedText(p) {
+			named, declared = append(named, p), append(declared, p.Disposition)
+			p.Disposition = "attachment"
+		}
+		return false
+	})
 	env, err := parser.EnvelopeFromPart(root)
+	for i, p := range named {
+		p.Disposition = declared[i]
+	}
 	if err == nil && onlyBlankText(root) {
 		env.Text = "" // not enmime's separators between empty parts
 	}
 	return env, problems, err
+}
+
+// namedText reports whether p is a text part with a file name inside a
+// multipart: a file (inline or not), never the body.
+func namedText(p *enmime.Part) bool {
+	return p.Parent != nil && p.FileName != "" && isText(p)
 }
 
 // defaultToText reads a part that has no Content-Type as text/plain (RFC
@@ -291,11 +312,11 @@ func attachments(env *enmime.Envelope) []ports.MailPart {
 		}
 	}
 	html := env.Root.DepthMatchFirst(func(p *enmime.Part) bool {
-		return p.ContentType == "text/html" && p.Disposition != "attachment"
+		return p.ContentType == "text/html" && p.Disposition != "attachment" && !namedText(p)
 	})
 	var out []ports.MailPart
 	env.Root.DepthMatchAll(func(p *enmime.Part) bool {
-		body := p == html || p.ContentType == "text/plain" && p.Disposition != "attachment"
+		body := p == html || p.ContentType == "text/plain" && p.Disposition != "attachment" && !namedText(p)
 		if listed[p] && !body && p.FirstChild == nil { // a multipart's children are listed instead
 			out = append(out, mailPart(p, len(out)+1))
 		}
