@@ -1,12 +1,12 @@
 package imap
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"slices"
@@ -610,11 +610,13 @@ func (w *worker) fetch(c *folder, batch []listedMessage) (bodies map[imap.UID][]
 					abort() // the rest of the literal is not read
 					return bodies, uid, fmt.Errorf("message UID %d: a %d-byte body declared as %d", uid, it.Literal.Size(), bound)
 				}
-				raw = make([]byte, it.Literal.Size())
-				if _, err := io.ReadFull(it.Literal, raw); err != nil {
+				// Bare LF line ends become CRLF, as over SMTP (docs/api.md).
+				body := bytes.NewBuffer(make([]byte, 0, it.Literal.Size()+bytes.MinRead))
+				if _, err := body.ReadFrom(core.NewCRLFReader(it.Literal)); err != nil {
 					abort()
 					return bodies, 0, failed(core.SourceErrorProtocol, fmt.Errorf("fetching messages: %w", err))
 				}
+				raw = body.Bytes()
 			}
 		}
 		if _, asked := declared[uid]; asked && raw != nil {

@@ -245,7 +245,8 @@ func (se *session) Data(r io.Reader) error {
 	// The transfer has DataTimeout from its start, however slowly it trickles
 	// (go-smtp sets no deadline while DATA is read).
 	_ = se.conn.Conn().SetReadDeadline(time.Now().Add(se.s.opts.DataTimeout))
-	raw, err := io.ReadAll(r)
+	// Bare LF line ends become CRLF as they arrive (docs/api.md).
+	raw, err := io.ReadAll(core.NewCRLFReader(r))
 	if err != nil {
 		return err // go-smtp answers 552 for an oversized message
 	}

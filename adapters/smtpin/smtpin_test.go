@@ -1,6 +1,7 @@
 package smtpin_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -11,6 +12,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/big"
 	"net"
@@ -334,6 +336,51 @@ func TestTraceFields(t *testing.T) {
 		if _, err := mail.ParseDate(string(head[bytes.LastIndex(head, []byte("; "))+2:])); err != nil {
 			t.Errorf("Received has no date: %q", head)
 		}
+	}
+}
+
+// A sender's bare LF line ends are stored as CRLF (as Postfix does), under
+// our CRLF trace fields; every other byte stays as sent. go-smtp's client
+// would fix the line ends itself, so this one speaks SMTP by hand.
+func TestBareLFStoredAsCRLF(t *testing.T) {
+	w := newWorld(t, nil, 1<<20)
+	conn, err := net.Dial("tcp", w.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	replies := bufio.NewReader(conn)
+	expect := func(code string) {
+		t.Helper()
+		for {
+			line, err := replies.ReadString('\n')
+			if err != nil || !strings.HasPrefix(line, code) {
+				t.Fatalf("reply %q, %v; want %s", line, err, code)
+			}
+			if line[3] == ' ' {
+				return
+			}
+		}
+	}
+	body := "From: ann@example.org\nSubject: scripted\nMessage-ID: <lf@example.org>\n\nline one\nline\rtwo\r\n..dot\n\nlast"
+	expect("220")
+	for _, step := range []struct{ send, code string }{
+		{"EHLO client.example.org\r\n", "250"}, {"MAIL FROM:<ann@example.org>\r\n", "250"},
+		{"RCPT TO:<alice@agents.test>\r\n", "250"}, {"DATA\r\n", "354"}, {body + "\r\n.\r\n", "250"},
+	} {
+		if _, err := io.WriteString(conn, step.send); err != nil {
+			t.Fatal(err)
+		}
+		expect(step.code)
+	}
+	stored, err := w.store.RawMessage(context.Background(), w.owner.AccountID, w.messages("alice")[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "From: ann@example.org\r\nSubject: scripted\r\nMessage-ID: <lf@example.org>\r\n\r\nline one\r\nline\rtwo\r\n.dot\r\n\r\nlast\r\n"
+	if !bytes.HasSuffix(stored, []byte(want)) || bytes.Contains(bytes.ReplaceAll(stored, []byte("\r\n"), nil), []byte("\n")) {
+		t.Errorf("stored %q, want it to end %q", stored, want)
 	}
 }
 
