@@ -3,12 +3,16 @@
 package relay
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/textproto"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -165,26 +169,15 @@ func (r *Relay) connect(ctx context.Context) (*smtp.Client, error) {
 		}
 		c = smtp.NewClient(tc)
 	} else {
-		// go-smtp has no STARTTLS on an open client, by design: the name in
-		// the clear-text EHLO is "localhost", and Hello below gives ours on
-		// the encrypted session, the only one a server may trust.
-		c, err = smtp.NewClientStartTLS(conn, r.tls)
-		switch {
-		case isNoStartTLS(err):
-			if !clearTextAllowed(r.cfg.Host, r.cfg.Username != "") {
-				return nil, &failure{msg: fmt.Sprintf(
-					"relay %s does not offer STARTTLS: refusing to send the password in clear text", r.addr)}
-			}
-			// NewClientStartTLS closed that connection; go on without TLS.
-			if conn, err = r.dial(ctx); err != nil {
-				return nil, r.failure(ctx, "connect", err)
-			}
-			c = smtp.NewClient(conn)
-		case err != nil:
-			return nil, r.failure(ctx, "greeting/EHLO/STARTTLS", err)
-		default:
-			hello = "TLS handshake/EHLO" // tls.Client shakes hands on first use
+		sc, secure, err := r.startTLS(ctx, conn)
+		if err != nil {
+			return nil, err
 		}
+		if !secure && !clearTextAllowed(r.cfg.Host, r.cfg.Username != "") {
+			return nil, &failure{msg: fmt.Sprintf(
+				"relay %s does not offer STARTTLS: refusing to send the password in clear text", r.addr)}
+		}
+		c, hello = smtp.NewClient(sc), "EHLO"
 	}
 	if err := c.Hello(r.cfg.HeloName); err != nil {
 		return nil, r.failure(ctx, hello+" "+r.cfg.HeloName, err)
@@ -205,6 +198,97 @@ func (r *Relay) connect(ctx context.Context) (*smtp.Client, error) {
 	}
 	return c, nil
 }
+
+// maxClearText bounds what startTLS reads: a greeting and an EHLO reply are
+// a few hundred bytes.
+const maxClearText = 64 << 10
+
+// startTLS speaks the clear-text start of a session itself, because go-smtp's
+// NewClientStartTLS says EHLO as "localhost" there and its client has no
+// STARTTLS of its own: it reads the greeting, says EHLO with our name and,
+// when the relay offers it, STARTTLS and the TLS handshake. It returns the
+// connection go-smtp's client goes on with, over TLS when secure, whose reads
+// start with the relay's greeting replayed (the client reads one before its
+// own EHLO).
+func (r *Relay) startTLS(ctx context.Context, conn net.Conn) (_ net.Conn, secure bool, _ error) {
+	br := bufio.NewReader(io.LimitReader(conn, maxClearText))
+	in, out := textproto.NewReader(br), textproto.NewWriter(bufio.NewWriter(conn))
+	step := "greeting"
+	fail := func(err error) (net.Conn, bool, error) {
+		var reply *textproto.Error
+		if errors.As(err, &reply) {
+			err = &smtp.SMTPError{Code: reply.Code, Message: reply.Msg}
+		}
+		return nil, false, r.failure(ctx, step, err)
+	}
+	_, greeting, err := in.ReadResponse(220)
+	if err != nil {
+		return fail(err)
+	}
+	step = "EHLO " + r.cfg.HeloName
+	if err := out.PrintfLine("EHLO %s", r.cfg.HeloName); err != nil {
+		return fail(err)
+	}
+	code, ext, err := in.ReadResponse(250)
+	if err != nil && code/100 != 5 { // a 5xx: no ESMTP, so no STARTTLS either
+		return fail(err)
+	}
+	if err != nil || !offers(ext, "STARTTLS") {
+		// Go on in clear text: what the relay sent after its reply (nothing,
+		// if it keeps to the protocol) stays for the client to read.
+		rest, _ := br.Peek(br.Buffered())
+		return &replayed{conn, io.MultiReader(replay(greeting), bytes.NewReader(rest), conn)}, false, nil
+	}
+	step = "STARTTLS"
+	if err := out.PrintfLine("STARTTLS"); err != nil {
+		return fail(err)
+	}
+	if _, _, err := in.ReadResponse(220); err != nil {
+		return fail(err)
+	}
+	// Whatever the relay sent before the handshake is dropped with br: it
+	// was not protected, and must not pass for the TLS session's (RFC 3207 §4.2).
+	tc := tls.Client(conn, r.tls)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		step = "TLS handshake"
+		return fail(err)
+	}
+	return &replayed{tc, io.MultiReader(replay(greeting), tc)}, true, nil
+}
+
+// offers reports whether an EHLO reply's text (one line per extension
+// after the first) lists keyword.
+func offers(ehlo, keyword string) bool {
+	lines := strings.Split(ehlo, "\n")
+	for _, line := range lines[1:] {
+		if f := strings.Fields(line); len(f) > 0 && strings.EqualFold(f[0], keyword) {
+			return true
+		}
+	}
+	return false
+}
+
+// replay renders a 220 greeting's text as the relay sent it.
+func replay(greeting string) io.Reader {
+	lines := strings.Split(greeting, "\n")
+	var b strings.Builder
+	for i, line := range lines {
+		sep := "-"
+		if i == len(lines)-1 {
+			sep = " "
+		}
+		b.WriteString("220" + sep + line + "\r\n")
+	}
+	return strings.NewReader(b.String())
+}
+
+// replayed is a connection whose reads come from r first.
+type replayed struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *replayed) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // dial connects and closes the connection when ctx ends: go-smtp sets and
 // clears its own deadlines around each command, so closing the socket is the
@@ -239,12 +323,6 @@ func data(c *smtp.Client, raw []byte) error {
 // outbound-destination policy classifies the host.
 func clearTextAllowed(host string, credentials bool) bool {
 	return !credentials || core.IsLoopbackHost(host)
-}
-
-// isNoStartTLS recognises NewClientStartTLS's refusal of a relay that does
-// not offer STARTTLS: go-smtp v0.25.1 gives it no type of its own.
-func isNoStartTLS(err error) bool {
-	return err != nil && err.Error() == "smtp: server doesn't support STARTTLS"
 }
 
 // failure is an outcome's error, worded for the user (it is shown as

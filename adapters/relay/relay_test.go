@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -12,6 +13,7 @@ import (
 	"log"
 	"math/big"
 	"net"
+	"net/textproto"
 	"slices"
 	"strings"
 	"sync"
@@ -268,8 +270,8 @@ func TestDeliversOverStartTLSWithAuth(t *testing.T) {
 	if len(got) != 1 || !equal(got[0], want) {
 		t.Fatalf("relay got %+v\nwant one %+v", got, want)
 	}
-	// go-smtp's clear-text EHLO is always "localhost"; ours comes over TLS.
-	if !slices.Equal(helos, []string{"localhost", "callsign.test"}) {
+	// Our name in both EHLOs: the clear-text one and the one over TLS.
+	if !slices.Equal(helos, []string{"callsign.test", "callsign.test"}) {
 		t.Errorf("EHLO names = %q", helos)
 	}
 }
@@ -475,8 +477,8 @@ func TestClearTextAuthOnLoopback(t *testing.T) {
 	if len(got) != 1 || got[0].TLS || got[0].User != "u" || got[0].Helo != "callsign.test" {
 		t.Errorf("relay got %+v", got)
 	}
-	// The first connection only learnt that STARTTLS is missing.
-	if !slices.Equal(helos, []string{"localhost", "callsign.test"}) {
+	// One connection, which says our name from its first EHLO.
+	if !slices.Equal(helos, []string{"callsign.test"}) {
 		t.Errorf("EHLO names = %q", helos)
 	}
 }
@@ -575,4 +577,59 @@ func TestSilentRelay(t *testing.T) {
 		out := relay(t, t.Context(), cfg, "a@example.com")
 		wantFailed(t, out[0], false, "TLS handshake", "no answer within 100ms")
 	})
+}
+
+// A relay that knows only HELO, with a greeting of two lines: the session
+// goes on in clear text, on the one connection, as our name.
+func TestHELOOnlyRelay(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	cmds := make(chan []string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		var got []string
+		defer func() { cmds <- got }()
+		in, out := textproto.NewConn(c), textproto.NewWriter(bufio.NewWriter(c))
+		out.PrintfLine("220-relay.test old-fashioned\r\n220 ready")
+		for {
+			line, err := in.ReadLine()
+			if err != nil {
+				return
+			}
+			got = append(got, line)
+			switch verb, _, _ := strings.Cut(line, " "); verb {
+			case "EHLO":
+				out.PrintfLine("502 5.5.1 EHLO what?")
+			case "DATA":
+				out.PrintfLine("354 go on")
+				if _, err := in.ReadDotBytes(); err != nil {
+					return
+				}
+				out.PrintfLine("250 queued")
+			case "QUIT":
+				out.PrintfLine("221 bye")
+				return
+			default:
+				out.PrintfLine("250 ok")
+			}
+		}
+	}()
+	host, port, _ := net.SplitHostPort(ln.Addr().String())
+	cfg := Config{Host: host, Port: port, HeloName: "callsign.test", Timeout: 5 * time.Second}
+
+	out := relay(t, t.Context(), cfg, "a@example.com")
+	wantAccepted(t, out[0])
+	got := <-cmds
+	want := []string{"EHLO callsign.test", "EHLO callsign.test", "HELO callsign.test"}
+	if len(got) < len(want) || !slices.Equal(got[:len(want)], want) {
+		t.Errorf("relay got commands %q, want them to start with %q", got, want)
+	}
 }
