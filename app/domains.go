@@ -133,7 +133,7 @@ func (s *Domains) Create(ctx context.Context, p core.Principal, name string) (co
 		return core.Domain{}, err
 	}
 	d := core.Domain{Name: name, Type: core.DomainCustom, Status: core.DomainPending, AccountID: p.AccountID,
-		Reason: "The records are not checked yet.", CreatedAt: now, NextCheckAt: now.Add(core.DomainCheckEarly)}
+		Reason: s.settings.UncheckedReason(), CreatedAt: now, NextCheckAt: now.Add(core.DomainCheckEarly)}
 	if err := s.store.CreateCustomDomain(ctx, d, key); err != nil {
 		return core.Domain{}, err
 	}

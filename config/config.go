@@ -73,7 +73,8 @@ type Config struct {
 	// MCP serves the Model Context Protocol at /mcp (CALLSIGN_MCP=on|off).
 	MCP bool
 
-	// MXHost is where custom domains' MX records must point.
+	// MXHost is where custom domains' MX records must point; "" when we know
+	// no host name of our own.
 	MXHost string
 	// SPFInclude, when set, is the domain custom domains' SPF records include.
 	SPFInclude string
@@ -246,7 +247,7 @@ func Load(getenv Getenv) (Config, error) {
 		}
 	}
 
-	if c.MXHost, err = mxHost(get("CALLSIGN_MX_HOST", ""), c.BaseURL); err != nil {
+	if c.MXHost, err = mxHost(get("CALLSIGN_MX_HOST", ""), c.SMTPHostname); err != nil {
 		return fail("CALLSIGN_MX_HOST", "%v", err)
 	}
 	if c.SPFInclude = strings.TrimSuffix(strings.ToLower(get("CALLSIGN_SPF_INCLUDE", "")), "."); c.SPFInclude != "" && !isDomainName(strings.ReplaceAll(c.SPFInclude, "_", "x")) { // _spf.example.com is usual
@@ -549,8 +550,11 @@ func smtpHostname(configured, baseURL string) (string, error) {
 	return addressLiteral(u.Hostname()), nil
 }
 
-// mxHost checks a configured MX host, or takes the base URL's host.
-func mxHost(configured, baseURL string) (string, error) {
+// mxHost checks a configured MX host, or takes our SMTP name when that is a
+// host name. It is "" when all we know is an address (the default base URL's
+// 127.0.0.1): an MX record names a host, never an address, so custom domains
+// are told what to set instead.
+func mxHost(configured, smtpHostname string) (string, error) {
 	if configured != "" {
 		name := strings.TrimSuffix(strings.ToLower(configured), ".")
 		if !isDomainName(name) || net.ParseIP(name) != nil {
@@ -558,11 +562,10 @@ func mxHost(configured, baseURL string) (string, error) {
 		}
 		return name, nil
 	}
-	u, err := url.Parse(baseURL)
-	if err != nil || u.Hostname() == "" {
-		return "localhost", nil
+	if strings.HasPrefix(smtpHostname, "[") { // an address literal
+		return "", nil
 	}
-	return strings.ToLower(u.Hostname()), nil
+	return smtpHostname, nil
 }
 
 // nameServer checks a name server's address: an IP address with an

@@ -169,6 +169,24 @@ func TestSMTPHostname(t *testing.T) {
 	}
 }
 
+// The MX host is a host name, never an address: configured, else our SMTP
+// name, else none (custom domains are then told what to set).
+func TestMXHost(t *testing.T) {
+	for _, tc := range []struct{ base, smtpName, configured, want string }{
+		{"", "", "", ""}, // the default base URL, http://127.0.0.1:8080
+		{"http://[::1]:8080", "", "", ""},
+		{"", "[192.0.2.1]", "", ""},
+		{"https://API.example.com", "", "", "api.example.com"},
+		{"", "Mail.Example.com", "", "mail.example.com"},
+		{"https://api.example.com", "mail.example.com", "MX.Example.com.", "mx.example.com"},
+	} {
+		c, err := Load(env(map[string]string{"CALLSIGN_BASE_URL": tc.base, "CALLSIGN_SMTP_HOSTNAME": tc.smtpName, "CALLSIGN_MX_HOST": tc.configured}))
+		if err != nil || c.MXHost != tc.want {
+			t.Errorf("base %q, SMTP name %q, configured %q: %q, %v; want %q", tc.base, tc.smtpName, tc.configured, c.MXHost, err, tc.want)
+		}
+	}
+}
+
 func TestMailAuthenticationSettings(t *testing.T) {
 	c, err := Load(env(map[string]string{"CALLSIGN_BASE_URL": "https://API.example.com:8443"}))
 	if err != nil || c.MXHost != "api.example.com" || c.InboundAuth != "on" || c.DNSResolver != "" || c.SPFInclude != "" || c.DKIMKeyFile != "" {

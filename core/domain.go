@@ -103,11 +103,26 @@ type DNSRecord struct {
 
 // DomainSettings are the service's side of a custom domain's records.
 type DomainSettings struct {
-	// MXHost is the host the domain's MX must point at (CALLSIGN_MX_HOST).
+	// MXHost is the host the domain's MX must point at (CALLSIGN_MX_HOST);
+	// "" when the service knows no host name of its own, only an address.
 	MXHost string
 	// SPFInclude, when set, is the domain whose SPF policy authorizes our
 	// outbound relay (CALLSIGN_SPF_INCLUDE).
 	SPFInclude string
+}
+
+// NoMXHost is why a domain cannot be verified while the service knows no
+// host name of its own: an MX record names a host, never an address (RFC
+// 5321 §5.1), so none is suggested, and the owner's operator must set one.
+const NoMXHost = "no MX record can be suggested, since this service knows no host name of its own (only an IP address): " +
+	"its operator must set CALLSIGN_MX_HOST (or CALLSIGN_SMTP_HOSTNAME) to the name its SMTP listener is reached at"
+
+// UncheckedReason is a new domain's reason, before its first check.
+func (s DomainSettings) UncheckedReason() string {
+	if s.MXHost == "" {
+		return "The records are not checked yet; " + NoMXHost + "."
+	}
+	return "The records are not checked yet."
 }
 
 // MXPriority is the preference asked for our MX record.
@@ -175,8 +190,8 @@ func SPFRecordValue(s DomainSettings) string {
 const DMARCRecordValue = "v=DMARC1; p=quarantine; adkim=r; aspf=r"
 
 // Records lists what the domain's owner must publish, each with its status
-// at the last check: MX, SPF, the signing key's DKIM record (and the next
-// key's during a rotation), DMARC.
+// at the last check: MX (none without an MX host: see NoMXHost), SPF, the
+// signing key's DKIM record (and the next key's during a rotation), DMARC.
 func (d Domain) Records(s DomainSettings) []DNSRecord {
 	status := func(p RecordPurpose) RecordStatus {
 		if st := d.Checks[p]; st != "" {
@@ -184,10 +199,11 @@ func (d Domain) Records(s DomainSettings) []DNSRecord {
 		}
 		return RecordMissing // nothing found yet: not checked
 	}
-	out := []DNSRecord{
-		{Purpose: PurposeMX, Type: "MX", Name: d.Name, Value: NormalizeDomain(s.MXHost), Priority: MXPriority, Status: status(PurposeMX)},
-		{Purpose: PurposeSPF, Type: "TXT", Name: d.Name, Value: SPFRecordValue(s), Status: status(PurposeSPF)},
+	var out []DNSRecord
+	if s.MXHost != "" {
+		out = append(out, DNSRecord{Purpose: PurposeMX, Type: "MX", Name: d.Name, Value: NormalizeDomain(s.MXHost), Priority: MXPriority, Status: status(PurposeMX)})
 	}
+	out = append(out, DNSRecord{Purpose: PurposeSPF, Type: "TXT", Name: d.Name, Value: SPFRecordValue(s), Status: status(PurposeSPF)})
 	for _, k := range d.Keys {
 		purpose := PurposeDKIM
 		if !k.Active {
@@ -266,7 +282,9 @@ func (d Domain) Check(a DomainAnswers, s DomainSettings, now time.Time) DomainCh
 			checks[p] = rule(l.Values)
 		}
 	}
-	apply(PurposeMX, a.MX, func(v []string) RecordStatus { return MXStatus(v, s.MXHost) })
+	if s.MXHost != "" {
+		apply(PurposeMX, a.MX, func(v []string) RecordStatus { return MXStatus(v, s.MXHost) })
+	}
 	apply(PurposeSPF, a.TXT, func(v []string) RecordStatus { return SPFStatus(v, s.SPFInclude) })
 	apply(PurposeDMARC, a.DMARC, DMARCStatus)
 	out := DomainCheck{Domain: d}
@@ -291,7 +309,9 @@ func (d Domain) Check(a DomainAnswers, s DomainSettings, now time.Time) DomainCh
 	d.Keys, d.Checks, d.LastCheckedAt = keys, checks, now
 
 	var problems []string
-	if st := checks[PurposeMX]; st != RecordOK {
+	if s.MXHost == "" {
+		problems = append(problems, NoMXHost)
+	} else if st := checks[PurposeMX]; st != RecordOK {
 		problems = append(problems, fmt.Sprintf("the MX record of %s %s", d.Name, statusWords(st, "does not point at "+NormalizeDomain(s.MXHost))))
 	}
 	if st := checks[PurposeDKIM]; st != RecordOK {

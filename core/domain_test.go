@@ -98,6 +98,34 @@ func TestRecordsToPublish(t *testing.T) {
 	}
 }
 
+// Knowing no host name of its own, the service suggests no MX record (one
+// naming an address is no MX record) and says what to set instead.
+func TestNoMXHost(t *testing.T) {
+	created := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+	noMX := DomainSettings{SPFInclude: "spf.relay.test"}
+	d := newTestDomain(created)
+	for _, r := range d.Records(noMX) {
+		if r.Type == "MX" || r.Purpose == PurposeMX {
+			t.Errorf("an MX record without an MX host: %+v", r)
+		}
+	}
+	if n := len(d.Records(noMX)); n != 3 {
+		t.Errorf("%d records, want SPF, DKIM and DMARC", n)
+	}
+	if r := noMX.UncheckedReason(); !strings.Contains(r, "CALLSIGN_MX_HOST") {
+		t.Errorf("new domain's reason %q", r)
+	}
+	if r := testSettings.UncheckedReason(); strings.Contains(r, "MX") {
+		t.Errorf("new domain's reason with an MX host %q", r)
+	}
+	// Everything else published, an MX somewhere: still not verified.
+	c := d.Check(published("cs1", "KEYONE"), noMX, created.Add(time.Minute))
+	if c.Verified || c.Domain.Status != DomainPending || !strings.Contains(c.Domain.Reason, "CALLSIGN_MX_HOST") ||
+		strings.Contains(c.Domain.Reason, "DKIM") || c.Domain.Checks[PurposeDKIM] != RecordOK {
+		t.Errorf("checked: %+v", c.Domain)
+	}
+}
+
 func TestDomainLifecycle(t *testing.T) {
 	created := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 	d := newTestDomain(created)

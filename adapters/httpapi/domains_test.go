@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
 )
 
@@ -96,6 +97,28 @@ func TestCustomDomains(t *testing.T) {
 	h.do("DELETE", "/api/domains/spare.example/", nil, tn.keyOne).want(t, 403)
 	h.do("DELETE", "/api/domains/spare.example/", nil, tn.mgmt).want(t, 204)
 	h.do("GET", "/api/domains/spare.example/", nil, tn.mgmt).want(t, 404)
+}
+
+// With only an IP address for itself (the default base URL), the service
+// lists no MX record and the reason says what to set.
+func TestCustomDomainWithoutMXHost(t *testing.T) {
+	h := newHarnessWith(t, func(d *app.Deps) { d.Settings.Domain.MXHost = "" })
+	tn := newTenants(t, h)
+	d := h.do("POST", "/api/domains/", map[string]any{"name": "acme.example"}, tn.mgmt).want(t, 201).object(t)
+	check := func(d map[string]any) {
+		t.Helper()
+		for _, r := range d["records"].([]any) {
+			if rec := r.(map[string]any); rec["type"] == "MX" || rec["purpose"] == "mx" {
+				t.Errorf("MX record suggested: %v", rec)
+			}
+		}
+		if len(d["records"].([]any)) != 3 || d["status"] != "pending" || !strings.Contains(d["reason"].(string), "CALLSIGN_MX_HOST") {
+			t.Errorf("domain %v", d)
+		}
+	}
+	check(d)
+	h.publish(d)
+	check(h.do("POST", "/api/domains/acme.example/verify/", nil, tn.mgmt).want(t, 200).object(t))
 }
 
 func TestSuppressionList(t *testing.T) {
