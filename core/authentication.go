@@ -47,6 +47,7 @@ type Authentication struct {
 	Policy DMARCPolicy
 	// What was checked, for the Authentication-Results field.
 	SPFDomain  string // the MAIL FROM domain, or the HELO name for a null sender
+	SPFByHELO  bool   // SPFDomain is the HELO name (RFC 8601 §2.7.2: smtp.helo)
 	FromDomain string
 	Signatures []DKIMOutcome
 	// Checked says the checks ran; Unchecked has not.
@@ -80,6 +81,7 @@ type DMARCLookup struct {
 type AuthEvidence struct {
 	SPF        AuthResult
 	SPFDomain  string
+	SPFByHELO  bool   // SPFDomain is the HELO name: the null sender's (RFC 7208 §2.4)
 	FromDomain string // the single From address's domain; "" when there is none or several
 	Signatures []DKIMOutcome
 	DMARC      DMARCLookup
@@ -96,7 +98,7 @@ type AuthEvidence struct {
 // DKIM pass; fail on a DMARC fail, or on a hard SPF fail without a DKIM
 // pass; none otherwise.
 func Authenticate(e AuthEvidence, organization func(string) string) Authentication {
-	a := Authentication{Checked: true, SPF: e.SPF, DKIM: combineDKIM(e.Signatures), SPFDomain: e.SPFDomain, FromDomain: e.FromDomain, Signatures: e.Signatures}
+	a := Authentication{Checked: true, SPF: e.SPF, DKIM: combineDKIM(e.Signatures), SPFDomain: e.SPFDomain, SPFByHELO: e.SPFByHELO, FromDomain: e.FromDomain, Signatures: e.Signatures}
 	aligned := func(strict bool, domain string) bool {
 		domain, from := NormalizeDomain(domain), NormalizeDomain(e.FromDomain)
 		if domain == "" || from == "" {

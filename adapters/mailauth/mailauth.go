@@ -49,7 +49,8 @@ func NewAuthenticator(resolver ports.Resolver, hostname string) *Authenticator {
 // The three checks run at once, so a message costs one round trip per
 // question however many there are.
 func (a *Authenticator) Authenticate(ctx context.Context, origin ports.InboundOrigin, raw []byte) core.Authentication {
-	e := core.AuthEvidence{FromDomain: fromDomain(raw), SPFDomain: spfDomain(origin)}
+	e := core.AuthEvidence{FromDomain: fromDomain(raw)}
+	e.SPFDomain, e.SPFByHELO = spfDomain(origin)
 	spfDone := make(chan struct{})
 	go func() {
 		defer close(spfDone)
@@ -72,12 +73,12 @@ func (a *Authenticator) Authenticate(ctx context.Context, origin ports.InboundOr
 }
 
 // spfDomain is the identity SPF checked: MAIL FROM's domain, or HELO's
-// name for the null sender (RFC 7208 §2.4).
-func spfDomain(o ports.InboundOrigin) string {
+// name for the null sender (RFC 7208 §2.4), which byHELO tells.
+func spfDomain(o ports.InboundOrigin) (domain string, byHELO bool) {
 	if _, domain, ok := core.SplitAddress(o.MailFrom); ok {
-		return core.NormalizeDomain(domain)
+		return core.NormalizeDomain(domain), false
 	}
-	return core.NormalizeDomain(o.HELO)
+	return core.NormalizeDomain(o.HELO), true
 }
 
 func (a *Authenticator) verifyDKIM(ctx context.Context, raw []byte) []core.DKIMOutcome {
@@ -183,7 +184,13 @@ func (a *Authenticator) ResultsField(auth core.Authentication) []byte {
 	case !auth.Checked:
 		// "none": nothing was checked.
 	default:
-		results = append(results, &authres.SPFResult{Value: authres.ResultValue(auth.SPF), From: sanitize(auth.SPFDomain)})
+		spf := &authres.SPFResult{Value: authres.ResultValue(auth.SPF)}
+		if auth.SPFByHELO {
+			spf.Helo = sanitize(auth.SPFDomain)
+		} else {
+			spf.From = sanitize(auth.SPFDomain)
+		}
+		results = append(results, spf)
 		if len(auth.Signatures) == 0 {
 			results = append(results, &authres.DKIMResult{Value: authres.ResultNone})
 		}

@@ -190,6 +190,15 @@ func TestAuthenticate(t *testing.T) {
 	if bounce.SPF != core.AuthPass || bounce.SPFDomain != "mail.bank.example" || bounce.DMARC != core.AuthPass {
 		t.Errorf("null sender: %+v", bounce)
 	}
+	// and Authentication-Results names that identity smtp.helo (RFC 8601 §2.7.2).
+	field := string(w.auth.ResultsField(bounce))
+	_, results, err := authres.Parse(strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(field, "Authentication-Results: "), "\r\n"), "\r\n\t", " "))
+	if err != nil || len(results) == 0 {
+		t.Fatalf("null sender's field %q: %v", field, err)
+	}
+	if spf := results[0].(*authres.SPFResult); spf.Helo != "mail.bank.example" || spf.From != "" || strings.Contains(field, "smtp.mailfrom") {
+		t.Errorf("null sender's field %q: spf = %+v", field, spf)
+	}
 }
 
 // A DNS that does not answer gives temperror, promptly; never a fail.
