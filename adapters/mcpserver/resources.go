@@ -78,6 +78,9 @@ func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 			return nil, resourceError(uri, err)
 		}
 	} else {
+		if err := s.reach(ctx, r); err != nil {
+			return nil, resourceError(uri, err)
+		}
 		l, err := s.client(r.scope).Threads(ctx, client.ThreadFilter{})
 		if err != nil {
 			return nil, resourceError(uri, err)
@@ -88,7 +91,25 @@ func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(text)}}}, nil
+	// Mail is the key's own: no shared cache may keep it ("public" is the
+	// protocol's default).
+	return &mcp.ReadResourceResult{Cacheable: mcp.Cacheable{CacheScope: "private"},
+		Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(text)}}}, nil
+}
+
+// reach asks the API whether the key may read r: a thread must be found,
+// and a management key's identity must be one of its account's, since the
+// lists answer any other identity (another account's, a made-up one) with
+// an empty list rather than a 404.
+func (s *session) reach(ctx context.Context, r resource) error {
+	var err error
+	switch {
+	case r.threadID != "":
+		_, err = s.api.Thread(ctx, r.threadID)
+	case r.scope != "":
+		_, err = s.api.Identity(ctx, r.scope)
+	}
+	return err
 }
 
 // resourceError is the protocol's "not found" for what the API does not
@@ -125,13 +146,7 @@ func (s *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		return mcp.ResourceNotFoundError(uri)
 	}
 	// Only what the key may read may be watched.
-	var err error
-	if r.threadID != "" {
-		_, err = s.api.Thread(ctx, r.threadID)
-	} else {
-		_, err = s.client(r.scope).Inboxes(ctx)
-	}
-	if err != nil {
+	if err := s.reach(ctx, r); err != nil {
 		return resourceError(uri, err)
 	}
 	s.subs.mu.Lock()

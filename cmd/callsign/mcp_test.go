@@ -400,3 +400,58 @@ func TestShutdownEndsMCPSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMCPResourcesOutOfReach: reading or subscribing to a resource the key
+// cannot read is "resource not found", for a management key (another
+// account's identity, a made-up one, another account's thread) as for an
+// identity key (another identity's thread); what it can read comes with
+// cacheScope private, since it holds mail.
+func TestMCPResourcesOutOfReach(t *testing.T) {
+	r := start(t, sqlstore.SQLite, nil)
+	mgmt, otherMgmt := r.bootstrap("ops@example.com"), r.bootstrap("other@example.com")
+	ada, eve := r.newAgent(mgmt, "Ada"), r.newAgent(otherMgmt, "Eve")
+	bob := r.newAgent(mgmt, "Bob")
+	smtpAddr := r.svc.smtpLn.Addr().String()
+	threadOf := func(a agent, id string) string {
+		sendSMTP(t, smtpAddr, "alice@example.org", []string{a.inbox}, plainMail(a.inbox, id, "Private"))
+		var page apiPage
+		r.call("GET", "/api/email-messages/", a.key, nil, &page)
+		return "callsign://threads/" + page.Results[0].ThreadID
+	}
+	adaThread, eveThread, bobThread := threadOf(ada, "a1@example.org"), threadOf(eve, "e1@example.org"), threadOf(bob, "b1@example.org")
+	ctx := context.Background()
+	refused := func(t *testing.T, cs *mcp.ClientSession, uris ...string) {
+		t.Helper()
+		for _, uri := range uris {
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err == nil || !strings.Contains(err.Error(), "Resource not found") {
+				t.Errorf("subscribe %s: %v, want resource not found", uri, err)
+			}
+			if res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil || !strings.Contains(err.Error(), "Resource not found") {
+				t.Errorf("read %s: %v, want resource not found", uri, res)
+			}
+		}
+	}
+	readable := func(t *testing.T, cs *mcp.ClientSession, uris ...string) {
+		t.Helper()
+		for _, uri := range uris {
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				t.Errorf("subscribe %s: %v", uri, err)
+			}
+			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil || res.CacheScope != "private" || !strings.Contains(res.Contents[0].Text, "Private") {
+				t.Errorf("read %s: %+v, %v; want it, private", uri, res, err)
+			}
+		}
+	}
+	t.Run("management key", func(t *testing.T) {
+		cs := r.mcpOverHTTP(mgmt, nil)
+		refused(t, cs, "callsign://inbox/"+eve.uuid, "callsign://inbox/00000000-0000-4000-8000-000000000000",
+			"callsign://inbox/made-up", eveThread)
+		readable(t, cs, "callsign://inbox/"+ada.uuid, adaThread)
+	})
+	t.Run("identity key", func(t *testing.T) {
+		cs := r.mcpOverHTTP(ada.key, nil)
+		refused(t, cs, "callsign://inbox/"+ada.uuid, bobThread, eveThread)
+		readable(t, cs, "callsign://inbox", adaThread)
+	})
+}
