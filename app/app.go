@@ -95,9 +95,9 @@ type Settings struct {
 	// Domain is the service's side of custom domains' records
 	// (CALLSIGN_MX_HOST, CALLSIGN_SPF_INCLUDE).
 	Domain core.DomainSettings
-	// PlatformKey, when set, DKIM-signs the platform domains' mail
-	// (CALLSIGN_DKIM_KEY_FILE, CALLSIGN_DKIM_SELECTOR).
-	PlatformKey *ports.DKIMKeyPair
+	// PlatformKeys DKIM-sign the platform domains' mail, one signature
+	// each (CALLSIGN_DKIM_KEY_FILE, CALLSIGN_DKIM_SELECTOR).
+	PlatformKeys []ports.DKIMKeyPair
 	// InboundAuth says which SMTP connections' mail gets SPF, DKIM and
 	// DMARC checks (CALLSIGN_INBOUND_AUTH); "" means off.
 	InboundAuth core.InboundAuth
@@ -169,7 +169,7 @@ func New(deps Deps) *App {
 
 	numbers := &numbers{base: b, store: store, telephony: deps.Telephony, publicURL: deps.PublicURL}
 	domains := &Domains{base: b, store: store, gate: g, resolver: deps.Resolver, names: deps.MailAuth,
-		signer: deps.Signer, cipher: deps.Cipher, settings: deps.Domain, platform: deps.MailDomains, platformKey: deps.PlatformKey}
+		signer: deps.Signer, cipher: deps.Cipher, settings: deps.Domain, platform: deps.MailDomains, platformKeys: deps.PlatformKeys}
 	identities := &Identities{base: b, store: store, gate: g, numbers: numbers, domains: domains, mailDomains: deps.MailDomains}
 	auth := &Auth{base: b, keys: store, accounts: store, identities: identities,
 		hasher: deps.Hasher, tokens: deps.Tokens, families: store, external: deps.ExternalSignIn}

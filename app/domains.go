@@ -27,9 +27,9 @@ type Domains struct {
 	settings core.DomainSettings
 	// platform are the platform's mail domains (CALLSIGN_MAIL_DOMAINS).
 	platform []string
-	// platformKey, when set, signs mail from the platform domains
-	// (CALLSIGN_DKIM_KEY_FILE, CALLSIGN_DKIM_SELECTOR).
-	platformKey *ports.DKIMKeyPair
+	// platformKeys sign mail from the platform domains, each with its own
+	// signature (CALLSIGN_DKIM_KEY_FILE, CALLSIGN_DKIM_SELECTOR).
+	platformKeys []ports.DKIMKeyPair
 }
 
 // MaxCustomDomains bounds the domains of one account.
@@ -333,14 +333,21 @@ func (s *Domains) checkDue(ctx context.Context) int {
 }
 
 // Sign DKIM-signs a message leaving from domain: with the domain's own
-// key, or the platform key for a platform domain; a domain without a key
-// sends the message as it is.
+// key, or each platform key for a platform domain (the first key's
+// signature on top); a domain without a key sends the message as it is.
 func (s *Domains) Sign(ctx context.Context, domain string, raw []byte) ([]byte, error) {
 	if s.isPlatform(domain) {
-		if s.platformKey == nil {
-			return raw, nil
+		// No signature covers DKIM-Signature fields, so each one signs the
+		// same message: the last key first, so that the first ends on top.
+		for i := len(s.platformKeys) - 1; i >= 0; i-- {
+			k := s.platformKeys[i]
+			signed, err := s.signer.Sign(raw, domain, k.Public.Selector, k.Private)
+			if err != nil {
+				return nil, err
+			}
+			raw = signed
 		}
-		return s.signer.Sign(raw, domain, s.platformKey.Public.Selector, s.platformKey.Private)
+		return raw, nil
 	}
 	k, err := s.store.SigningKey(ctx, domain)
 	if isNotFound(err) {

@@ -3,14 +3,22 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emersion/go-msgauth/dkim"
 
 	"github.com/callsign/callsign/adapters/mailauth"
 	"github.com/callsign/callsign/adapters/memory"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // domainWorld is the app with a DNS the test publishes records in.
@@ -166,6 +174,53 @@ func TestRotatingAKey(t *testing.T) {
 	// Platform domains without a configured key are not signed.
 	if raw, _ := w.app.Domains.Sign(w.ctx, "agents.test", []byte("x")); string(raw) != "x" {
 		t.Errorf("platform mail signed without a key: %q", raw)
+	}
+}
+
+// With an RSA and an Ed25519 platform key, platform mail carries two
+// signatures that both verify, the first key's on top: verifiers without
+// RFC 8463 still find the RSA one.
+func TestPlatformMailSignedWithTwoKeys(t *testing.T) {
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
+	txt := map[string][]string{}
+	var keys []ports.DKIMKeyPair
+	for selector, key := range map[string]crypto.Signer{"plat-rsa": rsaKey, "plat-ed": edKey} {
+		pair, err := mailauth.KeyPair(selector, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		txt[core.DKIMRecordName(selector, "agents.test")] = []string{core.DKIMRecordValue(pair.Public)}
+		keys = append(keys, pair)
+	}
+	slices.SortFunc(keys, func(a, b ports.DKIMKeyPair) int { return strings.Compare(b.Public.Algorithm, a.Public.Algorithm) }) // rsa first
+	a := app.New(app.Deps{
+		Ports: app.Ports{Store: memory.NewStore(), Clock: memory.NewClock(time.Now()), IDs: memory.IDs{}, Cipher: &memory.Cipher{},
+			Resolver: memory.NewResolver(), Signer: mailauth.NewSigner()},
+		Settings: app.Settings{MailDomains: []string{"agents.test"}, PlatformKeys: keys}})
+
+	signed, err := a.Domains.Sign(context.Background(), "agents.test",
+		[]byte("From: helper@agents.test\r\nTo: ann@example.net\r\nSubject: hi\r\n\r\nHello.\r\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, _, _ := bytes.Cut(bytes.TrimPrefix(signed, []byte("DKIM-Signature: ")), []byte("DKIM-Signature: "))
+	if !bytes.HasPrefix(signed, []byte("DKIM-Signature: ")) || !bytes.Contains(top, []byte("a=rsa-sha256")) {
+		t.Errorf("the RSA signature is not on top:\n%s", signed)
+	}
+	verifications, err := dkim.VerifyWithOptions(bytes.NewReader(signed), &dkim.VerifyOptions{LookupTXT: func(name string) ([]string, error) {
+		return txt[name], nil
+	}})
+	if err != nil || len(verifications) != 2 {
+		t.Fatalf("%d verifications, %v:\n%s", len(verifications), err, signed)
+	}
+	for i, v := range verifications {
+		if v.Err != nil || v.Domain != "agents.test" {
+			t.Errorf("signature %d (%s): %v", i, v.Domain, v.Err)
+		}
 	}
 }
 

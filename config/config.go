@@ -80,9 +80,10 @@ type Config struct {
 	SPFInclude string
 	// DNSResolver is the name server to ask (IP:port); "" means the system's.
 	DNSResolver string
-	// DKIMKeyFile and DKIMSelector, when set, sign platform domains' mail.
-	DKIMKeyFile  string
-	DKIMSelector string
+	// PlatformDKIM are the keys that sign platform domains' mail, each
+	// under its own selector (CALLSIGN_DKIM_KEY_FILE, CALLSIGN_DKIM_SELECTOR:
+	// comma-separated lists, paired in order); none when unset.
+	PlatformDKIM []DKIMKeyFile
 	// InboundAuth says which inbound connections get SPF, DKIM and DMARC
 	// checks: "on" (all but loopback), "all" or "off".
 	InboundAuth string
@@ -258,12 +259,21 @@ func Load(getenv Getenv) (Config, error) {
 			return fail("CALLSIGN_DNS_RESOLVER", "%v", err)
 		}
 	}
-	c.DKIMKeyFile, c.DKIMSelector = get("CALLSIGN_DKIM_KEY_FILE", ""), strings.ToLower(get("CALLSIGN_DKIM_SELECTOR", ""))
-	if (c.DKIMKeyFile == "") != (c.DKIMSelector == "") {
-		return fail("CALLSIGN_DKIM_KEY_FILE", "set both CALLSIGN_DKIM_KEY_FILE and CALLSIGN_DKIM_SELECTOR, or neither")
+	keyFiles, selectors := commaList(get("CALLSIGN_DKIM_KEY_FILE", "")), commaList(strings.ToLower(get("CALLSIGN_DKIM_SELECTOR", "")))
+	switch {
+	case len(keyFiles) != len(selectors):
+		return fail("CALLSIGN_DKIM_KEY_FILE", "name one selector per key file in CALLSIGN_DKIM_SELECTOR, in the same order (%d files, %d selectors)", len(keyFiles), len(selectors))
+	case len(keyFiles) > MaxPlatformDKIMKeys:
+		return fail("CALLSIGN_DKIM_KEY_FILE", "at most %d keys (an RSA and an Ed25519 one), not %d", MaxPlatformDKIMKeys, len(keyFiles))
 	}
-	if c.DKIMSelector != "" && !isDomainName(c.DKIMSelector) {
-		return fail("CALLSIGN_DKIM_SELECTOR", "%q is not a DNS name such as mail2026", c.DKIMSelector)
+	for i, path := range keyFiles {
+		if !isDomainName(selectors[i]) {
+			return fail("CALLSIGN_DKIM_SELECTOR", "%q is not a DNS name such as mail2026", selectors[i])
+		}
+		if i > 0 && selectors[i] == selectors[0] {
+			return fail("CALLSIGN_DKIM_SELECTOR", "each key needs its own selector: %q is named twice", selectors[i])
+		}
+		c.PlatformDKIM = append(c.PlatformDKIM, DKIMKeyFile{Path: path, Selector: selectors[i]})
 	}
 	c.InboundAuth = strings.ToLower(get("CALLSIGN_INBOUND_AUTH", "on"))
 	switch c.InboundAuth {
@@ -566,6 +576,30 @@ func mxHost(configured, smtpHostname string) (string, error) {
 		return "", nil
 	}
 	return smtpHostname, nil
+}
+
+// DKIMKeyFile is a PEM private key that signs platform mail, and the
+// selector its public key is published under.
+type DKIMKeyFile struct {
+	Path     string
+	Selector string
+}
+
+// MaxPlatformDKIMKeys bounds the signatures on each platform message: an
+// RSA key for every verifier and an Ed25519 one (RFC 8463) for those that
+// know it, or two keys of one kind while one replaces the other.
+const MaxPlatformDKIMKeys = 2
+
+// commaList splits a comma-separated setting, without blanks around or
+// between the commas.
+func commaList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // nameServer checks a name server's address: an IP address with an

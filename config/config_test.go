@@ -2,6 +2,7 @@ package config
 
 import (
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,10 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_DKIM_KEY_FILE", "", map[string]string{"CALLSIGN_DKIM_SELECTOR": "s1"}},
 		{"CALLSIGN_DKIM_KEY_FILE", "dkim.pem", nil},
 		{"CALLSIGN_DKIM_SELECTOR", "bad selector", map[string]string{"CALLSIGN_DKIM_KEY_FILE": "dkim.pem"}},
+		{"CALLSIGN_DKIM_KEY_FILE", "rsa.pem,ed.pem", map[string]string{"CALLSIGN_DKIM_SELECTOR": "s1"}},
+		{"CALLSIGN_DKIM_KEY_FILE", "a.pem,b.pem,c.pem", map[string]string{"CALLSIGN_DKIM_SELECTOR": "s1,s2,s3"}},
+		{"CALLSIGN_DKIM_SELECTOR", "s1,S1", map[string]string{"CALLSIGN_DKIM_KEY_FILE": "rsa.pem,ed.pem"}},
+		{"CALLSIGN_DKIM_SELECTOR", "s1,bad selector", map[string]string{"CALLSIGN_DKIM_KEY_FILE": "rsa.pem,ed.pem"}},
 		{"CALLSIGN_INBOUND_AUTH", "sometimes", nil},
 		{"CALLSIGN_METRICS_ADDR", "9090", nil},
 		{"CALLSIGN_MCP", "yes", nil},
@@ -189,7 +194,7 @@ func TestMXHost(t *testing.T) {
 
 func TestMailAuthenticationSettings(t *testing.T) {
 	c, err := Load(env(map[string]string{"CALLSIGN_BASE_URL": "https://API.example.com:8443"}))
-	if err != nil || c.MXHost != "api.example.com" || c.InboundAuth != "on" || c.DNSResolver != "" || c.SPFInclude != "" || c.DKIMKeyFile != "" {
+	if err != nil || c.MXHost != "api.example.com" || c.InboundAuth != "on" || c.DNSResolver != "" || c.SPFInclude != "" || c.PlatformDKIM != nil {
 		t.Fatalf("defaults: %+v, %v", c, err)
 	}
 	c, err = Load(env(map[string]string{
@@ -201,8 +206,16 @@ func TestMailAuthenticationSettings(t *testing.T) {
 		"CALLSIGN_INBOUND_AUTH":  "ALL",
 	}))
 	if err != nil || c.MXHost != "mx.callsign.example" || c.SPFInclude != "_spf.relay.example" || c.DNSResolver != "127.0.0.1:53" ||
-		c.DKIMKeyFile != "/etc/callsign/dkim.pem" || c.DKIMSelector != "mail2026" || c.InboundAuth != "all" {
+		!slices.Equal(c.PlatformDKIM, []DKIMKeyFile{{Path: "/etc/callsign/dkim.pem", Selector: "mail2026"}}) || c.InboundAuth != "all" {
 		t.Fatalf("values: %+v, %v", c, err)
+	}
+	// Two keys, each under its own selector, paired in order.
+	c, err = Load(env(map[string]string{
+		"CALLSIGN_DKIM_KEY_FILE": "/etc/callsign/rsa.pem, /etc/callsign/ed25519.pem",
+		"CALLSIGN_DKIM_SELECTOR": "Mail2026r,mail2026e",
+	}))
+	if want := []DKIMKeyFile{{"/etc/callsign/rsa.pem", "mail2026r"}, {"/etc/callsign/ed25519.pem", "mail2026e"}}; err != nil || !slices.Equal(c.PlatformDKIM, want) {
+		t.Fatalf("two keys: %+v, %v", c.PlatformDKIM, err)
 	}
 	if c, err := Load(env(nil)); err != nil || !c.MCP {
 		t.Errorf("CALLSIGN_MCP is on by default: %v, %v", c.MCP, err)

@@ -54,6 +54,8 @@ type service struct {
 	sim *simtel.Sim
 	// generatedKeys are the key files this start created in the data dir.
 	generatedKeys []string
+	// platformKeys sign platform mail (CALLSIGN_DKIM_KEY_FILE).
+	platformKeys []ports.DKIMKeyPair
 	// drain is what shutdown waits for.
 	drain drain
 	// metrics is nil unless CALLSIGN_METRICS_ADDR is set.
@@ -144,7 +146,8 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		}
 		sim.Report = a.SMS.SimulatedReport
 	}
-	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, consoleKey: signIn.consoleKey, sim: sim, generatedKeys: generated, metrics: m}, nil
+	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, consoleKey: signIn.consoleKey, sim: sim, generatedKeys: generated, metrics: m,
+		platformKeys: deps.PlatformKeys}, nil
 }
 
 // useMailTrust adds the DNS resolver (CALLSIGN_DNS_RESOLVER or the
@@ -171,18 +174,34 @@ func useMailTrust(cfg config.Config, deps *app.Deps) error {
 	deps.EventJSON = httpapi.EventJSON
 	deps.Domain = core.DomainSettings{MXHost: cfg.MXHost, SPFInclude: cfg.SPFInclude}
 	deps.Reports, deps.InboundAuth = mailmime.Parser{}, core.InboundAuth(cfg.InboundAuth)
-	if cfg.DKIMKeyFile != "" {
-		pemBytes, err := os.ReadFile(cfg.DKIMKeyFile)
+	for _, f := range cfg.PlatformDKIM {
+		pemBytes, err := os.ReadFile(f.Path)
 		if err != nil {
 			return fmt.Errorf("CALLSIGN_DKIM_KEY_FILE: %w", err)
 		}
-		key, err := mailauth.ParsePrivateKeyPEM(cfg.DKIMSelector, pemBytes)
+		key, err := mailauth.ParsePrivateKeyPEM(f.Selector, pemBytes)
 		if err != nil {
-			return fmt.Errorf("CALLSIGN_DKIM_KEY_FILE: %s: %w", cfg.DKIMKeyFile, err)
+			return fmt.Errorf("CALLSIGN_DKIM_KEY_FILE: %s: %w", f.Path, err)
 		}
-		deps.PlatformKey = &key
+		deps.PlatformKeys = append(deps.PlatformKeys, key)
 	}
 	return nil
+}
+
+// dkimWarning is what to tell an operator whose platform keys are all
+// Ed25519: verifiers without RFC 8463 (Mail::DKIM as Debian 12 ships it,
+// most large receivers) find no signature they can check.
+func dkimWarning(keys []ports.DKIMKeyPair) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	for _, k := range keys {
+		if k.Public.Algorithm != "ed25519" {
+			return ""
+		}
+	}
+	return "platform mail is signed with Ed25519 only, which most receivers cannot verify yet (RFC 8463): " +
+		"add an RSA key, e.g. CALLSIGN_DKIM_KEY_FILE=rsa.pem,ed25519.pem with CALLSIGN_DKIM_SELECTOR=<rsa selector>,<ed25519 selector>"
 }
 
 // newRelay is the relay CALLSIGN_SMTP_RELAY names.
@@ -320,6 +339,9 @@ func (s *service) smtpTLS() (*tls.Config, error) {
 
 // announce logs where the service listens.
 func (s *service) announce() {
+	if w := dkimWarning(s.platformKeys); w != "" {
+		s.log.Warn(w)
+	}
 	s.log.Info("serving the REST API", "addr", s.httpLn.Addr().String(), "base_url", s.cfg.BaseURL)
 	s.log.Info("accepting mail over SMTP", "addr", s.smtpLn.Addr().String(), "starttls", s.cfg.SMTPTLSCert != "")
 	s.log.Info("serving inboxes over IMAP", "addr", s.imapLn.Addr().String(), "starttls", s.cfg.SMTPTLSCert != "")

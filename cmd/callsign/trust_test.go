@@ -1,8 +1,10 @@
 package main
 
 import (
+	"crypto"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -324,50 +326,83 @@ func TestInboundVerdicts(t *testing.T) {
 	})
 }
 
-// TestPlatformDomainSignedWithKeyFile: with CALLSIGN_DKIM_KEY_FILE (here an
-// Ed25519 key in PKCS #8 PEM) and CALLSIGN_DKIM_SELECTOR, mail from a
-// platform domain is signed, and dkimpy accepts it.
+// TestPlatformDomainSignedWithKeyFile: with CALLSIGN_DKIM_KEY_FILE and
+// CALLSIGN_DKIM_SELECTOR naming an Ed25519 key (PKCS #8 PEM), or an RSA
+// and an Ed25519 key, mail from a platform domain carries one signature
+// per key and dkimpy accepts every one; start-up warns when no key is RSA.
 func TestPlatformDomainSignedWithKeyFile(t *testing.T) {
 	t.Parallel()
-	dns := dnstest.Start(t)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
 	_, edKey, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := x509.MarshalPKCS8PrivateKey(edKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyFile := filepath.Join(t.TempDir(), "dkim.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pair, err := mailauth.KeyPair("platform2026", edKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dns.AddTXT(core.DKIMRecordName("platform2026", "agents.test"), 300, core.DKIMRecordValue(pair.Public))
-	relay := newTestRelay(t)
-	relay.listen(t, "127.0.0.1:0")
-	r := start(t, sqlstore.SQLite, map[string]string{
-		"CALLSIGN_SMTP_RELAY":    "smtp://relayuser:relaypass@" + relay.addr,
-		"CALLSIGN_SMTP_RELAY_CA": relay.caFile,
-		"CALLSIGN_DNS_RESOLVER":  dns.Addr,
-		"CALLSIGN_DKIM_KEY_FILE": keyFile,
-		"CALLSIGN_DKIM_SELECTOR": "platform2026",
-	}, fastRetry)
-	mgmt := r.bootstrap("platform@example.com")
-	var ident struct{ UUID string }
-	r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Helper"}, &ident)
-	if s := r.call("POST", "/api/email-messages/compose/?identity="+ident.UUID, mgmt, map[string]any{"to_email": "ann@example.net", "content": "Hi."}, nil); s != 201 {
-		t.Fatalf("compose: %d", s)
-	}
-	poll(t, "the message at the relay", func() bool { return len(relay.received()) == 1 })
-	out := relay.received()[0].data
-	if !strings.Contains(out, "a=ed25519-sha256;") || !strings.Contains(out, "s=platform2026;") {
-		t.Fatalf("not signed with the platform key:\n%s", out)
-	}
-	if verdict, ok := dkimpytest.Verify(t, dns.Addr, []byte(out)); !ok {
-		t.Fatalf("dkimpy refused the platform signature: %s", verdict)
+	for _, tc := range []struct {
+		name      string
+		selectors []string
+		keys      []crypto.Signer
+		algs      []string // a= of each signature, top first
+		warned    bool
+	}{
+		{"ed25519 only", []string{"platform2026"}, []crypto.Signer{edKey}, []string{"ed25519-sha256"}, true},
+		{"rsa and ed25519", []string{"plat-rsa", "plat-ed"}, []crypto.Signer{rsaKey, edKey}, []string{"rsa-sha256", "ed25519-sha256"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dns := dnstest.Start(t)
+			var files []string
+			for i, key := range tc.keys {
+				der, err := x509.MarshalPKCS8PrivateKey(key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				file := filepath.Join(t.TempDir(), tc.selectors[i]+".pem")
+				if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, file)
+				pair, err := mailauth.KeyPair(tc.selectors[i], key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dns.AddTXT(core.DKIMRecordName(tc.selectors[i], "agents.test"), 300, core.DKIMRecordValue(pair.Public))
+			}
+			relay := newTestRelay(t)
+			relay.listen(t, "127.0.0.1:0")
+			r := start(t, sqlstore.SQLite, map[string]string{
+				"CALLSIGN_SMTP_RELAY":    "smtp://relayuser:relaypass@" + relay.addr,
+				"CALLSIGN_SMTP_RELAY_CA": relay.caFile,
+				"CALLSIGN_DNS_RESOLVER":  dns.Addr,
+				"CALLSIGN_DKIM_KEY_FILE": strings.Join(files, ","),
+				"CALLSIGN_DKIM_SELECTOR": strings.Join(tc.selectors, ","),
+				"CALLSIGN_LOG_LEVEL":     "warn",
+			}, fastRetry)
+			r.svc.announce()
+			if warned := strings.Contains(r.logs(), "Ed25519 only"); warned != tc.warned {
+				t.Errorf("warned about Ed25519 only: %v, want %v\n%s", warned, tc.warned, r.logs())
+			}
+			mgmt := r.bootstrap("platform@example.com")
+			var ident struct{ UUID string }
+			r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Helper"}, &ident)
+			if s := r.call("POST", "/api/email-messages/compose/?identity="+ident.UUID, mgmt, map[string]any{"to_email": "ann@example.net", "content": "Hi."}, nil); s != 201 {
+				t.Fatalf("compose: %d", s)
+			}
+			poll(t, "the message at the relay", func() bool { return len(relay.received()) == 1 })
+			out := relay.received()[0].data
+			sigs := strings.Split(out, "DKIM-Signature: ")[1:]
+			if len(sigs) != len(tc.algs) {
+				t.Fatalf("%d signatures, want %d:\n%s", len(sigs), len(tc.algs), out)
+			}
+			for i, alg := range tc.algs {
+				if !strings.Contains(sigs[i], "a="+alg+";") || !strings.Contains(sigs[i], "s="+tc.selectors[i]+";") {
+					t.Errorf("signature %d is not %s by %s:\n%s", i, alg, tc.selectors[i], out)
+				}
+			}
+			if verdict, ok := dkimpytest.Verify(t, dns.Addr, []byte(out)); !ok || !strings.HasPrefix(verdict, fmt.Sprintf("%d signature(s) verified", len(tc.algs))) {
+				t.Fatalf("dkimpy refused a platform signature: %s", verdict)
+			}
+		})
 	}
 }
