@@ -102,7 +102,7 @@ func FindVerification(m ReceivedText) *Verification {
 	}
 
 	code := findCode(cutUTF8(m.Subject, verificationSubjectLimit), text, cutUTF8(doc.text, verificationTextLimit))
-	link := findLink(text, doc, senderSite(m.From))
+	link := findLink(text, doc, senderSite(m.From), code)
 	return NewVerification(code, link)
 }
 

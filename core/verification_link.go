@@ -16,42 +16,68 @@ const maxLinks = 100
 const linkContext = 160
 
 // Phrases, folded, that ask the reader to verify, confirm, sign in or reset
-// a password, in a link's label or in the sentence around a bare link.
-var linkCues = []string{"verif", "confirm", "bestatig", "sign in", "sign-in", "signin", "log in",
-	"log-in", "login", "log on", "anmelden", "einloggen", "se connecter", "connexion", "connecte",
-	"iniciar sesion", "inicia sesion", "iniciar sessao", "inicie sessao", "entrar", "acceder",
-	"acessar", "aceder", "activat", "activer", "activar", "ativar", "aktivier", "reset",
-	"zurucksetz", "neues passwort", "reinitialis", "restablec", "redefin", "recuperar",
-	"validat", "valider", "validar", "magic", "passwor", "mot de passe", "contrasena", "senha",
-	"approve", "genehmig", "authori", "autoris", "autoriz", "freischalt"}
+// a password, in a link's label or in the sentence around a bare link, in
+// English, German, French, Spanish, Portuguese, Italian and Dutch.
+var linkCues = []string{"verif", "confirm", "conferm", "bestatig", "bevestig", "sign in",
+	"sign-in", "signin", "log in", "log-in", "login", "log on", "anmelden", "einloggen", "loggen",
+	"aanmelden", "se connecter", "connexion", "connecte", "iniciar sesion", "inicia sesion",
+	"iniciar sessao", "inicie sessao", "entrar", "acceder", "accedi", "acessar", "aceder",
+	"activat", "activer", "activar", "ativar", "attiva", "activeer", "aktivier", "reset",
+	"zurucksetz", "neues passwort", "reinitialis", "restablec", "redefin", "reimposta",
+	"recuperar", "validat", "valider", "validar", "magic", "passwor", "wachtwoord",
+	"mot de passe", "contrasena", "senha", "approve", "genehmig", "authori", "autoris",
+	"autoriz", "freischalt"}
+
+// A sentence that asks the reader to finish signing up names the finishing
+// ("complete", "abschließen", "finaliser", "concluir", "voltooien") and the
+// sign-up ("registration", "inscription", "cadastro", "registratie").
+var (
+	finishCues = []string{"complet", "finish", "finalis", "finaliz", "abschl", "abzuschl",
+		"conclu", "voltooi", "afrond", "afteronden"}
+	signUpCues = []string{"regist", "sign up", "sign-up", "signup", "inscri", "cadastr",
+		"anmeldung", "account setup"}
+)
 
 // Phrases, folded, of the links a message does not want clicked for signing
 // in: unsubscribing, settings, legal pages, help, the web version, reports,
 // and the "if this wasn't you" way out of a security message.
-var linkNegatives = []string{"unsubscribe", "unsub", "abbestell", "abmelden", "austragen",
-	"desinscri", "desabonn", "desuscri", "darse de baja", "dar de baja", "baja", "cancelar suscrip",
-	"cancelar inscri", "cancelar a inscri", "descadastr", "opt-out", "opt out", "optout",
-	"preferences", "preferencias", "praferenz", "einstellungen", "parametres", "privacy",
-	"datenschutz", "confidentialit", "privacidad", "privacidade", "terms", "nutzungsbeding",
-	"conditions", "terminos", "termos", "help", "hilfe", "aide", "ayuda", "ajuda", "support",
-	"browser", "navigateur", "navegador", "view online", "online ansehen", "en ligne", "report",
-	"wasn't me", "not me", "nicht ich", "pas moi", "no fui", "nao fui", "stop receiving",
-	"didn't", "did not", "didnt", "wasn't you", "not you", "n'etes pas", "nicht sie", "nicht du",
-	"no solicitaste", "nao foi", "nao solicitou"}
+var linkNegatives = []string{"unsubscribe", "unsub", "abbestell", "abzubestell", "abmelden",
+	"austragen", "afmelden", "uitschrijven", "desinscri", "desabonn", "desuscri", "disiscri",
+	"annulla l'iscrizione", "cancella l'iscrizione", "darse de baja", "dar de baja", "baja",
+	"cancelar suscrip", "cancelar inscri", "cancelar a inscri", "descadastr", "opt-out", "opt out",
+	"optout", "preferences", "preferencias", "preferenze", "voorkeuren", "praferenz",
+	"einstellungen", "parametres", "privacy", "datenschutz", "confidentialit", "privacidad",
+	"privacidade", "terms", "nutzungsbeding", "conditions", "terminos", "termos", "condizioni",
+	"voorwaarden", "help", "hilfe", "aide", "ayuda", "ajuda", "aiuto", "assistenza", "support",
+	"browser", "navigateur", "navegador", "view online", "online ansehen", "en ligne",
+	"online bekijken", "report", "wasn't me", "not me", "nicht ich", "pas moi", "no fui",
+	"nao fui", "non sono stat", "stop receiving", "didn't", "did not", "didnt", "wasn't you",
+	"not you", "n'etes pas", "nicht sie", "nicht du", "no solicitaste", "nao foi",
+	"nao solicitou", "non sei stat", "non hai richiesto", "niet jij", "niet aangevraagd"}
 
-// Parts of a URL's path or query that name what it is for.
+// Parts of a URL's path or query that name what it is for, in the same
+// languages.
 var (
-	urlCues = []string{"verif", "confirm", "magic", "login", "log-in", "signin", "sign-in",
-		"sign_in", "/auth/", "reset", "password", "passwort", "activat", "validat", "otp"}
+	urlCues = []string{"verif", "confirm", "conferm", "bestaetig", "bestatig", "bevestig",
+		"magic", "login", "log-in", "signin", "sign-in", "sign_in", "inloggen", "accedi", "/auth/",
+		"reset", "password", "passwort", "wachtwoord", "senha", "contrasena", "reimposta",
+		"redefin", "restablec", "reinitialis", "zuruecksetz", "activat", "activar", "activer",
+		"ativar", "attiva", "activeer", "aktivier", "validat", "valider", "validar", "otp"}
 	urlNegatives = []string{"unsubscribe", "unsub", "optout", "opt-out", "opt_out", "preferences",
-		"/privacy", "/terms", "/legal", "/help", "/support", "abmelden", "desinscri"}
+		"/privacy", "/terms", "/legal", "/help", "/support", "abmelden", "abbestell", "afmelden",
+		"uitschrijven", "desinscri", "disiscri"}
 )
 
-// genericLabels are link labels that leave the sentence around them to say
-// what the link does.
-var genericLabels = set("", "here", "click here", "this link", "link", "the link", "button",
-	"hier", "hier klicken", "diesen link", "ici", "cliquez ici", "ce lien", "aqui",
-	"haz clic aqui", "pulsa aqui", "clique aqui", "este link", "este enlace", "enlace", "lien")
+// Words, folded, that a label made only of says nothing of what the link
+// does ("click here", "klicken Sie hier", "clicca qui", "klik op deze
+// link"), leaving it to the sentence around it.
+var callToActionWords = set("click", "tap", "press", "open", "visit", "follow", "here", "this",
+	"the", "link", "button", "below", "now", "please", "or", "oder", "ou", "o", "of", "hier", "klicken", "klick", "sie", "tippen", "tippe", "diesen",
+	"den", "folgenden", "bitte", "auf", "ici", "cliquez", "cliquer", "appuyez", "sur", "ce",
+	"le", "lien", "bouton", "aqui", "haz", "clic", "pulsa", "pincha", "toca", "en", "este",
+	"el", "enlace", "boton", "clique", "toque", "no", "neste", "nesse", "botao", "qui",
+	"clicca", "premi", "tocca", "su", "questo", "il", "collegamento", "pulsante", "klik",
+	"tik", "op", "deze", "de", "knop")
 
 // Query parameters that name where to go next or who sent the reader, not
 // who the reader is.
@@ -64,7 +90,8 @@ var (
 // linkCandidate is one link of a message, with the words that describe it.
 type linkCandidate struct {
 	url    string
-	label  string // the anchor's text, or the text before a bare URL on its line
+	label  string // the anchor's text, or the sentence before a bare URL on its line
+	lead   string // the text before the link on its line
 	before string // the text before the link
 	after  string // and after it
 }
@@ -72,20 +99,24 @@ type linkCandidate struct {
 // findLink returns the link the message most wants clicked to sign in,
 // verify or reset a password, or "". Anchors of the HTML come first; bare
 // URLs of the text body after them (a plain-text mail, or an HTML mail's
-// text alternative).
-func findLink(text string, doc htmlDoc, sender string) string {
+// text alternative). code is the one-time code the message gives, if any: a
+// link that carries it is the message's own.
+func findLink(text string, doc htmlDoc, sender, code string) string {
+	code = strings.ReplaceAll(code, "-", "") // as a URL writes "482-913"
 	best, bestScore := "", 0
 	consider := func(c linkCandidate) {
-		if score := scoreLink(c, sender); score > bestScore {
+		if score := scoreLink(c, sender, code); score > bestScore {
 			best, bestScore = strings.TrimSpace(c.url), score
 		}
 	}
 	prevEnd := 0
 	for _, l := range doc.links {
+		before := doc.text[max(prevEnd, l.start-linkContext):l.start]
 		consider(linkCandidate{
 			url:    l.href,
 			label:  l.label,
-			before: doc.text[max(prevEnd, l.start-linkContext):l.start],
+			lead:   before[strings.LastIndexByte(before, '\n')+1:],
+			before: before,
 			after:  cutUTF8(doc.text[l.end:], linkContext),
 		})
 		prevEnd = max(prevEnd, l.end)
@@ -97,9 +128,11 @@ func findLink(text string, doc htmlDoc, sender string) string {
 			break
 		}
 		before := text[max(prevEnd, start-linkContext):start]
+		lead := before[strings.LastIndexByte(before, '\n')+1:]
 		consider(linkCandidate{
 			url:    text[start:end],
-			label:  before[strings.LastIndexByte(before, '\n')+1:],
+			label:  sentenceBefore(lead),
+			lead:   lead,
 			before: before,
 			after:  cutUTF8(text[end:], linkContext),
 		})
@@ -152,25 +185,31 @@ func nextURL(s string, i int) (int, int) {
 }
 
 // scoreLink rates a link: 0 when it is not one to sign in or verify with,
-// else higher the more its label, its URL and its sender say it is.
-func scoreLink(c linkCandidate, sender string) int {
+// else higher the more its words, its URL and its sender say it is. The
+// words decide: the label, or for a label that says nothing ("click here",
+// the URL itself) the sentence the link stands in.
+func scoreLink(c linkCandidate, sender, code string) int {
 	u, err := url.Parse(strings.TrimSpace(c.url))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return 0
 	}
 	label := strings.Trim(fold(c.label), " \t\r\n[](){}<>:-–—→›»|*")
 	where := strings.ToLower(u.EscapedPath() + "?" + u.RawQuery)
-	if anyOf(label, linkNegatives, strings.Contains) || anyOf(where, urlNegatives, strings.Contains) || !carriesToken(u) {
+	// A way out on the link's line ("If you didn't sign in, change your
+	// password: …") rules it out whatever its label.
+	if anyOf(label, linkNegatives, strings.Contains) || anyOf(fold(c.lead), linkNegatives, strings.Contains) ||
+		anyOf(where, urlNegatives, strings.Contains) {
 		return 0
 	}
 	urlCue := anyOf(where, urlCues, strings.Contains)
-	score := 0
+	score, asked := 0, false
 	switch {
-	case anyOf(label, linkCues, strings.Contains):
-		score = 4
+	case asksToSignIn(label):
+		score, asked = 4, true
 	case isGenericLabel(label):
 		context := fold(sentenceBefore(c.before) + " " + sentenceAfter(c.after))
-		if anyOf(context, linkNegatives, strings.Contains) || !anyOf(context, linkCues, strings.Contains) && !urlCue {
+		asked = asksToSignIn(context)
+		if anyOf(context, linkNegatives, strings.Contains) || !asked && !urlCue {
 			return 0
 		}
 		score = 2
@@ -179,6 +218,9 @@ func scoreLink(c linkCandidate, sender string) int {
 		// this list" → /subscribe/confirm?…): the weakest evidence.
 		score = 1
 	default:
+		return 0
+	}
+	if !carriesToken(u, asked, code) {
 		return 0
 	}
 	if urlCue {
@@ -190,9 +232,21 @@ func scoreLink(c linkCandidate, sender string) int {
 	return score
 }
 
+// asksToSignIn reports whether folded words ask the reader to verify,
+// confirm, sign in, reset a password or finish signing up.
+func asksToSignIn(s string) bool {
+	return anyOf(s, linkCues, strings.Contains) ||
+		anyOf(s, finishCues, strings.Contains) && anyOf(s, signUpCues, strings.Contains)
+}
+
 // sentenceBefore is the end of s from its last sentence break on: the
-// sentence that leads into a link ("Click the link below to verify:").
+// sentence that leads into a link ("Click the link below to verify:"), ""
+// when a sentence ends right before it.
 func sentenceBefore(s string) string {
+	s = strings.TrimRight(s, " \t\r\n\u00a0")
+	if strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return ""
+	}
 	s = strings.TrimRight(s, " \t\r\n:-–—>»→(")
 	cut := -1
 	for _, brk := range []string{". ", ".\n", "! ", "!\n", "? ", "?\n", "\n\n"} {
@@ -211,39 +265,73 @@ func sentenceAfter(s string) string {
 }
 
 // isGenericLabel reports whether a folded label leaves it to the sentence
-// around it to say what the link does: none, "click here", the URL itself.
+// around it to say what the link does: none, the URL itself, or words that
+// only ask for a click ("click here", "klicken Sie hier", "klik op deze link").
 func isGenericLabel(label string) bool {
-	return genericLabels[strings.TrimRight(label, ".!")] || strings.HasPrefix(label, "http") ||
-		strings.HasPrefix(label, "www.")
+	if strings.HasPrefix(label, "http") || strings.HasPrefix(label, "www.") {
+		return true
+	}
+	for _, w := range strings.FieldsFunc(label, func(r rune) bool { return !isWordRune(r) }) {
+		if !callToActionWords[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // carriesToken reports whether a URL carries something that identifies the
-// reader: a long random-looking path segment or query value, a short code
-// after a path segment that names its purpose, or a short value of a
-// parameter named like a secret (token=, code=, sig=).
-func carriesToken(u *url.URL) bool {
-	prev := ""
+// reader: a long random-looking path segment or query value; a short code
+// (4 to 12 characters, not a tracking number) after a path segment that
+// names its purpose, or in the query of such a
+// path (/verify/7H3K9, /confirmar?c=8fK2mQ9x); a short value of a parameter
+// named like a secret (token=, code=, sig=); the message's own code; or,
+// when the words around the link asked for it, a short-link key
+// (/l/Ab9Xz3Qw).
+func carriesToken(u *url.URL, asked bool, code string) bool {
+	isToken := func(s string, purpose bool) bool {
+		return tokenLike(s) || purpose && len(s) >= 4 && len(s) <= 12 && hasDigit(s) && isAlnumASCII(s) ||
+			asked && shortToken(s) || code != "" && strings.EqualFold(s, code)
+	}
+	prev, purpose := "", false
 	for seg := range strings.SplitSeq(u.EscapedPath(), "/") {
-		// A long random segment, or a short code right after a segment
-		// that names its purpose: /login/48291, /verify/7H3K9.
-		purpose := anyOf(strings.ToLower(prev), urlCues, strings.Contains)
-		if tokenLike(seg) || purpose && len(seg) >= 4 && hasDigit(seg) && isAlnumASCII(seg) {
+		purpose = anyOf(strings.ToLower(prev), urlCues, strings.Contains)
+		if isToken(seg, purpose) {
 			return true
 		}
 		prev = seg
 	}
+	// The query of a path whose last segment names its purpose.
+	purpose = anyOf(strings.ToLower(prev), urlCues, strings.Contains)
 	for pair := range strings.SplitSeq(u.RawQuery+"&"+u.EscapedFragment(), "&") {
 		name, value, _ := strings.Cut(pair, "=")
 		name = strings.ToLower(name)
 		if strings.HasPrefix(name, "utm_") || ignoredParams[name] {
 			continue
 		}
-		if tokenLike(value) || len(value) >= 6 && anyOf(name, secretParams, strings.Contains) {
+		if isToken(value, purpose) || len(value) >= 6 && anyOf(name, secretParams, strings.Contains) {
 			return true
 		}
 	}
 	return false
 }
+
+// shortToken reports whether s looks like the key of a short link: 6 to 15
+// letters and digits, switching between them at least three times
+// ("Ab9Xz3Qw", not "2025Q1" or "order42").
+func shortToken(s string) bool {
+	if len(s) < 6 || !isAlnumASCII(s) {
+		return false
+	}
+	switches := 0
+	for i := 1; i < len(s); i++ {
+		if isDigitByte(s[i]) != isDigitByte(s[i-1]) {
+			switches++
+		}
+	}
+	return switches >= 3
+}
+
+func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }
 
 // tokenLike reports whether s looks machine-made: at least 16 URL-safe
 // characters, few separators, and letters and digits mixed the way random

@@ -122,6 +122,13 @@ func TestFindVerificationLinks(t *testing.T) {
 		{"French", ReceivedText{HTML: `<a href="https://example.fr/r?t=` + tok + `">Réinitialiser mon mot de passe</a>`}, "https://example.fr/r?t=" + tok},
 		{"Spanish", ReceivedText{HTML: `<a href="https://example.es/r?t=` + tok + `">Restablecer contraseña</a>`}, "https://example.es/r?t=" + tok},
 		{"Portuguese generic label", ReceivedText{HTML: `<a href="https://example.br/c?token=` + tok + `">Clique aqui</a> para confirmar seu e-mail.`}, "https://example.br/c?token=" + tok},
+		{"German click-here sentence", ReceivedText{HTML: `Bitte <a href="https://example.de/konto/bestaetigen?t=` + tok + `">klicken Sie hier</a>, um Ihre E-Mail-Adresse zu bestätigen.`}, "https://example.de/konto/bestaetigen?t=" + tok},
+		{"finish signing up", ReceivedText{Text: "Um Ihre Registrierung abzuschließen, klicken Sie auf den folgenden Link:\n\nhttps://example.de/r/" + tok}, "https://example.de/r/" + tok},
+		{"short code in a purposeful query", ReceivedText{HTML: `<a href="https://example.es/confirmar?c=8fK2mQ9x">Confirmar mi correo</a>`}, "https://example.es/confirmar?c=8fK2mQ9x"},
+		{"short link asked for", ReceivedText{Text: "Acme: tap to sign in https://acme.example/l/Ab9Xz3Qw"}, "https://acme.example/l/Ab9Xz3Qw"},
+		{"link carries the code", ReceivedText{Text: "Your code is 4829.\n\nOr open:\nhttps://app.example/verify?email=a%40b.example&code=4829"}, "https://app.example/verify?email=a%40b.example&code=4829"},
+		{"Italian", ReceivedText{HTML: `<a href="https://example.it/a/` + tok + `">Clicca qui</a> per accedere al tuo account.`}, "https://example.it/a/" + tok},
+		{"Dutch", ReceivedText{HTML: `<a href="https://example.nl/x/` + tok + `">Bevestig je e-mailadres</a>`}, "https://example.nl/x/" + tok},
 		{"the better of two", ReceivedText{HTML: `<a href="https://example.com/home?id=` + tok + `">Open app</a> <a href="` + verify + `">Verify</a>`}, verify},
 		{"sender's own site wins a tie", ReceivedText{From: "no-reply@mail.example.org", HTML: `<a href="https://other.example/confirm/` + tok + `">Confirm</a> <a href="https://example.org/confirm/` + tok + `">Confirm</a>`}, "https://example.org/confirm/" + tok},
 
@@ -140,6 +147,12 @@ func TestFindVerificationLinks(t *testing.T) {
 		{"javascript", ReceivedText{HTML: `<a href="javascript:verify('` + tok + `')">Verify</a>`}, ""},
 		{"in a comment", ReceivedText{HTML: `<!-- <a href="` + verify + `">Verify</a> -->`}, ""},
 		{"in a script", ReceivedText{HTML: `<script>var a = '<a href="` + verify + `">Verify</a>';</script>`}, ""},
+		{"short link not asked for", ReceivedText{Text: "Your parcel is on its way. Track it: https://post.example/t/Ab9Xz3Qw"}, ""},
+		{"short link after a confirmed order", ReceivedText{Text: "Seu pedido 40219 foi confirmado! Acompanhe a entrega: https://loja.example/r/Xk82Lq9Z"}, ""},
+		{"click here after an unrelated confirm", ReceivedText{HTML: `<p>Te confirmamos las fechas del festival. <a href="https://example.es/f/` + tok + `">Haz clic aquí</a> para ver el programa.</p>`}, ""},
+		{"way out on the line", ReceivedText{Text: "If you didn't sign in, change your password right away. https://example.com/e?t=" + tok + "&ek=reset_password"}, ""},
+		{"Dutch unsubscribe", ReceivedText{HTML: `<a href="https://example.nl/u?u=` + tok + `">Afmelden</a>`}, ""},
+		{"short tracking label", ReceivedText{Text: "Sign in to see your order: https://shop.example/orders/2025Q1"}, ""},
 		{"tracking link in text", ReceivedText{Text: "Track: https://tools.usps.com/go/TrackConfirmAction?tLabels=9400100000000000000000"}, ""},
 	}, func(v *Verification) string { return v.Link })
 }
@@ -149,6 +162,11 @@ func TestFindVerificationKind(t *testing.T) {
 	both := FindVerification(ReceivedText{Text: "Log in with this magic link: " + link + "\n\nOr enter this code: 715204"})
 	if both == nil || *both != (Verification{Code: "715204", Link: link, Kind: VerificationBoth}) {
 		t.Errorf("both: %+v", both)
+	}
+	// The link carries the code: both, not a code alone.
+	inLink := FindVerification(ReceivedText{Text: "Your verification code is 4829.\nOr tap https://app.example/v/4829 to verify."})
+	if inLink == nil || *inLink != (Verification{Code: "4829", Link: "https://app.example/v/4829", Kind: VerificationBoth}) {
+		t.Errorf("code in the link: %+v", inLink)
 	}
 	code := FindVerification(ReceivedText{Text: "Your code is 715204"})
 	if code == nil || *code != (Verification{Code: "715204", Kind: VerificationCode}) {

@@ -142,7 +142,7 @@ func kindOf(code, link string) core.VerificationKind {
 }
 
 // checkCorpusShape holds the corpus to what it promises: every file listed
-// once, at least 60 messages, 20 negatives, mail in HTML only, and all five
+// once, at least 60 messages, 20 negatives, mail in HTML only, and all seven
 // languages.
 func checkCorpusShape(t *testing.T, entries []corpusEntry) {
 	t.Helper()
@@ -174,7 +174,7 @@ func checkCorpusShape(t *testing.T, entries []corpusEntry) {
 	if len(entries) < 60 || negatives < 20 || htmlOnly < 5 {
 		t.Errorf("corpus has %d messages, %d negatives, %d HTML-only mails; want at least 60, 20, 5", len(entries), negatives, htmlOnly)
 	}
-	for _, lang := range []string{"en", "de", "fr", "es", "pt"} {
+	for _, lang := range []string{"en", "de", "fr", "es", "pt", "it", "nl"} {
 		if langs[lang] < 5 {
 			t.Errorf("%d messages in %q, want at least 5", langs[lang], lang)
 		}
