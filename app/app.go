@@ -48,6 +48,9 @@ type Ports struct {
 	Relay ports.MailRelay
 	// Telephony is the phone provider (Twilio or the simulator).
 	Telephony ports.Telephony
+	// NumberPlan checks the numbers callers give against their country's
+	// numbering plan; nil checks their E.164 shape only.
+	NumberPlan ports.NumberPlan
 	// Observer hears what happens to messages, for metrics; nil for none.
 	Observer ports.Observer
 	// Resolver asks the DNS, for custom domains' records.
@@ -163,7 +166,7 @@ func New(deps Deps) *App {
 	if deps.DevicePollInterval <= 0 {
 		deps.DevicePollInterval = DefaultDevicePollInterval
 	}
-	b := base{clock: deps.Clock, ids: deps.IDs, random: deps.Random, log: deps.Log, observer: deps.Observer}
+	b := base{clock: deps.Clock, ids: deps.IDs, random: deps.Random, log: deps.Log, observer: deps.Observer, plan: deps.NumberPlan}
 	store := deps.Store
 	g := gate{accounts: store, usage: store, clock: deps.Clock, limits: deps.Quotas}
 
@@ -228,6 +231,17 @@ type base struct {
 	random   io.Reader
 	log      *slog.Logger
 	observer ports.Observer
+	plan     ports.NumberPlan // nil: E.164 shape only
+}
+
+// possibleNumber refuses, on field, an E.164 number (its shape checked
+// already) that its country's numbering plan does not allow: Twilio
+// refuses to text +1415, so we refuse to take it anywhere.
+func (b base) possibleNumber(field, number string) error {
+	if b.plan != nil && !b.plan.PossibleNumber(number) {
+		return core.Invalid(field, core.ImpossibleNumberHint, number)
+	}
+	return nil
 }
 
 // now is the current time at the precision the stores keep.

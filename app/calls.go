@@ -111,6 +111,8 @@ func (s *Calls) Simulate(ctx context.Context, p core.Principal, from, to string,
 	var problems core.Problems
 	if !core.IsE164(from) {
 		problems.Add("From", "Enter a phone number in E.164 form.")
+	} else {
+		problems.Merge(s.possibleNumber("From", from))
 	}
 	if duration < 0 || duration > MaxSimulatedCall {
 		problems.Add("Duration", "Enter a whole number of seconds from 0 to %d.", int(MaxSimulatedCall/time.Second))

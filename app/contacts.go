@@ -20,13 +20,17 @@ type ContactInput struct {
 	Email, DisplayName, Nickname, PhoneNumber *string
 }
 
-func applyContact(c *core.Contact, in ContactInput) (core.Contact, error) {
+func (s *Contacts) applyContact(c *core.Contact, in ContactInput) (core.Contact, error) {
 	for dst, v := range map[*string]*string{&c.Email: in.Email, &c.DisplayName: in.DisplayName, &c.Nickname: in.Nickname, &c.PhoneNumber: in.PhoneNumber} {
 		if v != nil {
 			*dst = strings.TrimSpace(*v)
 		}
 	}
-	return core.NormalizeContact(*c)
+	out, err := core.NormalizeContact(*c)
+	if err == nil && out.PhoneNumber != "" {
+		err = s.possibleNumber("phone_number", out.PhoneNumber)
+	}
+	return out, err
 }
 
 // Create stores a manual contact for the identity the request selects.
@@ -37,7 +41,7 @@ func (s *Contacts) Create(ctx context.Context, p core.Principal, requested strin
 	}
 	now := s.now()
 	c := core.Contact{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Source: core.ContactManual, CreatedAt: now, UpdatedAt: now}
-	if c, err = applyContact(&c, in); err != nil {
+	if c, err = s.applyContact(&c, in); err != nil {
 		return core.Contact{}, err
 	}
 	return c, s.store.CreateContact(ctx, c)
@@ -58,6 +62,11 @@ func (s *Contacts) Find(ctx context.Context, p core.Principal, requested, email,
 	}
 	if phone != "" && !core.IsE164(phone) {
 		return core.Contact{}, core.Invalid("phone_number", core.E164Hint)
+	}
+	if phone != "" {
+		if err := s.possibleNumber("phone_number", phone); err != nil {
+			return core.Contact{}, err
+		}
 	}
 	list, _, err := s.store.Contacts(ctx, ports.ContactFilter{Scope: p.Scope(requested), Email: email, PhoneNumber: phone,
 		Page: ports.Page{Limit: 1}})
@@ -98,7 +107,7 @@ func (s *Contacts) Update(ctx context.Context, p core.Principal, id string, in C
 	if err != nil {
 		return core.Contact{}, err
 	}
-	if c, err = applyContact(&c, in); err != nil {
+	if c, err = s.applyContact(&c, in); err != nil {
 		return core.Contact{}, err
 	}
 	c.UpdatedAt = s.now()

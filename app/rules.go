@@ -44,6 +44,9 @@ func (s *Rules) Create(ctx context.Context, p core.Principal, in RuleInput) (cor
 	switch r.Channel {
 	case core.RuleEmail, core.RuleSMS:
 		pattern, err := core.NormalizeRulePattern(r.Channel, in.Pattern)
+		if err == nil && r.Channel == core.RuleSMS && s.plan != nil && !s.plan.PossiblePrefix(pattern) {
+			err = core.Invalid("pattern", "%s starts no possible phone number: no country code of the numbering plans starts so, or it is longer than a number.", pattern)
+		}
 		if !problems.Merge(err) {
 			r.Pattern = pattern
 		}

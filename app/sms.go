@@ -42,6 +42,9 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 	if err := core.ValidateSMS(to, body); err != nil {
 		return core.SMSMessage{}, err
 	}
+	if err := s.possibleNumber("to", to); err != nil {
+		return core.SMSMessage{}, err
+	}
 	if err := s.rules.checkRecipients(ctx, p.AccountID, identityID, core.RuleSMS, map[string][]string{"to": {to}}); err != nil {
 		return core.SMSMessage{}, err
 	}
@@ -212,6 +215,8 @@ func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body str
 	var problems core.Problems
 	if !core.IsE164(from) {
 		problems.Add("From", "Enter a phone number in E.164 form.")
+	} else {
+		problems.Merge(s.possibleNumber("From", from))
 	}
 	if strings.TrimSpace(body) == "" {
 		problems.Add("Body", "This field may not be blank.")
@@ -299,6 +304,9 @@ func (s *SMS) phoneFilter(ctx context.Context, p core.Principal, phone string) (
 	}
 	if !core.IsE164(phone) {
 		return 0, core.Invalid("phone", "Pass a phone number id or an E.164 number.")
+	}
+	if err := s.possibleNumber("phone", phone); err != nil {
+		return 0, err
 	}
 	n, err := s.numbers.PhoneByNumber(ctx, phone)
 	if isNotFound(err) || err == nil && n.AccountID != p.AccountID {

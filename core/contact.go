@@ -79,6 +79,10 @@ func NormalizeContact(c Contact) (Contact, error) {
 // E164Hint is the message for a number that is not E.164.
 const E164Hint = "Enter a phone number in E.164 form, such as +14155550100."
 
+// ImpossibleNumberHint is the message for an E.164 number that its
+// country's numbering plan does not allow (+1415: too short).
+const ImpossibleNumberHint = "%s is not a possible phone number: its country's numbering plan allows no number of that length."
+
 // IsE164 reports whether s is an E.164 number: '+', a non-zero digit, and at
 // most fifteen digits in all.
 func IsE164(s string) bool {

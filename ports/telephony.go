@@ -64,3 +64,18 @@ type SentSMS struct {
 	SID    string
 	Status core.SMSStatus
 }
+
+// NumberPlan knows the world's numbering plans: which E.164 numbers can
+// exist, by the lengths their country allows (+1415 is too short for the
+// North American plan). It does not say a number is assigned: the
+// simulator's fictional ranges (+44 7700 900xxx) pass.
+type NumberPlan interface {
+	// PossibleNumber reports whether an E.164 number has a length its
+	// country code's plan allows.
+	PossibleNumber(e164 string) bool
+	// PossiblePrefix reports whether a prefix of E.164 numbers ("+44",
+	// "+1415") can start a possible number: it begins with an assigned
+	// country code, or with the start of one, and is not longer than the
+	// plan allows.
+	PossiblePrefix(prefix string) bool
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/callsign/callsign/adapters/mailauth"
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/memory"
+	"github.com/callsign/callsign/adapters/numberplan"
 	"github.com/callsign/callsign/adapters/simtel"
 	"github.com/callsign/callsign/adapters/totp"
 	"github.com/callsign/callsign/app"
@@ -71,7 +72,7 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 	h.clock.Step = time.Millisecond
 	h.store.EventData = EventData("http://api.test")
 	deps := app.Deps{
-		Ports: app.Ports{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, Telephony: h.sim,
+		Ports: app.Ports{Store: h.store, Clock: h.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{}, Log: log, Telephony: h.sim, NumberPlan: numberplan.Plan{},
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Relay: h.relay,
 			Resolver: h.dns, MailAuth: mailauth.NewAuthenticator(h.dns, "mx.api.test"), Signer: mailauth.NewSigner(), OTP: totp.Generator{},
 			Destinations: egress.New(core.DestinationPolicy{}, h.dns), EventJSON: EventJSON},

@@ -378,3 +378,38 @@ func TestWhatAnIdentityKeyMayDoToItsIdentity(t *testing.T) {
 		t.Fatalf("provisioned: %v", got)
 	}
 }
+
+// A number that is E.164 in shape but that its country's numbering plan
+// does not allow (+1415: too short for North America) is refused on its
+// field wherever the API takes a number, as Twilio would refuse to text it;
+// the simulator's fictional +44 7700 900xxx range stays possible.
+func TestImpossibleNumbersAreRefused(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	number := h.provision(tn.mgmt, tn.one)
+	for _, c := range []struct {
+		method, path, field string
+		body                map[string]any
+	}{
+		{"POST", "/api/messages/send/", "to", map[string]any{"to": "+1415", "body": "hi"}},
+		{"POST", "/api/contacts/", "phone_number", map[string]any{"phone_number": "+1415"}},
+		{"GET", "/api/contacts/find/?phone_number=%2B1415", "phone_number", nil},
+		{"GET", "/api/sms-inbox/?phone=%2B1415", "phone", nil},
+		{"POST", "/api/rules/", "pattern", map[string]any{"channel": "sms", "direction": "outbound", "action": "block", "pattern": "+999"}},
+		{"POST", "/webhooks/sim/sms/", "From", map[string]any{"From": "+1415", "To": number, "Body": "hi"}},
+		{"POST", "/webhooks/sim/call/", "From", map[string]any{"From": "+1415", "To": number}},
+	} {
+		key := tn.keyOne
+		if strings.HasPrefix(c.path, "/webhooks/") || c.path == "/api/rules/" {
+			key = tn.mgmt
+		}
+		e := h.do(c.method, c.path, c.body, key).want(t, 400).object(t)
+		if msgs, _ := e[c.field].([]any); len(msgs) != 1 || !strings.Contains(msgs[0].(string), "numbering plan") {
+			t.Errorf("%s %s: %v, want the numbering plan's word on %s", c.method, c.path, e, c.field)
+		}
+	}
+	// Possible numbers, prefixes and the simulator's range pass.
+	h.do("POST", "/api/messages/send/", map[string]any{"to": "+447700900130", "body": "hi"}, tn.keyOne).want(t, 201)
+	h.do("POST", "/api/contacts/", map[string]any{"phone_number": "+14155550100"}, tn.keyOne).want(t, 201)
+	h.do("POST", "/api/rules/", map[string]any{"channel": "sms", "direction": "outbound", "action": "block", "pattern": "+1415"}, tn.mgmt).want(t, 201)
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/mcpserver"
 	"github.com/callsign/callsign/adapters/metrics"
+	"github.com/callsign/callsign/adapters/numberplan"
 	"github.com/callsign/callsign/adapters/relay"
 	"github.com/callsign/callsign/adapters/resolver"
 	"github.com/callsign/callsign/adapters/simtel"
@@ -109,7 +110,8 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 	}
 	deps := app.Deps{
 		Ports: app.Ports{Store: db, Clock: system.Clock{}, IDs: system.IDs{}, Cipher: keyring, Log: log,
-			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: telephony(cfg), OTP: totp.Generator{}},
+			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: telephony(cfg), NumberPlan: numberplan.Plan{},
+			OTP: totp.Generator{}},
 		Settings: app.Settings{MailDomains: cfg.MailDomains, PublicURL: cfg.BaseURL, MaxMessageBytes: cfg.SMTPMaxBytes,
 			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention, OutboxLease: cfg.OutboxLease, Quotas: quotas(cfg),
 			Retry: app.RetryPolicy{First: cfg.OutboxRetry, Max: cfg.OutboxRetryMax, GiveUpAfter: app.DefaultRetry.GiveUpAfter}},
