@@ -203,9 +203,12 @@ func (s *SMS) report(ctx context.Context, sid string, status core.SMSStatus, err
 }
 
 // Simulate injects an inbound message through the simulator, for trying
-// the whole flow without a provider. It needs a management key, the
-// simulator, and a number of the caller's own account.
-func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body string) (core.SMSMessage, error) {
+// the whole flow without a provider: what Twilio's webhook would bring,
+// media included. It needs a management key, the simulator, and a number
+// of the caller's own account. The provider's id is the simulator's own,
+// never the caller's: a caller's could name another account's text.
+func (s *SMS) Simulate(ctx context.Context, p core.Principal, in InboundSMS) (core.SMSMessage, error) {
+	from, to := in.From, in.To
 	if err := requireManagement(p); err != nil {
 		return core.SMSMessage{}, err
 	}
@@ -218,8 +221,8 @@ func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body str
 	} else {
 		problems.Merge(s.possibleNumber("From", from))
 	}
-	if strings.TrimSpace(body) == "" {
-		problems.Add("Body", "This field may not be blank.")
+	if strings.TrimSpace(in.Body) == "" && len(in.Media) == 0 {
+		problems.Add("Body", "This field may not be blank unless the message carries media.")
 	}
 	if err := problems.Err(); err != nil {
 		return core.SMSMessage{}, err
@@ -235,7 +238,8 @@ func (s *SMS) Simulate(ctx context.Context, p core.Principal, from, to, body str
 	if err != nil {
 		return core.SMSMessage{}, err
 	}
-	return s.Receive(ctx, InboundSMS{From: from, To: to, Body: body, SID: "SMsim" + sid})
+	in.SID = "SMsim" + sid
+	return s.Receive(ctx, in)
 }
 
 // List lists a page of the messages in scope, newest first.

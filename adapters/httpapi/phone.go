@@ -262,14 +262,21 @@ func (s *server) providerWebhook(c *gin.Context) (*input, error) {
 func (s *server) inboundSMSWebhook(c *gin.Context) {
 	in, err := s.providerWebhook(c)
 	if err == nil {
-		_, err = s.app.SMS.Receive(c.Request.Context(), app.InboundSMS{From: in.text("From"), To: in.text("To"), Body: in.text("Body"),
-			SID: in.text("MessageSid"), Media: twilioMedia(in)})
+		_, err = s.app.SMS.Receive(c.Request.Context(), twilioInboundSMS(in))
 	}
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
 	c.Data(http.StatusOK, "text/xml; charset=utf-8", []byte(emptyTwiML))
+}
+
+// twilioInboundSMS reads the fields of Twilio's inbound message webhook,
+// which the simulator's takes too: From, To, Body, MessageSid and an MMS's
+// media.
+func twilioInboundSMS(in *input) app.InboundSMS {
+	return app.InboundSMS{From: in.text("From"), To: in.text("To"), Body: in.text("Body"), SID: in.text("MessageSid"),
+		Media: twilioMedia(in)}
 }
 
 // twilioMedia reads an MMS's media from Twilio's fields: NumMedia, then
@@ -302,7 +309,7 @@ func (s *server) simulatedSMS(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := s.app.SMS.Simulate(c.Request.Context(), principal(c), in.text("From"), in.text("To"), in.text("Body"))
+	m, err := s.app.SMS.Simulate(c.Request.Context(), principal(c), twilioInboundSMS(in))
 	return http.StatusCreated, viewSMS(m), err
 }
 

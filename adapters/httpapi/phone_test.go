@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -412,4 +413,38 @@ func TestImpossibleNumbersAreRefused(t *testing.T) {
 	h.do("POST", "/api/messages/send/", map[string]any{"to": "+447700900130", "body": "hi"}, tn.keyOne).want(t, 201)
 	h.do("POST", "/api/contacts/", map[string]any{"phone_number": "+14155550100"}, tn.keyOne).want(t, 201)
 	h.do("POST", "/api/rules/", map[string]any{"channel": "sms", "direction": "outbound", "action": "block", "pattern": "+1415"}, tn.mgmt).want(t, 201)
+}
+
+// Twilio's inbound webhook and the simulator's read one set of fields.
+func TestTwilioInboundSMSFields(t *testing.T) {
+	in := &input{form: url.Values{"MessageSid": {"MM0001"}, "From": {"+14155550199"}, "To": {"+14155550100"}, "Body": {"Look"},
+		"NumMedia": {"2"}, "MediaUrl0": {"https://media.example/1"}, "MediaContentType0": {"image/jpeg"},
+		"MediaUrl1": {"https://media.example/2"}, "MediaContentType1": {"video/mp4"}, "MediaUrl2": {"https://media.example/3"}}}
+	got := twilioInboundSMS(in)
+	want := app.InboundSMS{From: "+14155550199", To: "+14155550100", Body: "Look", SID: "MM0001",
+		Media: []core.SMSMedia{{URL: "https://media.example/1", ContentType: "image/jpeg"}, {URL: "https://media.example/2", ContentType: "video/mp4"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read %+v, want %+v", got, want)
+	}
+}
+
+// The simulator's inbound webhook keeps an MMS's media, as Twilio's does,
+// and takes a message of media alone.
+func TestSimulatedMMSKeepsMedia(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	number := h.provision(tn.mgmt, tn.one)
+	form := url.Values{"From": {"+14155550123"}, "To": {number}, "Body": {"Look"}, "NumMedia": {"1"},
+		"MediaUrl0": {"https://media.example/cat.jpg"}, "MediaContentType0": {"image/jpeg"}}
+	made := h.raw("POST", "/webhooks/sim/sms/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), tn.mgmt).want(t, 201).object(t)
+	stored := h.do("GET", fmt.Sprintf("/api/messages/%v/", made["id"]), nil, tn.keyOne).want(t, 200).object(t)
+	if fmt.Sprint(stored["attachments"]) != "[map[content_type:image/jpeg url:https://media.example/cat.jpg]]" {
+		t.Errorf("stored attachments %v", stored["attachments"])
+	}
+	form.Del("Body")
+	h.raw("POST", "/webhooks/sim/sms/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), tn.mgmt).want(t, 201)
+	form.Del("NumMedia")
+	if e := h.raw("POST", "/webhooks/sim/sms/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), tn.mgmt).want(t, 400).object(t); e["Body"] == nil {
+		t.Errorf("neither body nor media: %v", e)
+	}
 }
