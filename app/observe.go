@@ -44,9 +44,15 @@ func (b *base) observeInbound(in InboundMail, stored []core.EmailMessage, err er
 		b.log.Info("mail refused", append(attrs, "err", err)...)
 		return
 	}
-	ids, inboxes := make([]int64, len(stored)), make([]int64, len(stored))
+	// An operator looks a message up by address: each stored copy is named
+	// by its inbox's address and its identity's uuid, not by internal ids.
+	addressOf := make(map[int64]string, len(in.Inboxes))
+	for _, inbox := range in.Inboxes {
+		addressOf[inbox.ID] = inbox.Email
+	}
+	ids, inboxes, identities := make([]int64, len(stored)), make([]string, len(stored)), make([]string, len(stored))
 	for i, m := range stored {
-		ids[i], inboxes[i] = m.ID, m.InboxID
+		ids[i], inboxes[i], identities[i] = m.ID, addressOf[m.InboxID], m.IdentityID
 	}
 	if len(stored) > 0 {
 		attrs = append(attrs, "message_id", stored[0].MessageID)
@@ -54,7 +60,7 @@ func (b *base) observeInbound(in InboundMail, stored []core.EmailMessage, err er
 			attrs = append(attrs, "verdict", string(a.Verdict), "spf", string(a.SPF), "dkim", string(a.DKIM), "dmarc", string(a.DMARC))
 		}
 	}
-	b.log.Info("mail accepted", append(attrs, "messages", ids, "inboxes", inboxes)...)
+	b.log.Info("mail accepted", append(attrs, "messages", ids, "inboxes", inboxes, "identities", identities)...)
 }
 
 // observeAttempt reports one outbox attempt at a message. An attempt that

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -440,4 +442,39 @@ func TestInactiveSubscriptionGatesEveryCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.do("POST", "/api/messages/send/", map[string]any{"to": "+14155550100", "body": "hi"}, tn.keyOne).want(t, 201)
+}
+
+// TestInboundLogNamesInboxesByAddress: the per-message log line says where
+// a message went as an operator searches for it, by inbox address and
+// identity uuid, one of each per stored copy.
+func TestInboundLogNamesInboxesByAddress(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	var inboxes []core.Inbox
+	for _, id := range []string{tn.one, tn.two} {
+		addr := h.do("GET", "/api/identities/"+id+"/", nil, tn.mgmt).want(t, 200).object(t)["inbox"].(string)
+		in, err := h.app.Mail.ResolveRecipient(context.Background(), "x@example.org", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inboxes = append(inboxes, in)
+	}
+	raw := mailFrom("x@example.org", "log-1@example.org", "hello", "body")
+	if _, err := h.app.Mail.Deliver(context.Background(), app.InboundMail{EnvelopeFrom: "x@example.org", Inboxes: inboxes, Raw: []byte(raw)}); err != nil {
+		t.Fatal(err)
+	}
+	var line struct {
+		Inboxes, Identities []string
+	}
+	for l := range strings.Lines(h.logs.String()) {
+		if strings.Contains(l, `"msg":"mail accepted"`) {
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	wantInboxes, wantIdentities := []string{inboxes[0].Email, inboxes[1].Email}, []string{tn.one, tn.two}
+	if !slices.Equal(line.Inboxes, wantInboxes) || !slices.Equal(line.Identities, wantIdentities) {
+		t.Fatalf("logged inboxes %v identities %v, want %v %v:\n%s", line.Inboxes, line.Identities, wantInboxes, wantIdentities, h.logs.String())
+	}
 }

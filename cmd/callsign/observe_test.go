@@ -71,7 +71,7 @@ func TestWhereAMessageWent(t *testing.T) {
 	// The logs: one line for each, with ids and outcome.
 	logs := r.logs()
 	for _, want := range []*regexp.Regexp{
-		regexp.MustCompile(`msg="mail accepted" result=accepted envelope_from=alice@example.org bytes=\d+ duration_ms=[\d.]+ message_id=trace-1@example.org verdict=none spf=none dkim=none dmarc=none messages=\[` + fmt.Sprint(in.ID) + `\] inboxes=\[\d+\]`),
+		regexp.MustCompile(`msg="mail accepted" result=accepted envelope_from=alice@example.org bytes=\d+ duration_ms=[\d.]+ message_id=trace-1@example.org verdict=none spf=none dkim=none dmarc=none messages=\[` + fmt.Sprint(in.ID) + `\] inboxes=\[` + regexp.QuoteMeta(ident.Inbox) + `\] identities=\[` + ident.UUID + `\]`),
 		regexp.MustCompile(`msg="mail delivery attempt" message=` + fmt.Sprint(sent.ID) + ` attempt=1 outcome=sent recipients=1 duration_ms=[\d.]+`),
 		regexp.MustCompile(`msg="sms outgoing" message=\d+ outcome=sent identity=` + ident.UUID + ` from=\` + ident.Phone + ` to=\+14155550100 provider_sid=\S+ duration_ms=`),
 		regexp.MustCompile(`msg="sms incoming" message=\d+ outcome=received identity=` + ident.UUID + ` from=\+14155550100 to=\` + ident.Phone + ` provider_sid=\S+`),
