@@ -106,6 +106,10 @@ type Config struct {
 	SMTPMaxSessions      int
 	SMTPMaxSessionsPerIP int
 	SMTPDataTimeout      time.Duration
+	// SMTPMaxInflightBytes caps the bytes of DATA all inbound SMTP
+	// sessions hold at once (CALLSIGN_SMTP_MAX_INFLIGHT_BYTES); past it a
+	// message is answered 451 4.3.1 and its sender retries.
+	SMTPMaxInflightBytes int64
 
 	// Quotas are the limits per account (CALLSIGN_QUOTA_*), by the names
 	// whoami shows (storage in bytes; vault_items per identity); 0 is
@@ -207,6 +211,10 @@ func Load(getenv Getenv) (Config, error) {
 	}
 	if c.SMTPDataTimeout, err = time.ParseDuration(get("CALLSIGN_SMTP_DATA_TIMEOUT", "10m")); err != nil || c.SMTPDataTimeout <= 0 {
 		return fail("CALLSIGN_SMTP_DATA_TIMEOUT", "want a positive duration such as 10m")
+	}
+	// A message of the largest size must fit, or its sender would retry forever.
+	if c.SMTPMaxInflightBytes, err = parseSize(get("CALLSIGN_SMTP_MAX_INFLIGHT_BYTES", "256MiB")); err != nil || c.SMTPMaxInflightBytes < c.SMTPMaxBytes {
+		return fail("CALLSIGN_SMTP_MAX_INFLIGHT_BYTES", "want a size such as 256MiB, at least CALLSIGN_SMTP_MAX_BYTES")
 	}
 	c.Quotas = map[string]int64{}
 	for _, q := range QuotaDefaults {

@@ -104,7 +104,7 @@ func leaf(entity []byte, id string, depth int) (*enmime.Part, bool) {
 	if depth == 0 {
 		return nil, false
 	}
-	p, err := parser.ReadParts(bytes.NewReader(predecode(entity)))
+	p, err := parser.ReadParts(predecode(entity))
 	if err != nil || p.Header.Get("Content-Type") == "" || p.ContentType == "" || p.Boundary != "" {
 		return nil, false
 	}
@@ -117,15 +117,16 @@ func leaf(entity []byte, id string, depth int) (*enmime.Part, bool) {
 // repair broken input, read one byte at a time and were a third of the cost
 // of parsing ordinary mail; the standard library's decoders refuse what is
 // broken, and such a part goes to enmime unchanged to be repaired. A decoded
-// part says 8bit (text) or binary, which enmime passes through.
-func predecode(entity []byte) []byte {
+// part says 8bit (text) or binary, which enmime passes through. The part is
+// handed over in pieces, not joined, as enmime copies the body anyway.
+func predecode(entity []byte) io.Reader {
 	head, body := cutHeader(entity)
 	if body == nil {
-		return entity
+		return bytes.NewReader(entity)
 	}
 	cteStart, cteEnd, cteValue := headerField(head, "content-transfer-encoding")
 	if cteStart < 0 {
-		return entity
+		return bytes.NewReader(entity)
 	}
 	_, _, ctype := headerField(head, "content-type")
 	isText := bytes.HasPrefix(bytes.ToLower(bytes.TrimSpace(ctype)), []byte("text/"))
@@ -138,33 +139,34 @@ func predecode(entity []byte) []byte {
 	case cte == "base64":
 		decoded, err = decodeBase64(body)
 	default:
-		return entity
+		return bytes.NewReader(entity)
 	}
 	if err != nil {
-		return entity
+		return bytes.NewReader(entity)
 	}
 	newCTE := "Content-Transfer-Encoding: binary\r\n"
 	if isText {
 		newCTE = "Content-Transfer-Encoding: 8bit\r\n"
 	}
-	out := make([]byte, 0, len(head)+len(decoded)+len(newCTE))
-	out = append(out, head[:cteStart]...)
-	out = append(out, newCTE...)
-	out = append(out, head[cteEnd:]...)
-	return append(out, decoded...)
+	return io.MultiReader(bytes.NewReader(head[:cteStart]), strings.NewReader(newCTE), bytes.NewReader(head[cteEnd:]),
+		bytes.NewReader(decoded))
 }
 
 // decodeBase64 decodes a base64 body strictly, ignoring the white space
-// between its lines.
+// between its lines. The decoder skips line breaks itself; only a body
+// with spaces or tabs is first copied without them.
 func decodeBase64(body []byte) ([]byte, error) {
-	compact := make([]byte, 0, len(body))
-	for _, c := range body {
-		if c != '\r' && c != '\n' && c != ' ' && c != '\t' {
-			compact = append(compact, c)
+	if bytes.ContainsAny(body, " \t") {
+		compact := make([]byte, 0, len(body))
+		for _, c := range body {
+			if c != '\r' && c != '\n' && c != ' ' && c != '\t' {
+				compact = append(compact, c)
+			}
 		}
+		body = compact
 	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(compact)))
-	n, err := base64.StdEncoding.Decode(out, compact)
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(body)))
+	n, err := base64.StdEncoding.Decode(out, body)
 	return out[:n], err
 }
 

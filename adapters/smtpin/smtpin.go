@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/emersion/go-smtp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
@@ -49,6 +50,13 @@ type Options struct {
 	// DataTimeout bounds the DATA transfer from its start, and the whole
 	// session to SessionTimeoutFactor times it; 0 means DefaultDataTimeout.
 	DataTimeout time.Duration
+	// MaxInflightBytes caps the bytes of DATA all sessions hold at once,
+	// from the first byte read until the message is stored; a message that
+	// finds it spent is answered 451 4.3.1. 0 means DefaultMaxInflightBytes.
+	MaxInflightBytes int64
+	// SpoolDir holds the temporary files of messages larger than
+	// SpoolThreshold while they are read; "" means the system's.
+	SpoolDir string
 	// UnknownRecipientDelay slows a session's RCPTs to unknown addresses:
 	// the nth after the first waits n-1 times it (at most
 	// maxUnknownRecipientDelay), so addresses cannot be tried quickly;
@@ -64,6 +72,10 @@ type Server struct {
 	hostname string
 	srv      *smtp.Server
 	opts     Options
+	inflight *semaphore.Weighted // bytes of DATA held by all sessions
+	// messageShare is the most of it one message reserves: the size limit,
+	// or the whole budget when that is smaller or there is no limit.
+	messageShare int64
 
 	// go-smtp's Shutdown closes only the listeners its Serve has already
 	// registered, so a Shutdown that wins the race with Serve would leave
@@ -95,7 +107,14 @@ func New(mail *app.Mail, opts Options) *Server {
 	if opts.UnknownRecipientDelay <= 0 {
 		opts.UnknownRecipientDelay = time.Second
 	}
-	s := &Server{mail: mail, log: opts.Log, timeout: opts.Timeout, hostname: opts.Hostname, opts: opts}
+	if opts.MaxInflightBytes <= 0 {
+		opts.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	s := &Server{mail: mail, log: opts.Log, timeout: opts.Timeout, hostname: opts.Hostname, opts: opts,
+		inflight: semaphore.NewWeighted(opts.MaxInflightBytes), messageShare: opts.MaxInflightBytes}
+	if opts.MaxMessageBytes > 0 {
+		s.messageShare = min(opts.MaxMessageBytes, opts.MaxInflightBytes)
+	}
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
 		return &session{s: s, conn: c, remote: c.Conn().RemoteAddr().String()}, nil
 	}))
@@ -245,11 +264,31 @@ func (se *session) Data(r io.Reader) error {
 	// The transfer has DataTimeout from its start, however slowly it trickles
 	// (go-smtp sets no deadline while DATA is read).
 	_ = se.conn.Conn().SetReadDeadline(time.Now().Add(se.s.opts.DataTimeout))
+	// The message's bytes count against the in-flight budget from the first
+	// read until it is stored or refused.
+	res := &reservation{budget: se.s.inflight, limit: se.s.messageShare}
+	defer res.release()
+	sp := &spool{dir: se.s.opts.SpoolDir}
+	defer sp.close()
 	// Bare LF line ends become CRLF as they arrive (docs/api.md).
-	raw, err := io.ReadAll(core.NewCRLFReader(r))
-	if err != nil {
+	err := readData(core.NewCRLFReader(r), sp, res)
+	switch {
+	case errors.Is(err, errNoBudget):
+		se.s.log.Warn("smtp: DATA in flight at CALLSIGN_SMTP_MAX_INFLIGHT_BYTES; answered 451", "remote", se.remote, "from", se.from)
+		return replyBusyData
+	case errors.Is(err, errSpool):
+		se.s.log.Error("smtp: spooling a message failed", "remote", se.remote, "err", err)
+		return replyTryLater
+	case err != nil:
 		return err // go-smtp answers 552 for an oversized message
 	}
+	raw, err := sp.bytes()
+	if err != nil {
+		se.s.log.Error("smtp: reading a spooled message failed", "remote", se.remote, "err", err)
+		return replyTryLater
+	}
+	sp.close()       // the bytes are in memory now
+	size := len(raw) // raw itself is not kept past Deliver, which may replace it
 	ctx, cancel := context.WithTimeout(context.Background(), se.s.timeout)
 	defer cancel()
 	_, err = se.s.mail.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw, Trace: se.trace(time.Now()),
@@ -257,7 +296,7 @@ func (se *session) Data(r io.Reader) error {
 	if err != nil {
 		switch core.KindOf(err) {
 		case core.KindInvalid:
-			se.s.log.Warn("smtp: refused a message that is not one", "remote", se.remote, "from", se.from, "bytes", len(raw), "reason", err)
+			se.s.log.Warn("smtp: refused a message that is not one", "remote", se.remote, "from", se.from, "bytes", size, "reason", err)
 			return replyUnreadable
 		case core.KindTooLarge: // over the size or the part limit: say which
 			var ce *core.Error

@@ -371,7 +371,8 @@ func (s *service) serve(ctx context.Context) error {
 		return err
 	}
 	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: s.cfg.SMTPHostname, MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log,
-		MaxSessions: s.cfg.SMTPMaxSessions, MaxSessionsPerIP: s.cfg.SMTPMaxSessionsPerIP, DataTimeout: s.cfg.SMTPDataTimeout})
+		MaxSessions: s.cfg.SMTPMaxSessions, MaxSessionsPerIP: s.cfg.SMTPMaxSessionsPerIP, DataTimeout: s.cfg.SMTPDataTimeout,
+		MaxInflightBytes: s.cfg.SMTPMaxInflightBytes, SpoolDir: s.cfg.DataDir})
 	var mcpEndpoint *mcpserver.HTTP
 	apiOptions := httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
 		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
