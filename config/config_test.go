@@ -120,6 +120,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_SMTP_MAX_SESSIONS", "0", nil},
 		{"CALLSIGN_SMTP_MAX_SESSIONS_PER_IP", "many", nil},
 		{"CALLSIGN_SMTP_DATA_TIMEOUT", "10", nil},
+		{"CALLSIGN_SMTP_MAX_INFLIGHT_BYTES", "plenty", nil},
+		{"CALLSIGN_SMTP_MAX_INFLIGHT_BYTES", "10MiB", nil}, // below the 25 MiB size limit
 		{"CALLSIGN_SHUTDOWN_GRACE", "-1s", nil},
 		{"CALLSIGN_EVENT_RETENTION", "500ms", nil},
 		{"CALLSIGN_EVENT_RETENTION", "a month", nil},
@@ -222,6 +224,9 @@ func TestMailAuthenticationSettings(t *testing.T) {
 	}
 	if c, err := Load(env(map[string]string{"CALLSIGN_MCP": "OFF"})); err != nil || c.MCP {
 		t.Errorf("CALLSIGN_MCP=OFF: %v, %v", c.MCP, err)
+	}
+	if c, err := Load(env(nil)); err != nil || c.SMTPMaxInflightBytes != 256<<20 {
+		t.Errorf("the SMTP in-flight budget by default: %d, %v", c.SMTPMaxInflightBytes, err)
 	}
 	if c, err := Load(env(nil)); err != nil || c.SMTPMaxSessions != 1000 || c.SMTPMaxSessionsPerIP != 50 || c.SMTPDataTimeout != 10*time.Minute {
 		t.Errorf("SMTP session limits by default: %d %d %v, %v", c.SMTPMaxSessions, c.SMTPMaxSessionsPerIP, c.SMTPDataTimeout, err)
