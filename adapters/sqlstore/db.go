@@ -200,7 +200,7 @@ const sqlitePragmas = "_pragma=busy_timeout(" + busyTimeoutMS + ")&_pragma=forei
 // a page fills a page alone. With 4 KiB pages a message row (its text
 // body and fields, 2–4 KB for a 5 KB message) left 1.8 KB of its page
 // unused; with 2 KiB pages it spills, and a 5 KB message takes 11.1 KB
-// on disk, all tables included, instead of 12.6 KB (design.md, issue 12).
+// on disk, all tables included, instead of 12.6 KB (docs/perf/2026-11-issue-12-sqlite-ingest.md).
 const newPageSize = 2048
 
 // createSQLite gives the empty database file its page size, then its

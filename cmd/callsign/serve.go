@@ -51,7 +51,7 @@ func tuneRuntime(getenv func(string) string) {
 // MiB the peak under ingest was 64-65 MiB, past issue 12's 64; at 28 it is
 // 60-61 MiB, for CPU per message within the noise, and 68-72 MiB over
 // 60,000-200,000 messages; 20 would hold that to 60 for about 20% more CPU
-// (design.md, "At scale").
+// (docs/perf/2026-12-issue-12-targets-new-machine.md; design.md, "Storage").
 const softMemoryLimit = 28 << 20
 
 func (c *cli) serve(*cobra.Command, []string) error {
