@@ -187,7 +187,8 @@ func New(deps Deps) *App {
 		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, lease: deps.OutboxLease, postmaster: deps.Postmaster,
 		wake: make(chan struct{}, 1), verified: verified}
 	phone := &Phone{base: b, store: store, gate: g, identities: identities, numbers: numbers, telephony: deps.Telephony}
-	events := &Events{base: b, store: store, retention: deps.EventRetention, render: deps.EventJSON, changed: make(chan struct{})}
+	events := &Events{base: b, store: store, retention: deps.EventRetention, render: deps.EventJSON, changed: make(chan struct{}),
+		closed: make(chan struct{}), watching: make(chan struct{})}
 	sources := &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, destinations: deps.Destinations, changed: make(chan struct{}, 1)}
 	// What goes with deleted mailboxes: their addresses from the cache of
 	// recipients, and their IMAP sources' workers, at once.
@@ -221,6 +222,10 @@ func New(deps Deps) *App {
 		Rules: rules,
 	}
 }
+
+// Close stops what the services run on their own: the events' watch of the
+// store. The workers that Run* methods start end with their contexts.
+func (a *App) Close() { a.Events.Close() }
 
 // base is what every service has: the clock, identifiers, the crypto
 // source, the log and the observer (observe.go). It reaches no store and

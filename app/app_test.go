@@ -22,7 +22,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	w := &world{t: t, ctx: context.Background(), store: memory.NewStore(), clock: memory.NewClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))}
-	w.app = app.New(app.Deps{Ports: app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}}, Settings: app.Settings{MailDomains: []string{"agents.test"}}})
+	w.app = newApp(t, app.Deps{Ports: app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}}, Settings: app.Settings{MailDomains: []string{"agents.test"}}})
 	return w
 }
 
@@ -105,7 +105,7 @@ func TestStoreFailureIsNotAValidationError(t *testing.T) {
 func TestResealMovesEveryValueToTheCurrentKey(t *testing.T) {
 	w := newWorld(t)
 	cipher := &memory.Cipher{}
-	w.app = app.New(app.Deps{Ports: app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Cipher: cipher}, Settings: app.Settings{MailDomains: []string{"agents.test"}}})
+	w.app = newApp(t, app.Deps{Ports: app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Cipher: cipher}, Settings: app.Settings{MailDomains: []string{"agents.test"}}})
 	p := w.owner("a@example.com")
 	ident, err := w.app.Identities.Create(w.ctx, p, app.IdentityInput{})
 	if err != nil {

@@ -32,7 +32,7 @@ var domainSettings = core.DomainSettings{MXHost: "mx.callsign.test", SPFInclude:
 func newDomainWorld(t *testing.T) *domainWorld {
 	w := &domainWorld{world: &world{t: t, ctx: context.Background(), store: memory.NewStore(),
 		clock: memory.NewClock(time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC))}, dns: memory.NewResolver()}
-	w.app = app.New(app.Deps{
+	w.app = newApp(t, app.Deps{
 		Ports: app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
 			Resolver: w.dns, MailAuth: mailauth.NewAuthenticator(w.dns, "mx.callsign.test"), Signer: mailauth.NewSigner()},
 		Settings: app.Settings{MailDomains: []string{"agents.test"}, Domain: domainSettings}})
@@ -197,7 +197,7 @@ func TestPlatformMailSignedWithTwoKeys(t *testing.T) {
 		keys = append(keys, pair)
 	}
 	slices.SortFunc(keys, func(a, b ports.DKIMKeyPair) int { return strings.Compare(b.Public.Algorithm, a.Public.Algorithm) }) // rsa first
-	a := app.New(app.Deps{
+	a := newApp(t, app.Deps{
 		Ports: app.Ports{Store: memory.NewStore(), Clock: memory.NewClock(time.Now()), IDs: memory.IDs{}, Cipher: &memory.Cipher{},
 			Resolver: memory.NewResolver(), Signer: mailauth.NewSigner()},
 		Settings: app.Settings{MailDomains: []string{"agents.test"}, PlatformKeys: keys}})

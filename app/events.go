@@ -23,6 +23,9 @@ type Events struct {
 	mu      sync.Mutex
 	changed chan struct{}
 	watch   sync.Once
+	// closed ends the watching goroutine (Close); watching is done when it has.
+	closed   chan struct{}
+	watching chan struct{}
 
 	// feeds are the accounts' live feeds on this instance (eventfeed.go).
 	feedsMu sync.Mutex
@@ -98,7 +101,13 @@ func (s *Events) Changed() <-chan struct{} {
 	s.watch.Do(func() {
 		written := s.store.EventsWritten()
 		go func() {
-			for range written {
+			defer close(s.watching)
+			for {
+				select {
+				case <-written:
+				case <-s.closed:
+					return
+				}
 				s.mu.Lock()
 				close(s.changed)
 				s.changed = make(chan struct{})
@@ -109,6 +118,20 @@ func (s *Events) Changed() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.changed
+}
+
+// Close stops listening for commits and waits until it has; a reader still
+// waiting then ends at its own deadline or when its caller leaves.
+func (s *Events) Close() {
+	s.watch.Do(func() { close(s.watching) }) // never started: nothing to wait for
+	s.mu.Lock()
+	select {
+	case <-s.closed:
+	default:
+		close(s.closed)
+	}
+	s.mu.Unlock()
+	<-s.watching
 }
 
 // followPage bounds one read of the log by a follower.

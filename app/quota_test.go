@@ -22,6 +22,7 @@ func TestLocalDeliveryWaitsAtTheStorageQuota(t *testing.T) {
 	a := New(Deps{Ports: Ports{Store: store, Clock: &memory.Clock{Step: time.Millisecond}, IDs: memory.IDs{},
 		Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
 		Settings: Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20, Quotas: core.Limits{core.QuotaStorage: 2000}}})
+	t.Cleanup(a.Close)
 	owner := func(email string) core.Principal {
 		t.Helper()
 		b, err := a.Accounts.Create(ctx, email, "")

@@ -15,6 +15,7 @@ func TestRoute(t *testing.T) {
 	store := memory.NewStore()
 	a := New(Deps{Ports: Ports{Store: store, Clock: &memory.Clock{}, IDs: memory.IDs{}},
 		Settings: Settings{MailDomains: []string{"agents.test"}}})
+	t.Cleanup(a.Close)
 	boot, err := a.Accounts.Create(ctx, "owner@example.com", "")
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func newSignInWorld(t *testing.T, change ...func(*app.Deps)) *signInWorld {
 	for _, f := range change {
 		f(&deps)
 	}
-	w.app = app.New(deps)
+	w.app = newApp(t, deps)
 	return w
 }
 

@@ -17,7 +17,7 @@ func sourceWorld(t *testing.T) (*world, *memory.Cipher, core.Principal, core.Inb
 	cipher := &memory.Cipher{}
 	dns := memory.NewResolver()
 	dns.SetIP("imap.example.org", "203.0.113.10")
-	w.app = app.New(app.Deps{
+	w.app = newApp(t, app.Deps{
 		Ports: app.Ports{Store: w.store, Clock: w.clock, IDs: memory.IDs{}, Cipher: cipher, Parser: mailmime.Parser{}, Composer: mailmime.Composer{},
 			Destinations: egress.New(core.DestinationPolicy{}, dns)},
 		Settings: app.Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20}})

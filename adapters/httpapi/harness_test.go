@@ -81,6 +81,7 @@ func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
 			Domain: core.DomainSettings{MXHost: "mx.api.test"}}}
 	change(&deps)
 	h.app = app.New(deps)
+	t.Cleanup(h.app.Close)
 	h.sim.Serves = h.app.SMS.Serves
 	h.sim.Inbound = func(ctx context.Context, from, to, body, sid string) {
 		if _, err := h.app.SMS.Receive(ctx, app.InboundSMS{From: from, To: to, Body: body, SID: sid}); err != nil {

@@ -75,6 +75,7 @@ func newWorld(t *testing.T, quotas ...core.Limits) *world {
 		deps.Quotas = q
 	}
 	w.app = app.New(deps)
+	t.Cleanup(w.app.Close)
 	b, err := w.app.Accounts.Create(w.ctx, "owner@example.com", "")
 	if err != nil {
 		t.Fatal(err)

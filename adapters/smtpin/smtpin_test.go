@@ -77,6 +77,7 @@ func newWorldWith(t *testing.T, tlsConfig *tls.Config, maxBytes int64, change fu
 		Ports: app.Ports{Store: w.store, Clock: clock, IDs: memory.IDs{}, Cipher: &memory.Cipher{},
 			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
 		Settings: app.Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: maxBytes}})
+	t.Cleanup(w.app.Close)
 	ctx := context.Background()
 	b, err := w.app.Accounts.Create(ctx, "owner@example.com", "")
 	if err != nil {

@@ -264,6 +264,7 @@ func telephony(cfg config.Config) ports.Telephony {
 }
 
 func (s *service) close() error {
+	s.app.Close()
 	if s.sim != nil {
 		s.sim.Wait()
 	}

@@ -1,0 +1,10 @@
+package httpapi
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package when a test leaves a goroutine running.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
