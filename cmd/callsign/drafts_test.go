@@ -268,6 +268,9 @@ func TestScheduledSendOnce(t *testing.T) {
 			}
 			ids["<"+m.MessageID+">"] = true
 		}
+		// On a loaded machine the five drafts can take past send_at to queue;
+		// a message queued late goes at once, dated when it was sent.
+		queuedInTime := time.Now().Before(sendAt)
 		first.stop()
 		if time.Now().Before(sendAt) && len(relay.received()) != 0 {
 			t.Fatalf("sent before send_at: %d", len(relay.received()))
@@ -308,8 +311,8 @@ func TestScheduledSendOnce(t *testing.T) {
 			if m.at.Before(sendAt) {
 				t.Fatalf("relayed at %v, before send_at %v", m.at, sendAt)
 			}
-			if date, err := msg.Header.Date(); err != nil || !date.Equal(sendAt.Truncate(time.Second)) {
-				t.Errorf("Date %v, want send_at %v", date, sendAt)
+			if date, err := msg.Header.Date(); err != nil || (queuedInTime && !date.Equal(sendAt.Truncate(time.Second))) {
+				t.Errorf("Date %v (%v), want send_at %v", date, err, sendAt)
 			}
 			late = max(late, m.at.Sub(sendAt))
 		}
