@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/callsign/callsign/app"
@@ -126,4 +127,76 @@ func TestIdempotencyRoutes(t *testing.T) {
 	// A route that creates nothing new for the caller ignores the header.
 	h.keyed("POST", "/api/auth/keys/identity/", "keys-1", map[string]any{"identity": one}, mgmt).want(t, 201)
 	wantReplayed(t, h.keyed("POST", "/api/auth/keys/identity/", "keys-1", map[string]any{"identity": one}, mgmt).want(t, 201), false)
+}
+
+// TestIdempotentSendAtOnce: sixteen identical sends with one key, at once,
+// send one message; each is answered 201 (once run, the others replayed
+// with the same body) or 409 naming the header while the first runs. A
+// repeat is replayed; another body under the key is 422; a malformed key
+// is 400. The same across two instances on PostgreSQL is cmd/callsign's
+// TestIdempotentSend.
+func TestIdempotentSendAtOnce(t *testing.T) {
+	h := newHarness(t)
+	h.runOutbox()
+	mgmt := h.account()
+	ident := h.do("POST", "/api/identities/", map[string]any{"name": "Sender"}, mgmt).want(t, 201).object(t)["uuid"].(string)
+	send := "/api/email-messages/compose/?identity=" + ident
+	body := map[string]any{"to_email": "alice@example.org", "subject": "Once", "content": "Only once."}
+
+	answers := make([]*response, 16)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = h.keyed("POST", send, "send-1", body, mgmt)
+		}()
+	}
+	wg.Wait()
+	var first []byte
+	for _, a := range answers {
+		if a.Status == 201 && a.Header.Get("Idempotent-Replayed") == "" {
+			if first != nil {
+				t.Fatalf("two requests ran: %s and %s", first, a.Body)
+			}
+			first = a.Body
+		}
+	}
+	if first == nil {
+		t.Fatal("no request ran")
+	}
+	for _, a := range answers {
+		switch {
+		case a.Status == 201 && a.Header.Get("Idempotent-Replayed") == "true" && !bytes.Equal(a.Body, first):
+			t.Errorf("a replay differs:\n%s\n%s", a.Body, first)
+		case a.Status == 409 && !strings.Contains(string(a.Body), "Idempotency-Key"):
+			t.Errorf("409 without naming the header: %s", a.Body)
+		case a.Status != 201 && a.Status != 409:
+			t.Errorf("status %d: %s", a.Status, a.Body)
+		}
+	}
+	again := h.keyed("POST", send, "send-1", body, mgmt).want(t, 201)
+	wantReplayed(t, again, true)
+	if !bytes.Equal(again.Body, first) {
+		t.Fatalf("repeat: %s", again.Body)
+	}
+	body["content"] = "Something else."
+	if r := h.keyed("POST", send, "send-1", body, mgmt).want(t, 422); !strings.Contains(string(r.Body), `"Idempotency-Key"`) {
+		t.Fatalf("another body: %s", r.Body)
+	}
+	for _, bad := range []string{strings.Repeat("k", 256), "tab\there", "caf\u00e9"} {
+		if r := h.keyed("POST", send, bad, body, mgmt).want(t, 400); !strings.Contains(string(r.Body), `"Idempotency-Key"`) {
+			t.Errorf("key %q: %s", bad, r.Body)
+		}
+	}
+	stored := h.do("GET", "/api/email-messages/?direction=outgoing&limit=50&identity="+ident, nil, mgmt).want(t, 200).results(t)
+	if len(stored) != 1 {
+		t.Fatalf("%d messages stored", len(stored))
+	}
+	if m := h.waitFor(mgmt, stored[0]["id"]); m["delivery_status"] != "sent" {
+		t.Fatalf("delivery: %v", m)
+	}
+	if n := len(h.relay.Sent()); n != 1 {
+		t.Fatalf("the relay received %d messages", n)
+	}
 }
