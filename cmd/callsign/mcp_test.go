@@ -407,6 +407,7 @@ func TestShutdownEndsMCPSessions(t *testing.T) {
 // identity key (another identity's thread); what it can read comes with
 // cacheScope private, since it holds mail.
 func TestMCPResourcesOutOfReach(t *testing.T) {
+	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt, otherMgmt := r.bootstrap("ops@example.com"), r.bootstrap("other@example.com")
 	ada, eve := r.newAgent(mgmt, "Ada"), r.newAgent(otherMgmt, "Eve")
