@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -39,6 +40,11 @@ func statusOf(k core.Kind) int {
 	return http.StatusInternalServerError
 }
 
+// statusClientClosedRequest is what the access log and the metrics record
+// for a request the client cancelled before it was answered (nginx's 499):
+// neither our fault nor the client's mistake.
+const statusClientClosedRequest = 499
+
 // detail is the body of every error that is not a validation error.
 type detail struct {
 	Detail string `json:"detail"`
@@ -59,7 +65,14 @@ func (s *server) fail(c *gin.Context, err error) {
 		return
 	}
 	var e *core.Error
-	if !errors.As(err, &e) {
+	if !errors.As(err, &e) && c.Request.Context().Err() == context.Canceled {
+		// The client left (its connection closed, or it gave up): what
+		// failed failed because of that, and nobody reads the answer.
+		// The access log records the request as cancelled.
+		c.AbortWithStatus(statusClientClosedRequest)
+		return
+	}
+	if e == nil {
 		s.log.Error("request failed", "method", c.Request.Method, "route", c.FullPath(), "err", err)
 		abortJSON(c, http.StatusInternalServerError, detail{"A server error occurred."})
 		return

@@ -142,9 +142,13 @@ func (s *server) fromNow(c *gin.Context, eq *app.EventQuery) (bool, error) {
 func (s *server) eventPage(c *gin.Context, events []core.Event, eq app.EventQuery, fromNow bool) page[eventView] {
 	p := page[eventView]{Count: len(events), Results: viewAll(events, viewEvent)}
 	if len(events) == eq.Limit || fromNow {
-		after := strconv.FormatInt(*eq.After, 10)
+		// A full page goes on from its last event; an empty one from now
+		// (fromNow set the cursor) goes on from where it looked.
+		var after string
 		if len(events) > 0 {
 			after = events[len(events)-1].ID()
+		} else {
+			after = strconv.FormatInt(*eq.After, 10)
 		}
 		q := c.Request.URL.Query()
 		q.Set("after", after)

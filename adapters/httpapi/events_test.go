@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/callsign/callsign/adapters/memory"
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
 )
 
 // eventTypesOf lists the types of a page of events.
@@ -189,5 +193,52 @@ func TestEventStreamResumesAndFollows(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 400 {
 		t.Fatalf("bad filter: %d", res.StatusCode)
+	}
+}
+
+func TestEventsListFromTheStartPagesOn(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	first := h.do("GET", "/api/events/?limit=1", nil, tn.mgmt).want(t, 200).object(t)
+	next, _ := first["next"].(string)
+	if first["count"] != float64(1) || next != "http://api.test/api/events/?after=1&limit=1" {
+		t.Fatalf("a full first page without after: %v", first)
+	}
+	second := h.do("GET", strings.TrimPrefix(next, "http://api.test"), nil, tn.mgmt).want(t, 200).object(t)
+	if ids := second["results"].([]any); len(ids) != 1 || ids[0].(map[string]any)["id"] != "2" {
+		t.Fatalf("the page after: %v", second)
+	}
+}
+
+// cancelledEvents is a store whose event reads fail as a database driver's
+// do when the request's context is cancelled.
+type cancelledEvents struct{ *memory.Store }
+
+func (s cancelledEvents) Events(ctx context.Context, f core.EventFilter) ([]core.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("reading events: %w", err)
+	}
+	return s.Store.Events(ctx, f)
+}
+
+func TestEventsListCancelledByTheClientIsNoServerError(t *testing.T) {
+	var store cancelledEvents
+	h := newHarnessWith(t, func(d *app.Deps) {
+		store = cancelledEvents{d.Store.(*memory.Store)}
+		d.Store = store
+	})
+	key := h.account()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequestWithContext(ctx, "GET", "/api/events/", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req) // not validated: nobody reads the answer
+	if rec.Code != statusClientClosedRequest {
+		t.Errorf("status %d, want %d", rec.Code, statusClientClosedRequest)
+	}
+	logs := h.logs.String()
+	if strings.Contains(logs, `"level":"ERROR"`) || !strings.Contains(logs, `"cancelled":true`) {
+		t.Errorf("a cancelled request is logged as one, not as an error:\n%s", logs)
 	}
 }

@@ -313,6 +313,9 @@ func (s *server) accessLog(c *gin.Context) {
 	if p, ok := c.Get(principalKey); ok {
 		attrs = append(attrs, "key_prefix", p.(core.Principal).KeyPrefix)
 	}
+	if c.Writer.Status() == statusClientClosedRequest {
+		attrs = append(attrs, "cancelled", true)
+	}
 	s.log.Info("http request", attrs...)
 }
 
