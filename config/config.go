@@ -111,6 +111,10 @@ type Config struct {
 	// message is answered 451 4.3.1 and its sender retries.
 	SMTPMaxInflightBytes int64
 
+	// MaxStreamsPerKey and MaxStreamsPerAccount cap the event streams and
+	// long polls open at once on one instance (CALLSIGN_MAX_STREAMS_PER_*).
+	MaxStreamsPerKey, MaxStreamsPerAccount int
+
 	// Quotas are the limits per account (CALLSIGN_QUOTA_*), by the names
 	// whoami shows (storage in bytes; vault_items per identity); 0 is
 	// unlimited.
@@ -204,7 +208,8 @@ func Load(getenv Getenv) (Config, error) {
 		name string
 		v    *int
 		def  string
-	}{{"CALLSIGN_SMTP_MAX_SESSIONS", &c.SMTPMaxSessions, "1000"}, {"CALLSIGN_SMTP_MAX_SESSIONS_PER_IP", &c.SMTPMaxSessionsPerIP, "50"}} {
+	}{{"CALLSIGN_SMTP_MAX_SESSIONS", &c.SMTPMaxSessions, "1000"}, {"CALLSIGN_SMTP_MAX_SESSIONS_PER_IP", &c.SMTPMaxSessionsPerIP, "50"},
+		{"CALLSIGN_MAX_STREAMS_PER_KEY", &c.MaxStreamsPerKey, "10"}, {"CALLSIGN_MAX_STREAMS_PER_ACCOUNT", &c.MaxStreamsPerAccount, "100"}} {
 		if *n.v, err = strconv.Atoi(get(n.name, n.def)); err != nil || *n.v < 1 {
 			return fail(n.name, "want a whole number of at least 1")
 		}

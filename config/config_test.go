@@ -119,6 +119,8 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_SOURCES_ALLOW_PRIVATE", "sure", nil},
 		{"CALLSIGN_SMTP_MAX_SESSIONS", "0", nil},
 		{"CALLSIGN_SMTP_MAX_SESSIONS_PER_IP", "many", nil},
+		{"CALLSIGN_MAX_STREAMS_PER_KEY", "0", nil},
+		{"CALLSIGN_MAX_STREAMS_PER_ACCOUNT", "lots", nil},
 		{"CALLSIGN_SMTP_DATA_TIMEOUT", "10", nil},
 		{"CALLSIGN_SMTP_MAX_INFLIGHT_BYTES", "plenty", nil},
 		{"CALLSIGN_SMTP_MAX_INFLIGHT_BYTES", "10MiB", nil}, // below the 25 MiB size limit
@@ -228,8 +230,8 @@ func TestMailAuthenticationSettings(t *testing.T) {
 	if c, err := Load(env(nil)); err != nil || c.SMTPMaxInflightBytes != 256<<20 {
 		t.Errorf("the SMTP in-flight budget by default: %d, %v", c.SMTPMaxInflightBytes, err)
 	}
-	if c, err := Load(env(nil)); err != nil || c.SMTPMaxSessions != 1000 || c.SMTPMaxSessionsPerIP != 50 || c.SMTPDataTimeout != 10*time.Minute {
-		t.Errorf("SMTP session limits by default: %d %d %v, %v", c.SMTPMaxSessions, c.SMTPMaxSessionsPerIP, c.SMTPDataTimeout, err)
+	if c, err := Load(env(nil)); err != nil || c.SMTPMaxSessions != 1000 || c.SMTPMaxSessionsPerIP != 50 || c.SMTPDataTimeout != 10*time.Minute || c.MaxStreamsPerKey != 10 || c.MaxStreamsPerAccount != 100 {
+		t.Errorf("session and stream limits by default: %d %d %v %d %d, %v", c.SMTPMaxSessions, c.SMTPMaxSessionsPerIP, c.SMTPDataTimeout, c.MaxStreamsPerKey, c.MaxStreamsPerAccount, err)
 	}
 	if c, err := Load(env(nil)); err != nil || c.SourcesAllowPrivate {
 		t.Errorf("CALLSIGN_SOURCES_ALLOW_PRIVATE is off by default: %v, %v", c.SourcesAllowPrivate, err)

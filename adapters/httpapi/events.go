@@ -167,6 +167,13 @@ func (s *server) listEvents(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
+	if eq.Wait > 0 {
+		release, err := s.holdStream(c)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer release()
+	}
 	fromNow, err := s.fromNow(c, &eq)
 	if err != nil {
 		return 0, nil, err
@@ -205,6 +212,12 @@ func (s *server) streamEvents(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
+	release, err := s.holdStream(c)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	defer release()
 	if _, err := s.fromNow(c, &eq); err != nil {
 		s.fail(c, err)
 		return

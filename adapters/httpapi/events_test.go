@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -240,5 +241,64 @@ func TestEventsListCancelledByTheClientIsNoServerError(t *testing.T) {
 	logs := h.logs.String()
 	if strings.Contains(logs, `"level":"ERROR"`) || !strings.Contains(logs, `"cancelled":true`) {
 		t.Errorf("a cancelled request is logged as one, not as an error:\n%s", logs)
+	}
+}
+
+func TestEventStreamsAndLongPollsAreCappedPerKeyAndAccount(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	h.h = New(h.app, Options{BaseURL: "http://api.test", Streams: StreamLimits{PerKey: 2, PerAccount: 3}})
+	srv := httptest.NewServer(h.h)
+	t.Cleanup(srv.Close)
+	// refused asks over the network, so that a stream let through answers
+	// at once (200, then the stream, closed here) rather than hold the test.
+	refused := func(path, key, setting string) {
+		t.Helper()
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		out := req.Clone(context.Background())
+		out.RequestURI, out.URL.Scheme, out.URL.Host = "", "http", srv.Listener.Addr().String()
+		got, err := http.DefaultClient.Do(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body []byte
+		if got.StatusCode != 200 {
+			body, _ = io.ReadAll(got.Body)
+		}
+		got.Body.Close()
+		res := &response{Status: got.StatusCode, Header: got.Header, Body: body}
+		validateResponse(t, req, res)
+		res.want(t, 429)
+		d, _ := res.object(t)["detail"].(string)
+		if res.Header.Get("Retry-After") != "5" || !strings.Contains(d, setting) {
+			t.Errorf("%s: Retry-After %q, detail %q, want one naming %s", path, res.Header.Get("Retry-After"), d, setting)
+		}
+	}
+	verifications := path("/api/identities/%s/verifications/?wait=1", tn.one)
+
+	first := openStream(t, srv.URL+"/api/events/stream/", tn.keyOne, "")
+	openStream(t, srv.URL+"/api/events/stream/", tn.keyOne, "")
+	refused("/api/events/stream/", tn.keyOne, "at most 2 at once (CALLSIGN_MAX_STREAMS_PER_KEY)")
+	refused("/api/events/?wait=1", tn.keyOne, "CALLSIGN_MAX_STREAMS_PER_KEY")
+	refused(verifications, tn.keyOne, "CALLSIGN_MAX_STREAMS_PER_KEY")
+	h.do("GET", "/api/events/", nil, tn.keyOne).want(t, 200) // no wait: not held open, not counted
+	h.do("GET", path("/api/identities/%s/verifications/", tn.one), nil, tn.keyOne).want(t, 200)
+
+	openStream(t, srv.URL+"/api/events/stream/", tn.keyTwo, "")
+	refused("/api/events/stream/", tn.mgmt, "at most 3 at once (CALLSIGN_MAX_STREAMS_PER_ACCOUNT)")
+	refused("/api/events/?wait=1", tn.keyTwo, "CALLSIGN_MAX_STREAMS_PER_ACCOUNT")
+	openStream(t, srv.URL+"/api/events/stream/", tn.otherAccount, "") // another account's room is its own
+
+	// A stream that ends gives its slot back.
+	first.res.Body.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		req := httptest.NewRequest("GET", "/api/events/?wait=1&after=latest", nil)
+		req.Header.Set("Authorization", "Bearer "+tn.keyOne)
+		if got := h.serve(req); got.Status == 200 {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the closed stream's slot was not given back: %d %s", got.Status, got.Body)
+		}
 	}
 }

@@ -33,7 +33,7 @@ import (
 // harness is the API over the memory fakes, driven through the real router.
 // Every response it sees is validated against the OpenAPI document.
 type harness struct {
-	t     *testing.T
+	t     testing.TB
 	h     http.Handler
 	app   *app.App
 	store *memory.Store
@@ -61,10 +61,10 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-func newHarness(t *testing.T) *harness { return newHarnessWith(t, func(*app.Deps) {}) }
+func newHarness(t testing.TB) *harness { return newHarnessWith(t, func(*app.Deps) {}) }
 
 // newHarnessWith lets a test change the app's dependencies first.
-func newHarnessWith(t *testing.T, change func(*app.Deps)) *harness {
+func newHarnessWith(t testing.TB, change func(*app.Deps)) *harness {
 	t.Helper()
 	logs := &syncBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -135,7 +135,7 @@ type response struct {
 }
 
 // decode unmarshals the body into v.
-func (r *response) decode(t *testing.T, v any) {
+func (r *response) decode(t testing.TB, v any) {
 	t.Helper()
 	if err := json.Unmarshal(r.Body, v); err != nil {
 		t.Fatalf("decoding %s: %v", r.Body, err)
@@ -143,7 +143,7 @@ func (r *response) decode(t *testing.T, v any) {
 }
 
 // object is the body as a JSON object.
-func (r *response) object(t *testing.T) map[string]any {
+func (r *response) object(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	r.decode(t, &m)
@@ -151,7 +151,7 @@ func (r *response) object(t *testing.T) map[string]any {
 }
 
 // list is the body as a JSON array of objects.
-func (r *response) list(t *testing.T) []map[string]any {
+func (r *response) list(t testing.TB) []map[string]any {
 	t.Helper()
 	var l []map[string]any
 	r.decode(t, &l)
@@ -200,7 +200,7 @@ func (h *harness) serve(req *http.Request) *response {
 func path(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 // want fails unless the response has the status.
-func (r *response) want(t *testing.T, status int) *response {
+func (r *response) want(t testing.TB, status int) *response {
 	t.Helper()
 	if r.Status != status {
 		t.Fatalf("status %d, want %d: %s", r.Status, status, r.Body)
@@ -216,7 +216,7 @@ var (
 )
 
 // openAPI loads and checks the document once.
-func openAPI(t *testing.T) (*openapi3.T, routers.Router) {
+func openAPI(t testing.TB) (*openapi3.T, routers.Router) {
 	t.Helper()
 	docOnce.Do(func() {
 		openapi3filter.RegisterBodyDecoder("application/vnd.oai.openapi", openapi3filter.PlainBodyDecoder)
@@ -254,7 +254,7 @@ func openAPI(t *testing.T) (*openapi3.T, routers.Router) {
 // validateResponse checks a response against the OpenAPI document: its
 // status must be documented for the operation and its body must match.
 // Requests to routes the document does not have are left to the route test.
-func validateResponse(t *testing.T, req *http.Request, res *response) {
+func validateResponse(t testing.TB, req *http.Request, res *response) {
 	t.Helper()
 	_, router := openAPI(t)
 	vreq := req.Clone(context.Background())

@@ -154,15 +154,18 @@ func throttled(wait time.Duration) error {
 		Message: fmt.Sprintf("Request was throttled. Expected available in %d seconds.", seconds)}
 }
 
-// throttleKey counts an authenticated request against its key; all the
-// bearer tokens of an account share one bucket.
-func (s *server) throttleKey(c *gin.Context) {
-	p := principal(c)
-	client := "key:" + strconv.FormatInt(p.KeyID, 10)
+// keyClient names the key a request was made with, for the limits per
+// key; all the bearer tokens of an account count as one key.
+func keyClient(p core.Principal) string {
 	if p.KeyID == 0 {
-		client = "account:" + p.AccountID
+		return "account:" + p.AccountID
 	}
-	if wait := s.limits.keys.take(client); wait > 0 {
+	return "key:" + strconv.FormatInt(p.KeyID, 10)
+}
+
+// throttleKey counts an authenticated request against its key.
+func (s *server) throttleKey(c *gin.Context) {
+	if wait := s.limits.keys.take(keyClient(principal(c))); wait > 0 {
 		s.fail(c, throttled(wait))
 		return
 	}

@@ -46,6 +46,9 @@ type Options struct {
 	// Console, when set, builds the web console served at ConsolePath;
 	// it is given what the API lends it (console.go). nil: no console.
 	Console func(host ConsoleHost) http.Handler
+	// Streams cap the event streams and long polls open at once per key
+	// and per account on this instance (CALLSIGN_MAX_STREAMS_PER_*).
+	Streams StreamLimits
 	// Closing, once closed, ends the event streams (the service closes it
 	// when it shuts down: a stream would otherwise hold the drain).
 	Closing <-chan struct{}
@@ -63,6 +66,7 @@ type server struct {
 	baseURL       string
 	maxUpload     int64
 	limits        limits
+	streams       *streamSlots
 	formKey       []byte
 	secureCookies bool
 	now           func() time.Time
@@ -90,6 +94,7 @@ func New(a *app.App, opts Options) http.Handler {
 		s.now = time.Now
 	}
 	s.limits = newLimits(opts.RateLimit, s.now)
+	s.streams = newStreamSlots(opts.Streams)
 	if s.formKey = opts.FormKey; len(s.formKey) == 0 {
 		s.formKey = []byte(rand.Text())
 	}

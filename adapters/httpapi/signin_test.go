@@ -96,7 +96,7 @@ func (b *browser) post(target string, form url.Values) *response {
 var csrfField = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
 
 // csrf is the token of the last page's forms.
-func csrf(t *testing.T, page *response) string {
+func csrf(t testing.TB, page *response) string {
 	t.Helper()
 	m := csrfField.FindSubmatch(page.Body)
 	if m == nil {
@@ -111,7 +111,7 @@ func (b *browser) form(page *response, fields url.Values) *response {
 	return b.post(verifyPath, fields)
 }
 
-func (r *response) contains(t *testing.T, texts ...string) *response {
+func (r *response) contains(t testing.TB, texts ...string) *response {
 	t.Helper()
 	for _, text := range texts {
 		if !strings.Contains(string(r.Body), text) {

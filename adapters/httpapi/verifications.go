@@ -64,6 +64,13 @@ func (s *server) listVerifications(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
+	if vq.Wait > 0 {
+		release, err := s.holdStream(c)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer release()
+	}
 	found, err := s.app.Verifications.List(c.Request.Context(), principal(c), id, vq)
 	return http.StatusOK, viewAll(found, viewReceivedVerification), err
 }

@@ -377,6 +377,7 @@ func (s *service) serve(ctx context.Context) error {
 	var mcpEndpoint *mcpserver.HTTP
 	apiOptions := httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
 		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
+		Streams:        httpapi.StreamLimits{PerKey: s.cfg.MaxStreamsPerKey, PerAccount: s.cfg.MaxStreamsPerAccount},
 		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey, Version: version, Requests: s.requestObserver()}
 	if s.cfg.MCP {
 		apiOptions.MCP = func(api http.Handler) http.Handler {
