@@ -218,7 +218,7 @@ func New(deps Deps) *App {
 		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified, events: events},
 		Events:        events,
 		Webhooks: &Webhooks{base: b, store: store, identities: identities, events: events, sender: deps.WebhookSender,
-			cipher: deps.Cipher, render: deps.EventJSON},
+			cipher: deps.Cipher, render: deps.EventJSON, limits: deps.Quotas},
 		Rules: rules,
 	}
 }

@@ -24,10 +24,8 @@ type Webhooks struct {
 	sender     ports.WebhookSender
 	cipher     ports.Cipher
 	render     func(core.Event) ([]byte, error)
+	limits     core.Limits // webhooks_per_identity
 }
-
-// MaxWebhooks bounds an account's endpoints.
-const MaxWebhooks = 100
 
 // WebhookInput is a create or change; nil fields are not given.
 type WebhookInput struct {
@@ -140,12 +138,16 @@ func (s *Webhooks) apply(ctx context.Context, p core.Principal, w *core.Webhook,
 
 // Create stores a new endpoint and returns it with its secret.
 func (s *Webhooks) Create(ctx context.Context, p core.Principal, in WebhookInput) (core.Webhook, error) {
-	_, n, err := s.store.Webhooks(ctx, p.AccountID, ports.Page{Limit: 1, Count: true})
+	all, _, err := s.store.Webhooks(ctx, p.AccountID, ports.Page{Limit: core.MaxWebhooks})
 	if err != nil {
 		return core.Webhook{}, err
 	}
-	if n >= MaxWebhooks {
-		return core.Webhook{}, core.Conflict("An account has at most %d webhooks.", MaxWebhooks)
+	account := make([]core.Webhook, len(all))
+	for i, sw := range all {
+		account[i] = sw.Webhook
+	}
+	if err := core.WebhookRoom(p, account, s.limits[core.QuotaWebhooksPerIdentity]); err != nil {
+		return core.Webhook{}, err
 	}
 	now := s.now()
 	w := core.Webhook{ID: s.ids.NewUUID(), AccountID: p.AccountID, Enabled: true, CreatedAt: now, UpdatedAt: now}
@@ -190,7 +192,7 @@ func (s *Webhooks) Secret(ctx context.Context, p core.Principal, id string) (cor
 
 // List is the endpoints the key manages, oldest first.
 func (s *Webhooks) List(ctx context.Context, p core.Principal) ([]core.Webhook, error) {
-	all, _, err := s.store.Webhooks(ctx, p.AccountID, ports.Page{Limit: MaxWebhooks})
+	all, _, err := s.store.Webhooks(ctx, p.AccountID, ports.Page{Limit: core.MaxWebhooks})
 	var out []core.Webhook
 	for _, sw := range all {
 		if sw.Webhook.ManagedBy(p) {

@@ -131,6 +131,7 @@ var QuotaDefaults = []struct{ Name, Default string }{
 	{"phones", "10"},
 	{"vault_items", "1000"},
 	{"sends_per_hour", "200"},
+	{"webhooks_per_identity", "10"},
 }
 
 // Relay is the outbound SMTP relay of CALLSIGN_SMTP_RELAY.

@@ -28,7 +28,8 @@ func TestDefaults(t *testing.T) {
 	if len(c.MailDomains) != 1 || c.MailDomains[0] != "agents.localhost" || c.SMTPRelay != nil || c.VaultKey != nil {
 		t.Fatalf("defaults: %+v", c)
 	}
-	wantQuotas := map[string]int64{"storage": 5 << 30, "identities": 100, "inboxes": 500, "phones": 10, "vault_items": 1000, "sends_per_hour": 200}
+	wantQuotas := map[string]int64{"storage": 5 << 30, "identities": 100, "inboxes": 500, "phones": 10, "vault_items": 1000, "sends_per_hour": 200,
+		"webhooks_per_identity": 10}
 	if !maps.Equal(c.Quotas, wantQuotas) {
 		t.Fatalf("quotas: %v, want %v", c.Quotas, wantQuotas)
 	}
@@ -37,11 +38,12 @@ func TestDefaults(t *testing.T) {
 // Every quota takes 0 for no limit; storage takes a size.
 func TestQuotas(t *testing.T) {
 	c, err := Load(env(map[string]string{"CALLSIGN_QUOTA_STORAGE": "2MiB", "CALLSIGN_QUOTA_IDENTITIES": "0", "CALLSIGN_QUOTA_INBOXES": "3",
-		"CALLSIGN_QUOTA_PHONES": "0", "CALLSIGN_QUOTA_VAULT_ITEMS": "7", "CALLSIGN_QUOTA_SENDS_PER_HOUR": "0"}))
+		"CALLSIGN_QUOTA_PHONES": "0", "CALLSIGN_QUOTA_VAULT_ITEMS": "7", "CALLSIGN_QUOTA_SENDS_PER_HOUR": "0",
+		"CALLSIGN_QUOTA_WEBHOOKS_PER_IDENTITY": "4"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"storage": 2 << 20, "identities": 0, "inboxes": 3, "phones": 0, "vault_items": 7, "sends_per_hour": 0}
+	want := map[string]int64{"storage": 2 << 20, "identities": 0, "inboxes": 3, "phones": 0, "vault_items": 7, "sends_per_hour": 0, "webhooks_per_identity": 4}
 	if !maps.Equal(c.Quotas, want) {
 		t.Fatalf("quotas: %v, want %v", c.Quotas, want)
 	}
@@ -138,6 +140,7 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_QUOTA_PHONES", "unlimited", nil},
 		{"CALLSIGN_QUOTA_VAULT_ITEMS", "1.5", nil},
 		{"CALLSIGN_QUOTA_SENDS_PER_HOUR", "100/h", nil},
+		{"CALLSIGN_QUOTA_WEBHOOKS_PER_IDENTITY", "-2", nil},
 	} {
 		m := map[string]string{tc.name: tc.value}
 		for k, v := range tc.alsoSet {

@@ -20,6 +20,11 @@ const (
 	QuotaSendsPerHour Quota = "sends_per_hour" // mail and texts sent in the last hour
 )
 
+// QuotaWebhooksPerIdentity bounds the webhooks an identity key may hold
+// (WebhookRoom). It is checked against the account's endpoints, which are
+// few and read anyway, so it is not among the counted Quotas.
+const QuotaWebhooksPerIdentity Quota = "webhooks_per_identity"
+
 // Quotas lists every quota, in the order whoami shows them.
 var Quotas = []Quota{QuotaStorage, QuotaIdentities, QuotaInboxes, QuotaPhones, QuotaVaultItems, QuotaSendsPerHour}
 

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -33,6 +34,34 @@ type Webhook struct {
 	LastSuccessAt time.Time
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+}
+
+// MaxWebhooks bounds an account's endpoints, whichever keys made them.
+const MaxWebhooks = 100
+
+// WebhookRoom says whether p may add an endpoint to an account whose
+// endpoints are account: under MaxWebhooks (409), and for an identity key
+// under perIdentity of the endpoints it manages (the quota
+// webhooks_per_identity, 403; 0 is no such limit), so one identity cannot
+// use up the account's.
+func WebhookRoom(p Principal, account []Webhook, perIdentity int64) error {
+	if len(account) >= MaxWebhooks {
+		return Conflict("An account has at most %d webhooks.", MaxWebhooks)
+	}
+	if p.IsManagement() || perIdentity <= 0 {
+		return nil
+	}
+	var own int64
+	for _, w := range account {
+		if w.ManagedBy(p) {
+			own++
+		}
+	}
+	if own >= perIdentity {
+		return &Error{Kind: KindForbidden, Quota: QuotaWebhooksPerIdentity,
+			Message: fmt.Sprintf("Quota webhooks_per_identity reached: this identity has %d of %d webhooks. Delete one to add another.", own, perIdentity)}
+	}
+	return nil
 }
 
 // Webhook timing: the overlap of a rotated secret, how long a delivery is

@@ -81,3 +81,34 @@ func TestWebhookAttemptsBackOffThenFail(t *testing.T) {
 		t.Fatal("disabled after 24 hours without a success")
 	}
 }
+
+func TestWebhookRoomCapsEachIdentityKeyAndTheAccount(t *testing.T) {
+	mgmt := Principal{AccountID: "a", KeyType: KeyManagement}
+	one := Principal{AccountID: "a", KeyType: KeyIdentity, IdentityID: "i1"}
+	two := Principal{AccountID: "a", KeyType: KeyIdentity, IdentityID: "i2"}
+	var account []Webhook
+	for range 3 {
+		account = append(account, Webhook{AccountID: "a", Identities: []string{"i1"}})
+	}
+	account = append(account, Webhook{AccountID: "a"}) // the account's, of every identity
+	err := WebhookRoom(one, account, 3)
+	if KindOf(err) != KindForbidden || QuotaOf(err) != QuotaWebhooksPerIdentity || !strings.Contains(err.Error(), "3 of 3") {
+		t.Fatalf("an identity at its cap: %v", err)
+	}
+	for _, tc := range []struct {
+		p           Principal
+		perIdentity int64
+	}{{one, 4}, {one, 0}, {two, 3}, {mgmt, 3}} {
+		if err := WebhookRoom(tc.p, account, tc.perIdentity); err != nil {
+			t.Errorf("%s with %d per identity: %v", tc.p.KeyType, tc.perIdentity, err)
+		}
+	}
+	for len(account) < MaxWebhooks {
+		account = append(account, Webhook{AccountID: "a"})
+	}
+	for _, p := range []Principal{mgmt, two} {
+		if err := WebhookRoom(p, account, 10); KindOf(err) != KindConflict {
+			t.Errorf("a full account, %s: %v", p.KeyType, err)
+		}
+	}
+}
