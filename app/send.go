@@ -248,7 +248,11 @@ func (d *outgoing) addressList(problems *core.Problems, field string, addrs []st
 	for _, a := range addrs {
 		name, email, err := core.NormalizeMailbox(field, a)
 		if err != nil {
-			problems.Add(field, "%q is not a valid email address.", a)
+			if hidden := core.CheckVisible(field, a); hidden != nil {
+				problems.Merge(hidden) // the reason, rather than a quote that hides it
+			} else {
+				problems.Add(field, "%q is not a valid email address.", a)
+			}
 			continue
 		}
 		if name != "" {

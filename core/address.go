@@ -51,6 +51,9 @@ func NormalizeEmail(field, addr string) (string, error) {
 	if addr == "" {
 		return "", Invalid(field, "This field may not be blank.")
 	}
+	if err := CheckVisible(field, addr); err != nil {
+		return "", err
+	}
 	if strings.ContainsAny(addr, "\r\n\x00<>,;") || len(addr) > 254 {
 		return "", Invalid(field, "Enter a valid email address.")
 	}
@@ -75,13 +78,19 @@ const MaxDisplayNameLength = 200
 // not). It returns the display name ("" for none) and the normalized address.
 func NormalizeMailbox(field, mailbox string) (name, addr string, err error) {
 	mailbox = strings.TrimSpace(mailbox)
-	if !strings.HasSuffix(mailbox, ">") || HasLineBreak(mailbox) {
+	if err := CheckVisible(field, mailbox); err != nil {
+		return "", "", err
+	}
+	if !strings.HasSuffix(mailbox, ">") {
 		addr, err = NormalizeEmail(field, mailbox)
 		return "", addr, err
 	}
 	parsed, perr := mail.ParseAddress(mailbox)
-	if perr != nil || len(parsed.Name) > MaxDisplayNameLength || HasLineBreak(parsed.Name) {
+	if perr != nil || len(parsed.Name) > MaxDisplayNameLength {
 		return "", "", Invalid(field, "Enter a valid email address, or a name and an address such as Ada <ada@example.com>.")
+	}
+	if err := CheckVisible(field, parsed.Name); err != nil { // an encoded word may decode to one
+		return "", "", err
 	}
 	addr, err = NormalizeEmail(field, parsed.Address)
 	return strings.TrimSpace(parsed.Name), addr, err

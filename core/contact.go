@@ -66,8 +66,8 @@ func NormalizeContact(c Contact) (Contact, error) {
 	for field, v := range map[string]string{"display_name": c.DisplayName, "nickname": c.Nickname} {
 		if utf8.RuneCountInString(v) > MaxContactNameLength {
 			p.Add(field, "Ensure this field has no more than %d characters.", MaxContactNameLength)
-		} else if strings.ContainsAny(v, "\r\n\x00") {
-			p.Add(field, "Line breaks are not allowed.")
+		} else {
+			p.Merge(CheckVisible(field, v))
 		}
 	}
 	if c.Email == "" && c.PhoneNumber == "" && !p.Has("email") && !p.Has("phone_number") {

@@ -41,10 +41,8 @@ func ValidateIdentityName(name string) error {
 		return Invalid("name", "This field may not be blank.")
 	case utf8.RuneCountInString(name) > MaxIdentityNameLength:
 		return Invalid("name", "Ensure this field has no more than %d characters.", MaxIdentityNameLength)
-	case strings.ContainsAny(name, "\r\n\x00"):
-		return Invalid("name", "Line breaks are not allowed.")
 	}
-	return nil
+	return CheckVisible("name", name)
 }
 
 var nameAdjectives = []string{

@@ -45,6 +45,9 @@ type Rule struct {
 // form rules compare (addresses and domains lower-cased).
 func NormalizeRulePattern(channel RuleChannel, pattern string) (string, error) {
 	pattern = strings.TrimSpace(pattern)
+	if err := CheckVisible("pattern", pattern); err != nil {
+		return "", err
+	}
 	switch channel {
 	case RuleEmail:
 		if domain, ok := strings.CutPrefix(pattern, "@"); ok {

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -172,4 +173,34 @@ func TestJSONIsNotHTMLEscaped(t *testing.T) {
 	if res := h.serve(req); res.Status != 415 || !strings.Contains(string(res.Body), `text/x&y`) {
 		t.Fatalf("an error body is escaped: %d %s", res.Status, res.Body)
 	}
+}
+
+// Bidirectional overrides and other invisible characters are refused with
+// a 400 on the field, wherever a caller names someone.
+func TestInvisibleCharactersAreRefusedOnTheField(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	const evil = "\u202eevil@example.org"
+	for _, tc := range []struct {
+		path  string
+		body  map[string]any
+		field string
+	}{
+		{"/api/identities/", map[string]any{"name": "agent\u200b"}, "name"},
+		{"/api/contacts/", map[string]any{"email": evil}, "email"},
+		{"/api/contacts/", map[string]any{"email": "ada@example.org", "display_name": "Ada\u2066"}, "display_name"},
+		{"/api/rules/", map[string]any{"channel": "email", "direction": "inbound", "action": "block", "pattern": evil}, "pattern"},
+		{"/api/email-messages/compose/", map[string]any{"to_email": evil, "content": "hi"}, "to_email"},
+		{"/api/email-messages/compose/", map[string]any{"to_email": "Ada\x1b[2J <ada@example.org>", "content": "hi"}, "to_email"},
+	} {
+		key := tn.keyOne
+		if tc.path == "/api/identities/" || tc.path == "/api/rules/" {
+			key = tn.mgmt // what only a management key may create
+		}
+		body := h.do("POST", tc.path, tc.body, key).want(t, 400).object(t)
+		if msgs, _ := body[tc.field].([]any); len(msgs) == 0 || !strings.Contains(fmt.Sprint(msgs), "Invisible and control characters") {
+			t.Errorf("%s %v: %v", tc.path, tc.body, body)
+		}
+	}
+	h.do("POST", "/api/contacts/", map[string]any{"email": "zoe@example.org", "display_name": "Zoë שלום"}, tn.keyOne).want(t, 201)
 }
