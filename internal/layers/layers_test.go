@@ -51,19 +51,20 @@ var allowedInTests = map[string]string{
 
 // allowedTestPairs are the other adapters a test wires in, with the reason.
 var allowedTestPairs = map[[2]string]string{
-	{"app", "adapters/mailmime"}:               "use cases are tested on messages the real parser reads",
-	{"app", "adapters/mailauth"}:               "inbound checks are tested with the real verifier",
-	{"app", "adapters/egress"}:                 "sources are tested through the real outbound policy",
-	{"adapters/httpapi", "adapters/egress"}:    "the HTTP harness wires the real outbound policy",
-	{"adapters/httpapi", "adapters/mailauth"}:  "the HTTP harness wires the real inbound checks",
-	{"adapters/httpapi", "adapters/mailmime"}:  "the HTTP harness wires the real MIME parser and composer",
-	{"adapters/httpapi", "adapters/simtel"}:    "the HTTP harness wires the telephony simulator",
-	{"adapters/httpapi", "adapters/totp"}:      "the HTTP harness wires the real TOTP generator",
-	{"adapters/httpapi", "adapters/twilio"}:    "Twilio's webhooks are tested through the routes that take them",
-	{"adapters/imap", "adapters/egress"}:       "IMAP sources dial through the real outbound policy",
-	{"adapters/imap", "adapters/mailmime"}:     "the IMAP server serves messages the real parser stored",
-	{"adapters/mailauth", "adapters/resolver"}: "checks run against the real resolver on a loopback DNS server",
-	{"adapters/smtpin", "adapters/mailmime"}:   "received mail is parsed by the real parser",
+	{"app", "adapters/mailmime"}:                "use cases are tested on messages the real parser reads",
+	{"app", "adapters/mailauth"}:                "inbound checks are tested with the real verifier",
+	{"app", "adapters/egress"}:                  "sources are tested through the real outbound policy",
+	{"adapters/httpapi", "adapters/egress"}:     "the HTTP harness wires the real outbound policy",
+	{"adapters/httpapi", "adapters/mailauth"}:   "the HTTP harness wires the real inbound checks",
+	{"adapters/httpapi", "adapters/mailmime"}:   "the HTTP harness wires the real MIME parser and composer",
+	{"adapters/httpapi", "adapters/numberplan"}: "the HTTP harness wires the real numbering plan",
+	{"adapters/httpapi", "adapters/simtel"}:     "the HTTP harness wires the telephony simulator",
+	{"adapters/httpapi", "adapters/totp"}:       "the HTTP harness wires the real TOTP generator",
+	{"adapters/httpapi", "adapters/twilio"}:     "Twilio's webhooks are tested through the routes that take them",
+	{"adapters/imap", "adapters/egress"}:        "IMAP sources dial through the real outbound policy",
+	{"adapters/imap", "adapters/mailmime"}:      "the IMAP server serves messages the real parser stored",
+	{"adapters/mailauth", "adapters/resolver"}:  "checks run against the real resolver on a loopback DNS server",
+	{"adapters/smtpin", "adapters/mailmime"}:    "received mail is parsed by the real parser",
 }
 
 // TestLayers holds the module to the dependency rule.
