@@ -104,9 +104,13 @@ func leaf(entity []byte, id string, depth int) (*enmime.Part, bool) {
 	if depth == 0 {
 		return nil, false
 	}
-	p, err := parser.ReadParts(predecode(entity))
+	r, content := predecode(entity)
+	p, err := parser.ReadParts(r)
 	if err != nil || p.Header.Get("Content-Type") == "" || p.ContentType == "" || p.Boundary != "" {
 		return nil, false
+	}
+	if content != nil {
+		p.Content = content
 	}
 	p.PartID = id
 	return p, true
@@ -118,15 +122,19 @@ func leaf(entity []byte, id string, depth int) (*enmime.Part, bool) {
 // of parsing ordinary mail; the standard library's decoders refuse what is
 // broken, and such a part goes to enmime unchanged to be repaired. A decoded
 // part says 8bit (text) or binary, which enmime passes through. The part is
-// handed over in pieces, not joined, as enmime copies the body anyway.
-func predecode(entity []byte) io.Reader {
+// handed over in pieces, not joined, as enmime copies the body anyway. A
+// decoded part that is not text goes to enmime as its header alone, and its
+// content is returned as content: enmime would only copy it, into buffers
+// grown as it reads, and for a large attachment that held three times its
+// size at once.
+func predecode(entity []byte) (r io.Reader, content []byte) {
 	head, body := cutHeader(entity)
 	if body == nil {
-		return bytes.NewReader(entity)
+		return bytes.NewReader(entity), nil
 	}
 	cteStart, cteEnd, cteValue := headerField(head, "content-transfer-encoding")
 	if cteStart < 0 {
-		return bytes.NewReader(entity)
+		return bytes.NewReader(entity), nil
 	}
 	_, _, ctype := headerField(head, "content-type")
 	isText := bytes.HasPrefix(bytes.ToLower(bytes.TrimSpace(ctype)), []byte("text/"))
@@ -139,17 +147,19 @@ func predecode(entity []byte) io.Reader {
 	case cte == "base64":
 		decoded, err = decodeBase64(body)
 	default:
-		return bytes.NewReader(entity)
+		return bytes.NewReader(entity), nil
 	}
 	if err != nil {
-		return bytes.NewReader(entity)
+		return bytes.NewReader(entity), nil
 	}
 	newCTE := "Content-Transfer-Encoding: binary\r\n"
 	if isText {
 		newCTE = "Content-Transfer-Encoding: 8bit\r\n"
+	} else {
+		content, decoded = decoded, nil
 	}
 	return io.MultiReader(bytes.NewReader(head[:cteStart]), strings.NewReader(newCTE), bytes.NewReader(head[cteEnd:]),
-		bytes.NewReader(decoded))
+		bytes.NewReader(decoded)), content
 }
 
 // decodeBase64 decodes a base64 body strictly, ignoring the white space
