@@ -117,7 +117,13 @@ func (s *Mail) postmasterInbox(ctx context.Context, owner string) (core.Inbox, e
 type InboundMail struct {
 	EnvelopeFrom string
 	Inboxes      []core.Inbox // resolved recipients; one copy is stored per inbox
-	Raw          []byte
+	// Raw is the sender's bytes, after Headroom bytes of free room.
+	Raw []byte
+	// Headroom is how many bytes at the start of Raw are free room, not the
+	// sender's: what goes on top of the stored source (Trace, the checks'
+	// verdict) is written there when it fits, so that storing a large
+	// message does not copy it whole. What does not fit is copied.
+	Headroom int
 	// Trace is what the receiving adapter puts on top of the stored source
 	// (Return-Path, Received: RFC 5321 §4.4); the size limit is the sender's
 	// bytes alone.
@@ -168,6 +174,8 @@ func (s *Mail) authenticate(ctx context.Context, in InboundMail) *core.Authentic
 // any other error means nothing was stored and the sender should retry.
 func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.EmailMessage, err error) {
 	start := time.Now()
+	room := in.Raw[:in.Headroom]
+	in.Raw, in.Headroom = in.Raw[in.Headroom:], 0
 	defer func() { s.observeInbound(in, stored, err, time.Since(start)) }()
 	if int64(len(in.Raw)) > s.maxBytes {
 		return nil, core.TooLarge("The message is larger than %d bytes.", s.maxBytes)
@@ -192,7 +200,7 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 	auth := s.authenticate(ctx, in)
 	if top := s.stamp(in.Trace, auth); len(top) > 0 {
 		in.traceContinued = in.Raw[0] == ' ' || in.Raw[0] == '\t'
-		in.Raw = append(append(make([]byte, 0, len(top)+len(in.Raw)), top...), in.Raw...)
+		in.Raw = onTop(top, in.Raw, room)
 	}
 	now := s.now()
 	verification := examine(parsed, in.EnvelopeFrom)
@@ -240,6 +248,16 @@ func (s *Mail) stamp(trace []byte, auth *core.Authentication) []byte {
 		return trace
 	}
 	return append(append([]byte(nil), trace...), s.mailAuth.ResultsField(*auth)...)
+}
+
+// onTop is raw with top in front of it: written into room, which raw
+// follows in one buffer, when it fits; else a copy.
+func onTop(top, raw, room []byte) []byte {
+	if start := len(room) - len(top); start >= 0 {
+		copy(room[start:], top)
+		return room[start : len(room)+len(raw)]
+	}
+	return append(append(make([]byte, 0, len(top)+len(raw)), top...), raw...)
 }
 
 // save stores mails, then tells whoever watches their inboxes. It is the

@@ -282,17 +282,17 @@ func (se *session) Data(r io.Reader) error {
 	case err != nil:
 		return err // go-smtp answers 552 for an oversized message
 	}
-	raw, err := sp.bytes()
+	raw, err := sp.bytes(headroom)
 	if err != nil {
 		se.s.log.Error("smtp: reading a spooled message failed", "remote", se.remote, "err", err)
 		return replyTryLater
 	}
-	sp.close()       // the bytes are in memory now
-	size := len(raw) // raw itself is not kept past Deliver, which may replace it
+	sp.close() // the bytes are in memory now
+	size := sp.size
 	ctx, cancel := context.WithTimeout(context.Background(), se.s.timeout)
 	defer cancel()
-	_, err = se.s.mail.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw, Trace: se.trace(time.Now()),
-		Origin: se.origin(), Envelope: se.rcpts})
+	_, err = se.s.mail.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw, Headroom: headroom,
+		Trace: se.trace(time.Now()), Origin: se.origin(), Envelope: se.rcpts})
 	if err != nil {
 		switch core.KindOf(err) {
 		case core.KindInvalid:
@@ -308,6 +308,11 @@ func (se *session) Data(r io.Reader) error {
 	}
 	return nil
 }
+
+// headroom is the room left before a message for what is put on top of
+// it (Return-Path, Received, Authentication-Results: a few hundred bytes),
+// so that the app stores it without copying the message.
+const headroom = 4 << 10
 
 // origin is who sent the message, for its SPF check: the client's
 // address, the name it gave in EHLO, and the envelope sender.

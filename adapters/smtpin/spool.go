@@ -117,17 +117,19 @@ func (s *spool) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// bytes is the whole message in one buffer of exactly its size: the one
-// copy the parser and the store read.
-func (s *spool) bytes() ([]byte, error) {
+// bytes is the whole message after room free bytes, in one buffer of
+// exactly that size: the one copy the parser and the store read, with room
+// for what goes on top of the stored source (app.InboundMail.Headroom).
+func (s *spool) bytes(room int) ([]byte, error) {
+	buf := make([]byte, int64(room)+s.size)
 	if s.file == nil {
-		return s.mem.Bytes(), nil
+		copy(buf[room:], s.mem.Bytes())
+		return buf, nil
 	}
-	raw := make([]byte, s.size)
-	if _, err := s.file.ReadAt(raw, 0); err != nil {
+	if _, err := s.file.ReadAt(buf[room:], 0); err != nil {
 		return nil, fmt.Errorf("reading the spooled message: %w", err)
 	}
-	return raw, nil
+	return buf, nil
 }
 
 func (s *spool) close() {

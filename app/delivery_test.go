@@ -1,0 +1,51 @@
+package app_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// TestTheTraceGoesIntoTheRoomBeforeTheSendersBytes: what goes on top of a
+// received message is written into the room the adapter left before it,
+// so the stored source is the buffer it was read into, not a copy; the
+// room's own bytes are neither judged nor stored. A trace that does not
+// fit is put on top of a copy.
+func TestTheTraceGoesIntoTheRoomBeforeTheSendersBytes(t *testing.T) {
+	w, _, p, in := sourceWorld(t)
+	trace := []byte("Return-Path: <s@example.org>\r\nReceived: from client.example.org by mx.agents.test; Sat, 21 Nov 2026 08:00:00 +0000\r\n")
+	for _, tc := range []struct {
+		name     string
+		room     int
+		inBuffer bool
+	}{{"room to spare", 1024, true}, {"room exactly", len(trace), true}, {"too little room", len(trace) - 1, false}, {"no room", 0, false}} {
+		sent := []byte("From: s@example.org\r\nSubject: " + tc.name + "\r\nMessage-ID: <" + strings.ReplaceAll(tc.name, " ", ".") +
+			"@example.org>\r\n\r\nbody\r\n")
+		buf := append(bytes.Repeat([]byte{'#'}, tc.room), sent...)
+		stored, err := w.app.Mail.Deliver(w.ctx, app.InboundMail{EnvelopeFrom: "s@example.org", Inboxes: []core.Inbox{in},
+			Raw: buf, Headroom: tc.room, Trace: trace, Origin: &ports.InboundOrigin{HELO: "client.example.org", MailFrom: "s@example.org"}})
+		if err != nil || len(stored) != 1 {
+			t.Fatalf("%s: stored %d, %v", tc.name, len(stored), err)
+		}
+		sum := sha256.Sum256(sent)
+		if stored[0].Subject != tc.name || stored[0].SourceHash != hex.EncodeToString(sum[:]) {
+			t.Errorf("%s: subject %q, source hash %s: the room was read as the sender's", tc.name, stored[0].Subject, stored[0].SourceHash)
+		}
+		source, err := w.app.Mail.Raw(w.ctx, p, stored[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := append(append([]byte(nil), trace...), sent...); !bytes.Equal(source, want) {
+			t.Errorf("%s: stored source\n%q\nwant\n%q", tc.name, source, want)
+		}
+		if shared := &source[len(source)-1] == &buf[len(buf)-1]; shared != tc.inBuffer {
+			t.Errorf("%s: the stored source is the buffer read into: %v, want %v", tc.name, shared, tc.inBuffer)
+		}
+	}
+}
