@@ -181,7 +181,8 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 		return nil, core.TooLarge("The message is larger than %d bytes.", s.maxBytes)
 	}
 	// What the sender sent is judged and read; the trace only goes on top.
-	parsed, err := s.parser.Parse(in.Raw)
+	// Attachments stay in the source: only their sizes are read.
+	parsed, err := s.parser.Describe(in.Raw)
 	if core.KindOf(err) == core.KindTooLarge {
 		return nil, err
 	}
@@ -357,7 +358,7 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 	for i, part := range parsed.Attachments {
 		nm.Attachments = append(nm.Attachments, ports.AttachmentContent{
 			Attachment: core.Attachment{ID: s.ids.NewUUID(), AccountID: inbox.AccountID, IdentityID: inbox.IdentityID,
-				Filename: part.Filename, ContentType: part.ContentType, Size: int64(len(part.Content)),
+				Filename: part.Filename, ContentType: part.ContentType, Size: int64(part.Size),
 				Inline: part.Inline, ContentID: part.ContentID, CreatedAt: now},
 			InSource: true, Position: i,
 		})

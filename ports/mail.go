@@ -29,7 +29,10 @@ type MailPart struct {
 	ContentType string // media type without parameters, e.g. "image/png"
 	ContentID   string // without angle brackets
 	Inline      bool
-	Content     []byte // decoded
+	Content     []byte // decoded; nil from MailParser.Describe for a part that is not text
+	// Size is how many bytes the part has decoded: len(Content), unless
+	// Describe left Content out. Composing ignores it.
+	Size int
 }
 
 // MailParser reads inbound mail.
@@ -38,6 +41,10 @@ type MailParser interface {
 	// bytes are not a message), or with core.KindTooLarge when raw has more
 	// than core.MaxMessageParts parts; broken parts are reported in Problems.
 	Parse(raw []byte) (ParsedMail, error)
+	// Describe is Parse for those who need only what the parts are: the
+	// content of a part that is not text (text/*) is left out (nil), its
+	// Size kept, so that a large attachment is not held decoded.
+	Describe(raw []byte) (ParsedMail, error)
 }
 
 // OutgoingMail is a message to compose. Bcc recipients never appear in

@@ -33,9 +33,14 @@ const slowPathBudget = 64 << 20
 
 var errTooComplex = errors.New("multipart structure too large for the forgiving reader")
 
+// sizes, when not nil, takes the place of the decoded bytes of the parts
+// that are not text (Parser.Describe): cutParts records each one's size
+// here and leaves its Content nil.
+type sizes map[*enmime.Part]int
+
 // readParts builds enmime's part tree for raw.
-func readParts(raw []byte) (*enmime.Part, error) {
-	if root, ok := cutParts(raw, "0", 0); ok {
+func readParts(raw []byte, sized sizes) (*enmime.Part, error) {
+	if root, ok := cutParts(raw, "0", 0, sized); ok {
 		return root, nil
 	}
 	if n := countMultipart(raw); n > 0 && n*len(raw) > slowPathBudget {
@@ -49,10 +54,10 @@ func readParts(raw []byte) (*enmime.Part, error) {
 // enmime reads quickly anyway), no delimiter, a leaf without a readable
 // Content-Type (enmime treats it differently in a part than in a message), a
 // header enmime cannot read, nesting beyond maxDepth.
-func cutParts(entity []byte, id string, depth int) (*enmime.Part, bool) {
+func cutParts(entity []byte, id string, depth int, sized sizes) (*enmime.Part, bool) {
 	head, body := cutHeader(entity)
 	if !containsFold(head, "multipart/") {
-		return leaf(entity, id, depth)
+		return leaf(entity, id, depth, sized)
 	}
 	if depth > maxDepth {
 		return nil, false
@@ -62,7 +67,7 @@ func cutParts(entity []byte, id string, depth int) (*enmime.Part, bool) {
 		return nil, false
 	}
 	if p.Boundary == "" || !strings.HasPrefix(p.ContentType, "multipart/") {
-		return leaf(entity, id, depth)
+		return leaf(entity, id, depth, sized)
 	}
 	parts, closed := cutMultipart(body, p.Boundary)
 	if parts == nil {
@@ -80,7 +85,7 @@ func cutParts(entity []byte, id string, depth int) (*enmime.Part, bool) {
 		if depth > 0 {
 			childID = id + "." + childID
 		}
-		child, ok := cutParts(part, childID, depth+1)
+		child, ok := cutParts(part, childID, depth+1, sized)
 		if !ok {
 			return nil, false
 		}
@@ -100,17 +105,20 @@ func cutParts(entity []byte, id string, depth int) (*enmime.Part, bool) {
 }
 
 // leaf has enmime read a part that is not multipart.
-func leaf(entity []byte, id string, depth int) (*enmime.Part, bool) {
+func leaf(entity []byte, id string, depth int, sized sizes) (*enmime.Part, bool) {
 	if depth == 0 {
 		return nil, false
 	}
-	r, content := predecode(entity)
+	r, content, size := predecode(entity, sized == nil)
 	p, err := parser.ReadParts(r)
 	if err != nil || p.Header.Get("Content-Type") == "" || p.ContentType == "" || p.Boundary != "" {
 		return nil, false
 	}
-	if content != nil {
+	if size >= 0 {
 		p.Content = content
+		if sized != nil {
+			sized[p] = size
+		}
 	}
 	p.PartID = id
 	return p, true
@@ -124,17 +132,18 @@ func leaf(entity []byte, id string, depth int) (*enmime.Part, bool) {
 // part says 8bit (text) or binary, which enmime passes through. The part is
 // handed over in pieces, not joined, as enmime copies the body anyway. A
 // decoded part that is not text goes to enmime as its header alone, and its
-// content is returned as content: enmime would only copy it, into buffers
-// grown as it reads, and for a large attachment that held three times its
-// size at once.
-func predecode(entity []byte) (r io.Reader, content []byte) {
+// content (with keep false, only its size) is returned: enmime would only
+// copy it, into buffers grown as it reads, and for a large attachment that
+// held three times its size at once. size is -1 when the part goes to
+// enmime whole.
+func predecode(entity []byte, keep bool) (r io.Reader, content []byte, size int) {
 	head, body := cutHeader(entity)
 	if body == nil {
-		return bytes.NewReader(entity), nil
+		return bytes.NewReader(entity), nil, -1
 	}
 	cteStart, cteEnd, cteValue := headerField(head, "content-transfer-encoding")
 	if cteStart < 0 {
-		return bytes.NewReader(entity), nil
+		return bytes.NewReader(entity), nil, -1
 	}
 	_, _, ctype := headerField(head, "content-type")
 	isText := bytes.HasPrefix(bytes.ToLower(bytes.TrimSpace(ctype)), []byte("text/"))
@@ -145,27 +154,29 @@ func predecode(entity []byte) (r io.Reader, content []byte) {
 	case cte == "quoted-printable" && isText:
 		decoded, err = io.ReadAll(quotedprintable.NewReader(bytes.NewReader(body)))
 	case cte == "base64":
-		decoded, err = decodeBase64(body)
+		decoded, size, err = decodeBase64(body, keep || isText)
 	default:
-		return bytes.NewReader(entity), nil
+		return bytes.NewReader(entity), nil, -1
 	}
 	if err != nil {
-		return bytes.NewReader(entity), nil
+		return bytes.NewReader(entity), nil, -1
 	}
 	newCTE := "Content-Transfer-Encoding: binary\r\n"
 	if isText {
 		newCTE = "Content-Transfer-Encoding: 8bit\r\n"
+		size = -1
 	} else {
 		content, decoded = decoded, nil
 	}
 	return io.MultiReader(bytes.NewReader(head[:cteStart]), strings.NewReader(newCTE), bytes.NewReader(head[cteEnd:]),
-		bytes.NewReader(decoded)), content
+		bytes.NewReader(decoded)), content, size
 }
 
 // decodeBase64 decodes a base64 body strictly, ignoring the white space
-// between its lines. The decoder skips line breaks itself; only a body
+// between its lines, into out of n bytes; with keep false it only checks
+// and counts them, and out is nil. The decoder skips line breaks itself; only a body
 // with spaces or tabs is first copied without them.
-func decodeBase64(body []byte) ([]byte, error) {
+func decodeBase64(body []byte, keep bool) (out []byte, n int, err error) {
 	if bytes.ContainsAny(body, " \t") {
 		compact := make([]byte, 0, len(body))
 		for _, c := range body {
@@ -175,9 +186,13 @@ func decodeBase64(body []byte) ([]byte, error) {
 		}
 		body = compact
 	}
-	out := make([]byte, base64.StdEncoding.DecodedLen(len(body)))
-	n, err := base64.StdEncoding.Decode(out, body)
-	return out[:n], err
+	if !keep {
+		counted, err := io.Copy(io.Discard, base64.NewDecoder(base64.StdEncoding, bytes.NewReader(body)))
+		return nil, int(counted), err
+	}
+	out = make([]byte, base64.StdEncoding.DecodedLen(len(body)))
+	n, err = base64.StdEncoding.Decode(out, body)
+	return out[:n], n, err
 }
 
 // headerField finds a field of head by name, ignoring case: where its lines

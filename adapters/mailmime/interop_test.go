@@ -209,6 +209,9 @@ func TestParseNamedTextParts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
+		for i := range tc.want {
+			tc.want[i].Size = len(tc.want[i].Content)
+		}
 		if pm.Text != tc.text || pm.HTML != tc.html || !reflect.DeepEqual(pm.Attachments, tc.want) {
 			t.Errorf("%s: text %q, html %q, attachments %+v", tc.name, pm.Text, pm.HTML, pm.Attachments)
 		}

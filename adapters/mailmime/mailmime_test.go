@@ -388,7 +388,7 @@ func TestCutMatchesEnmime(t *testing.T) {
 		inputs[filepath.Base(f)] = fixture(t, filepath.Base(f))
 	}
 	for name, raw := range inputs {
-		fast, ok := cutParts(raw, "0", 0)
+		fast, ok := cutParts(raw, "0", 0, nil)
 		if !ok {
 			if bytes.Contains(raw, []byte("multipart/")) {
 				t.Errorf("%s: cutParts declined", name)
@@ -404,7 +404,7 @@ func TestCutMatchesEnmime(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatalf("%s: %v, %v", name, err1, err2)
 		}
-		got, want := build(fastEnv, fastProblems), build(slowEnv, slowProblems)
+		got, want := build(fastEnv, fastProblems, nil), build(slowEnv, slowProblems, nil)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n cut    %+v\n enmime %+v", name, got, want)
 		}
@@ -491,6 +491,9 @@ func TestComposeRoundTrip(t *testing.T) {
 	}
 	got := ports.OutgoingMail{Header: pm.Header, Date: pm.Date.UTC(), Text: pm.Text, HTML: pm.HTML, Attachments: pm.Attachments}
 	m.Attachments[2].Filename = "attachment-3.csv" // made up for the nameless part
+	for i := range m.Attachments {
+		m.Attachments[i].Size = len(m.Attachments[i].Content) // what parsing counts
+	}
 	if !reflect.DeepEqual(got, m) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", got, m)
 	}
@@ -665,6 +668,51 @@ func TestALargeAttachmentIsDecodedOnce(t *testing.T) {
 	}
 	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > uint64(len(data))*3/2 {
 		t.Errorf("parsing allocated %d bytes for an attachment of %d", allocated, len(data))
+	}
+}
+
+// TestDescribeIsParseWithoutTheBytesOfFiles: Describe reads a message as
+// Parse does, but for the content of the parts that are not text, of which
+// it keeps the size; a large attachment is checked without being held.
+func TestDescribeIsParseWithoutTheBytesOfFiles(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(fixtures, "*.eml"))
+	if err != nil || len(files) == 0 {
+		t.Fatal(files, err)
+	}
+	data := attachmentBytes(4 << 20)
+	inputs := map[string][]byte{"large attachment": withAttachment(t, data),
+		"broken base64": []byte("Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nx\r\n--b\r\n" +
+			"Content-Type: image/png\r\nContent-Transfer-Encoding: base64\r\n\r\niVBO!!w0KGgo=\r\n--b--\r\n")}
+	for _, f := range files {
+		inputs[filepath.Base(f)] = fixture(t, filepath.Base(f))
+	}
+	for name, raw := range inputs {
+		want, err1 := Parser{}.Parse(raw)
+		got, err2 := Parser{}.Describe(raw)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v, %v", name, err1, err2)
+		}
+		for i, p := range want.Attachments {
+			if p.Size != len(p.Content) {
+				t.Errorf("%s: Parse gave part %d size %d for %d bytes", name, i, p.Size, len(p.Content))
+			}
+			if !strings.HasPrefix(p.ContentType, "text/") && i < len(got.Attachments) && got.Attachments[i].Content == nil {
+				want.Attachments[i].Content = nil
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n Describe %+v\n Parse    %+v", name, got, want)
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	pm, err := Parser{}.Describe(inputs["large attachment"])
+	runtime.ReadMemStats(&after)
+	if err != nil || len(pm.Attachments) != 1 || pm.Attachments[0].Content != nil || pm.Attachments[0].Size != len(data) {
+		t.Fatalf("described %+v, %v", pm.Attachments, err)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > uint64(len(data))/4 {
+		t.Errorf("describing allocated %d bytes for an attachment of %d", allocated, len(data))
 	}
 }
 

@@ -87,13 +87,24 @@ var _ ports.MailParser = Parser{}
 // UTF-8 in their declared charset keep their UTF-8 and read the other bytes
 // as Windows-1252.
 func (Parser) Parse(raw []byte) (ports.ParsedMail, error) {
+	return parse(raw, nil)
+}
+
+// Describe is Parse without the bytes of the parts that are not text: they
+// are checked, counted (MailPart.Size) and dropped, so that describing a
+// large attachment does not hold it decoded. Text parts keep their content.
+func (Parser) Describe(raw []byte) (ports.ParsedMail, error) {
+	return parse(raw, sizes{})
+}
+
+func parse(raw []byte, sized sizes) (ports.ParsedMail, error) {
 	// White space before the first field is read as Postfix and Dovecot
 	// do, which prepend a field of their own that it then continues.
 	raw = bytes.TrimLeft(raw, " \t")
 	if err := tooManyParts(raw); err != nil {
 		return ports.ParsedMail{}, err
 	}
-	env, problems, err := readEnvelope(raw)
+	env, problems, err := readEnvelope(raw, sized)
 	switch {
 	case err != nil:
 		// The MIME structure is beyond enmime; the header may still be fine.
@@ -105,7 +116,7 @@ func (Parser) Parse(raw []byte) (ports.ParsedMail, error) {
 	case len(env.Root.Header) == 0:
 		return ports.ParsedMail{}, notMessage(errNoField)
 	}
-	return build(env, problems), nil
+	return build(env, problems, sized), nil
 }
 
 var errNoField = errors.New("no header field could be read")
@@ -118,13 +129,13 @@ func notMessage(cause error) error {
 
 // readEnvelope runs enmime. A panic inside it becomes an error, so that one
 // hostile message cannot take the SMTP listener down.
-func readEnvelope(raw []byte) (env *enmime.Envelope, problems []string, err error) {
+func readEnvelope(raw []byte, sized sizes) (env *enmime.Envelope, problems []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			env, problems, err = nil, nil, fmt.Errorf("MIME parser panicked: %v", r)
 		}
 	}()
-	root, err := readParts(raw)
+	root, err := readParts(raw, sized)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -259,7 +270,7 @@ func repairText(root *enmime.Part) (problems []string) {
 }
 
 // build turns what enmime read into a ParsedMail.
-func build(env *enmime.Envelope, problems []string) ports.ParsedMail {
+func build(env *enmime.Envelope, problems []string, sized sizes) ports.ParsedMail {
 	h := env.Root.Header
 	pm := ports.ParsedMail{
 		Header: core.Header{
@@ -270,7 +281,7 @@ func build(env *enmime.Envelope, problems []string) ports.ParsedMail {
 		},
 		Text:        bodyText(env.Text),
 		HTML:        bodyText(env.HTML),
-		Attachments: attachments(env),
+		Attachments: attachments(env, sized),
 	}
 	for _, e := range env.Errors {
 		pm.Problems = append(pm.Problems, e.Error())
@@ -300,7 +311,7 @@ func build(env *enmime.Envelope, problems []string) ports.ParsedMail {
 
 // attachments lists the parts enmime did not read into Text or HTML
 // (attachments, inline parts, other non-text parts) in message order.
-func attachments(env *enmime.Envelope) []ports.MailPart {
+func attachments(env *enmime.Envelope, sized sizes) []ports.MailPart {
 	n := len(env.Attachments) + len(env.Inlines) + len(env.OtherParts)
 	if n == 0 {
 		return nil
@@ -318,7 +329,7 @@ func attachments(env *enmime.Envelope) []ports.MailPart {
 	env.Root.DepthMatchAll(func(p *enmime.Part) bool {
 		body := p == html || p.ContentType == "text/plain" && p.Disposition != "attachment" && !namedText(p)
 		if listed[p] && !body && p.FirstChild == nil { // a multipart's children are listed instead
-			out = append(out, mailPart(p, len(out)+1))
+			out = append(out, mailPart(p, len(out)+1, sized))
 		}
 		return false
 	})
@@ -327,7 +338,7 @@ func attachments(env *enmime.Envelope) []ports.MailPart {
 
 // mailPart describes the n-th listed part. A part without a disposition but
 // with a Content-ID is referenced from the HTML, so it counts as inline.
-func mailPart(p *enmime.Part, n int) ports.MailPart {
+func mailPart(p *enmime.Part, n int, sized sizes) ports.MailPart {
 	ctype := p.ContentType
 	if ctype == "" {
 		ctype = "application/octet-stream"
@@ -339,7 +350,16 @@ func mailPart(p *enmime.Part, n int) ports.MailPart {
 		ContentID:   cid,
 		Inline:      p.Disposition == "inline" || p.Disposition == "" && cid != "",
 		Content:     p.Content,
+		Size:        sizeOf(p, sized),
 	}
+}
+
+// sizeOf is how many bytes p's content has decoded.
+func sizeOf(p *enmime.Part, sized sizes) int {
+	if n, ok := sized[p]; ok {
+		return n
+	}
+	return len(p.Content)
 }
 
 // fileName keeps the last element of a sender's file name (never a path) and

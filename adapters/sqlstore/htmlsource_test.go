@@ -21,6 +21,8 @@ func (htmlParser) Parse(raw []byte) (ports.ParsedMail, error) {
 	return ports.ParsedMail{HTML: string(raw)}, nil
 }
 
+func (p htmlParser) Describe(raw []byte) (ports.ParsedMail, error) { return p.Parse(raw) }
+
 // TestHTMLKeptInSource: received mail whose HTML its source holds is
 // stored without it, and every read of one message gives the HTML the row
 // would have held (bounded, cleaned); a store without a parser keeps it in

@@ -280,7 +280,7 @@ func (db *DB) wholeMessages(ctx context.Context, sel selector, rows []messageRow
 			return nil, err
 		}
 		for _, s := range sources {
-			parsed, err := db.parser.Parse(s.Raw)
+			parsed, err := db.parser.Describe(s.Raw) // the HTML alone is wanted
 			if err != nil {
 				return nil, fmt.Errorf("sqlstore: reading message %d's HTML from its source: %w", s.MessageID, err)
 			}
