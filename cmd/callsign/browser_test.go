@@ -58,7 +58,10 @@ func phone(t *testing.T, browser context.Context) context.Context {
 	tab, cancelTab := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancelTab)
 	do(t, tab, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
-	ctx, cancel := context.WithTimeout(tab, time.Minute)
+	// The bound is for the tab's whole life, a dozen pages in the longest
+	// test: with the end-to-end tests side by side under -race, a minute
+	// was seen run out.
+	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
