@@ -28,6 +28,34 @@ const QuotaWebhooksPerIdentity Quota = "webhooks_per_identity"
 // Quotas lists every quota, in the order whoami shows them.
 var Quotas = []Quota{QuotaStorage, QuotaIdentities, QuotaInboxes, QuotaPhones, QuotaVaultItems, QuotaSendsPerHour}
 
+// What counts toward QuotaStorage, in bytes, is written here once: the
+// SQL store records each row's figure in its stored_bytes column (triggers
+// keep accounts.storage_bytes as their sum), the memory store sums them.
+
+// MessageStoredBytes is what a stored message takes: its source as
+// received or sent (its attachments' bytes are in it).
+func MessageStoredBytes(raw []byte) int64 { return int64(len(raw)) }
+
+// AttachmentStoredBytes is what a stored attachment takes: an upload's
+// bytes, or none for a message's attachment whose bytes stay in the
+// message's source.
+func AttachmentStoredBytes(content []byte, inSource bool) int64 {
+	if inSource {
+		return 0
+	}
+	return int64(len(content))
+}
+
+// DraftStoredBytes is what a draft takes: its bodies, text and HTML, in
+// bytes of UTF-8 (not characters).
+func DraftStoredBytes(d Draft) int64 {
+	n := int64(len(d.HTML))
+	if d.Content != nil {
+		n += int64(len(*d.Content))
+	}
+	return n
+}
+
 // SendWindow is how far back sends_per_hour looks.
 const SendWindow = time.Hour
 

@@ -66,3 +66,23 @@ func TestActsNeedingASubscription(t *testing.T) {
 		}
 	}
 }
+
+// Stored bytes are bytes, not characters: "é" is two.
+func TestStoredBytes(t *testing.T) {
+	text := "héllo"
+	for _, tc := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"message", MessageStoredBytes([]byte("Subject: é\r\n\r\nx")), 16},
+		{"upload", AttachmentStoredBytes([]byte("abc"), false), 3},
+		{"attachment in its message's source", AttachmentStoredBytes([]byte("abc"), true), 0},
+		{"draft with text and HTML", DraftStoredBytes(Draft{Content: &text, HTML: "<p>é</p>"}), 6 + 9},
+		{"draft with HTML only", DraftStoredBytes(Draft{HTML: "<p>é</p>"}), 9},
+		{"empty draft", DraftStoredBytes(Draft{}), 0},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %d bytes, want %d", tc.name, tc.got, tc.want)
+		}
+	}
+}
