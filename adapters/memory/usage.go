@@ -8,7 +8,7 @@ import (
 )
 
 // Usage implements ports.UsageStore by counting the tables, as the SQL
-// store's queries and triggers do.
+// store's queries and triggers do; storage sums core's figure of each row.
 func (s *Store) Usage(_ context.Context, accountID, identityID string, since time.Time, quotas []core.Quota) (core.Usage, error) {
 	if err := s.lock(); err != nil {
 		return core.Usage{}, err
@@ -25,20 +25,17 @@ func (s *Store) Usage(_ context.Context, accountID, identityID string, since tim
 		case core.QuotaStorage:
 			for _, m := range mail.messages {
 				if m.AccountID == accountID {
-					n += int64(len(m.raw))
+					n += core.MessageStoredBytes(m.raw)
 				}
 			}
 			for _, a := range mail.attachments {
-				if a.AccountID == accountID && !a.InSource {
-					n += int64(len(a.Content))
+				if a.AccountID == accountID {
+					n += core.AttachmentStoredBytes(a.Content, a.InSource)
 				}
 			}
 			for _, d := range s.draftRows() {
 				if d.AccountID == accountID {
-					n += int64(len(d.HTML))
-					if d.Content != nil {
-						n += int64(len(*d.Content))
-					}
+					n += core.DraftStoredBytes(*d)
 				}
 			}
 		case core.QuotaIdentities:

@@ -64,11 +64,12 @@ var draftSummaryColumns = draftHead + fmt.Sprintf("substr(content, 1, %d) AS con
 
 func (db *DB) CreateDraft(ctx context.Context, d core.Draft) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_drafts (`+draftColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_drafts (`+draftColumns+`, stored_bytes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			d.ID, d.AccountID, d.IdentityID, d.InboxID, string(d.Kind), sql.NullInt64{Int64: d.OriginalID, Valid: d.OriginalID != 0},
 			jsonList(d.To).text(), jsonList(d.Cc).text(), jsonList(d.Bcc).text(), optNullString(d.Subject), optNullString(d.Content),
-			d.HTML, jsonList(d.AttachmentIDs).text(), nullUS(d.SendAt), d.AwaitingApproval, us(d.CreatedAt), us(d.UpdatedAt)); err != nil {
+			d.HTML, jsonList(d.AttachmentIDs).text(), nullUS(d.SendAt), d.AwaitingApproval, us(d.CreatedAt), us(d.UpdatedAt),
+			core.DraftStoredBytes(d)); err != nil {
 			return err
 		}
 		return db.recordEffect(ctx, tx, ports.ClaimOf(ctx), ports.EffectDraft, d.ID)
@@ -102,9 +103,9 @@ func (db *DB) Drafts(ctx context.Context, f ports.DraftFilter) ([]core.Draft, in
 
 func (db *DB) UpdateDraft(ctx context.Context, d core.Draft) error {
 	return db.execOne(ctx, "Draft", `UPDATE email_drafts SET to_addrs = ?, cc_addrs = ?, bcc_addrs = ?, subject = ?, content = ?,
-		html = ?, attachment_ids = ?, send_at = ?, awaiting_approval = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
+		html = ?, stored_bytes = ?, attachment_ids = ?, send_at = ?, awaiting_approval = ?, updated_at = ? WHERE id = ? AND account_id = ?`,
 		jsonList(d.To).text(), jsonList(d.Cc).text(), jsonList(d.Bcc).text(), optNullString(d.Subject), optNullString(d.Content),
-		d.HTML, jsonList(d.AttachmentIDs).text(), nullUS(d.SendAt), d.AwaitingApproval, us(d.UpdatedAt), d.ID, d.AccountID)
+		d.HTML, core.DraftStoredBytes(d), jsonList(d.AttachmentIDs).text(), nullUS(d.SendAt), d.AwaitingApproval, us(d.UpdatedAt), d.ID, d.AccountID)
 }
 
 func (db *DB) DeleteDraft(ctx context.Context, accountID, id string) error {

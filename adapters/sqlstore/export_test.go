@@ -58,3 +58,10 @@ func PageSize(ctx context.Context, db *DB) (int, error) {
 	var n int
 	return n, db.w.GetContext(ctx, &n, `PRAGMA page_size`)
 }
+
+// Exec runs a statement written with ? placeholders, for rows a test writes
+// as an older schema holds them.
+func Exec(ctx context.Context, db *DB, query string, args ...any) error {
+	_, err := db.w.ExecContext(ctx, db.q(query), args...)
+	return err
+}

@@ -610,8 +610,9 @@ func (db *DB) insertAttachment(ctx context.Context, tx sqlx.ExecerContext, a por
 		content = []byte{}
 	}
 	_, err := tx.ExecContext(ctx, db.q(`INSERT INTO attachments (id, account_id, identity_id, message_id, position, filename,
-		content_type, size, inline, content_id, content, created_at, in_source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		a.ID, a.AccountID, a.IdentityID, msg, position, a.Filename, a.ContentType, a.Size, a.Inline, a.ContentID, content, us(a.CreatedAt), a.InSource)
+		content_type, size, inline, content_id, content, created_at, in_source, stored_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		a.ID, a.AccountID, a.IdentityID, msg, position, a.Filename, a.ContentType, a.Size, a.Inline, a.ContentID, content, us(a.CreatedAt), a.InSource,
+		core.AttachmentStoredBytes(a.Content, a.InSource))
 	return err
 }
 

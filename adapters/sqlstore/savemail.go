@@ -216,7 +216,7 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	if err != nil {
 		return m, err
 	}
-	if m.ID, err = mt.insertMessage(m, len(nm.Raw), nm.HTMLInRaw && db.parser != nil && m.HTML != ""); err != nil {
+	if m.ID, err = mt.insertMessage(m, core.MessageStoredBytes(nm.Raw), nm.HTMLInRaw && db.parser != nil && m.HTML != ""); err != nil {
 		return m, err
 	}
 	if _, err := mt.w.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
@@ -263,13 +263,13 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 const messageColumnsIn = `account_id, identity_id, inbox_id, thread_id, message_id,
 	in_reply_to, refs, from_email, from_name, to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, html_in_source,
 	body_truncated, direction, is_read, delivery_status, delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy,
-	recipients, bounce_token, verification_code, verification_link, source_hash, blocked, created_at, source_bytes`
+	recipients, bounce_token, verification_code, verification_link, source_hash, blocked, created_at, stored_bytes`
 
 // insertMessage stores m's row and returns its id: the next of mt.ids
 // where they were drawn beforehand (PostgreSQL), else the one it got.
 // With htmlInSource the row keeps no HTML: its source has it
 // (wholeMessages reads it back).
-func (mt *mailTx) insertMessage(m core.EmailMessage, sourceBytes int, htmlInSource bool) (int64, error) {
+func (mt *mailTx) insertMessage(m core.EmailMessage, storedBytes int64, htmlInSource bool) (int64, error) {
 	code, link := verificationColumns(m.Verification)
 	html := m.HTML
 	if htmlInSource {
@@ -278,7 +278,7 @@ func (mt *mailTx) insertMessage(m core.EmailMessage, sourceBytes int, htmlInSour
 	args := append(append([]any{m.AccountID, m.IdentityID, m.InboxID, m.ThreadID, m.MessageID, m.InReplyTo, jsonList(m.References).text(),
 		m.FromEmail, m.FromName, jsonList(m.To).text(), jsonList(m.Cc).text(), jsonList(m.Bcc).text(), m.Subject, m.Text, html, htmlInSource,
 		m.Truncated, string(m.Direction), m.IsRead, string(m.DeliveryStatus), m.DeliveryError}, authColumns(m.Authentication)...),
-		recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, m.Blocked, us(m.CreatedAt), sourceBytes)
+		recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, m.Blocked, us(m.CreatedAt), storedBytes)
 	marks := strings.Repeat("?, ", len(args)-1) + "?"
 	if len(mt.ids) > 0 {
 		id := mt.ids[0]

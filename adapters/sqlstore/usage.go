@@ -9,7 +9,7 @@ import (
 )
 
 // usageCounts are the queries of UsageStore.Usage, one indexed read each:
-// storage is the account row's own (kept by triggers, migration 00028),
+// storage is the account row's own (kept by triggers, migrations 00028, 00034),
 // counts go through the tables' account and identity indexes.
 var usageCounts = map[core.Quota]string{
 	core.QuotaStorage:    `SELECT storage_bytes FROM accounts WHERE id = ?`,

@@ -43,3 +43,60 @@ func TestSendsLogPrunesItself(t *testing.T) {
 		})
 	}
 }
+
+// storedBytesColumns is the migration that gives each counted row its
+// stored_bytes.
+const storedBytesColumns = 34
+
+// Rows written before stored_bytes existed get core's figure from the
+// migration: the account's storage stays as it was, and deleting the rows
+// gives back exactly what they counted.
+func TestStoredBytesMigrationBackfillsCoresFigure(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range sqlstoretest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			db, err := sqlstore.Open(ctx, sqlstoretest.URL(t, d), sqlstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			if err := sqlstore.MigrateTo(ctx, db, storedBytesColumns-1); err != nil {
+				t.Fatal(err)
+			}
+			at := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+			acct, ident, inboxID := newMailbox(t, db, "stored@example.com", "stored", at)
+			upload := []byte("crème brûlée")
+			content := "Grüße, 世界"
+			draft := core.Draft{ID: uuid.NewString(), Content: &content, HTML: "<p>Grüße, <b>世界</b></p>"}
+			if err := sqlstore.Exec(ctx, db, `INSERT INTO attachments (id, account_id, identity_id, filename, content_type, size, content, created_at)
+				VALUES (?, ?, ?, 'up.txt', 'text/plain', ?, ?, ?)`, uuid.NewString(), acct.ID, ident.ID, len(upload), upload, at.UnixMicro()); err != nil {
+				t.Fatal(err)
+			}
+			if err := sqlstore.Exec(ctx, db, `INSERT INTO email_drafts (id, account_id, identity_id, inbox_id, kind, content, html, created_at, updated_at)
+				VALUES (?, ?, ?, ?, 'compose', ?, ?, ?, ?)`, draft.ID, acct.ID, ident.ID, inboxID, content, draft.HTML, at.UnixMicro(), at.UnixMicro()); err != nil {
+				t.Fatal(err)
+			}
+			storage := func(step string, want int64) {
+				t.Helper()
+				u, err := db.Usage(ctx, acct.ID, "", at, []core.Quota{core.QuotaStorage})
+				if err != nil || u.Used[core.QuotaStorage] != want {
+					t.Fatalf("%s: storage %v %v, want %d", step, u.Used, err, want)
+				}
+			}
+			uploadBytes, draftBytes := core.AttachmentStoredBytes(upload, false), core.DraftStoredBytes(draft)
+			storage("before the migration", uploadBytes+draftBytes)
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			storage("after the migration", uploadBytes+draftBytes)
+			if err := db.DeleteDraft(ctx, acct.ID, draft.ID); err != nil {
+				t.Fatal(err)
+			}
+			storage("without the draft", uploadBytes)
+			if err := db.DeleteIdentity(ctx, acct.ID, ident.ID); err != nil {
+				t.Fatal(err)
+			}
+			storage("without the upload", 0)
+		})
+	}
+}

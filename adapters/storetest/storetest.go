@@ -40,6 +40,7 @@ var cases = []testCase{
 	{"accounts/subscription and password", testAccountsSubscriptionAndPassword},
 	{"accounts/delete removes what the account owns", testAccountsDeleteCascades},
 	{"accounts/usage against the quotas follows every change", testUsage},
+	{"accounts/storage is core's figure of every row, as rows change", testStoredBytes},
 	{"keys/create, find by hash, list, touch, delete", testKeys},
 	{"identities/create with inbox, read back", testIdentitiesCreate},
 	{"identities/a clash stores nothing", testIdentitiesClashStoresNothing},

@@ -107,3 +107,81 @@ func testUsage(t *testing.T, f *fixture) {
 	_, err := f.s.Usage(f.ctx, a.ID, "", f.now, []core.Quota{core.QuotaStorage})
 	wantKind(t, err, core.KindNotFound)
 }
+
+// testStoredBytes holds every store to core's figure of what each row takes
+// of the storage quota (core.MessageStoredBytes, AttachmentStoredBytes,
+// DraftStoredBytes), in multi-byte text, as rows are stored, changed,
+// sent and deleted, cascades included.
+func testStoredBytes(t *testing.T, f *fixture) {
+	a := f.account()
+	ident, in := f.identity(a.ID)
+	var want int64
+	check := func(step string) {
+		t.Helper()
+		u, err := f.s.Usage(f.ctx, a.ID, "", f.now, []core.Quota{core.QuotaStorage})
+		f.must(err)
+		if got := u.Used[core.QuotaStorage]; got != want {
+			t.Fatalf("%s: storage %d bytes, want core's %d", step, got, want)
+		}
+	}
+	attachment := func(name string, content []byte, inSource bool) ports.AttachmentContent {
+		return ports.AttachmentContent{Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID,
+			Filename: name, ContentType: "text/plain", Size: int64(len(content)), CreatedAt: f.now}, Content: content, InSource: inSource}
+	}
+
+	mail := incoming(in, "grüße@x", "Grüße", f.tick(), "")
+	mail.Raw = []byte("Subject: Grüße\r\n\r\nÀ bientôt, 世界 ✓\r\n")
+	mail.Attachments = []ports.AttachmentContent{attachment("in-source.txt", nil, true), attachment("kept.txt", []byte("naïve ✓"), false)}
+	msg := f.save(mail)[0]
+	want += core.MessageStoredBytes(mail.Raw)
+	for _, at := range mail.Attachments {
+		want += core.AttachmentStoredBytes(at.Content, at.InSource)
+	}
+	check("a message with its attachments")
+	upload := attachment("upload.txt", []byte("crème brûlée"), false)
+	f.must(f.s.SaveUpload(f.ctx, upload))
+	want += core.AttachmentStoredBytes(upload.Content, upload.InSource)
+	check("an upload")
+
+	content := "Grüße, 世界"
+	draft := core.Draft{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, InboxID: in.ID, Kind: core.DraftCompose,
+		To: []string{"x@example.org"}, Content: &content, HTML: "<p>Grüße, <b>世界</b></p>", AttachmentIDs: []string{}, CreatedAt: f.now, UpdatedAt: f.now}
+	f.must(f.s.CreateDraft(f.ctx, draft))
+	want += core.DraftStoredBytes(draft)
+	check("a draft with text and HTML")
+	for _, change := range []func(d *core.Draft){
+		func(d *core.Draft) { d.Content = nil },                                           // HTML only
+		func(d *core.Draft) { longer := "ça va? " + content + " ✓"; d.Content = &longer }, // both again
+		func(d *core.Draft) { d.HTML = "" },                                               // text only
+	} {
+		want -= core.DraftStoredBytes(draft)
+		change(&draft)
+		f.must(f.s.UpdateDraft(f.ctx, draft))
+		want += core.DraftStoredBytes(draft)
+		check("a changed draft")
+	}
+	f.must(f.s.DeleteDraft(f.ctx, a.ID, draft.ID))
+	want -= core.DraftStoredBytes(draft)
+	check("a deleted draft")
+
+	// A draft sent leaves in the transaction that stores its message.
+	draft.ID = uuid.NewString()
+	f.must(f.s.CreateDraft(f.ctx, draft))
+	sent := incoming(in, "sent@x", "Envoyé", f.tick(), "")
+	sent.Message.Direction, sent.Raw, sent.FromDraft = core.Outgoing, []byte("Subject: Envoyé\r\n\r\n"+content+"\r\n"), &draft
+	f.save(sent)
+	want += core.MessageStoredBytes(sent.Raw)
+	check("a draft sent")
+
+	f.must(f.s.DeleteMessage(f.ctx, a.ID, msg.ID)) // its attachments go with it
+	want -= core.MessageStoredBytes(mail.Raw)
+	for _, at := range mail.Attachments {
+		want -= core.AttachmentStoredBytes(at.Content, at.InSource)
+	}
+	check("a deleted message")
+	f.must(f.s.CreateDraft(f.ctx, core.Draft{ID: uuid.NewString(), AccountID: a.ID, IdentityID: ident.ID, InboxID: in.ID,
+		Kind: core.DraftCompose, To: []string{}, Content: &content, AttachmentIDs: []string{}, CreatedAt: f.now, UpdatedAt: f.now}))
+	f.must(f.s.DeleteIdentity(f.ctx, a.ID, ident.ID)) // the upload, the sent message and the draft go with it
+	want = 0
+	check("a deleted identity")
+}
