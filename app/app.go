@@ -3,8 +3,9 @@
 // adapters translate protocols into calls on these services.
 //
 // Each service's struct names what it touches: the stores it holds (each
-// store is held by one service, or two), the other services it calls and
-// the providers it uses. New builds them all, in the order they depend on
+// store is held by one service, or two; the mail store by each mail
+// service for its own part), the other services it calls and the
+// providers it uses. New builds them all, in the order they depend on
 // each other.
 package app
 
@@ -120,7 +121,11 @@ type App struct {
 	Health       *Health
 	Vault        *Vault
 	Contacts     *Contacts
-	Mail         *Mail
+	Inboxes      *Inboxes
+	Receiving    *Receiving
+	Outbox       *Outbox
+	Sending      *Sending
+	Reading      *Reading
 	Domains      *Domains
 	Suppressions *Suppressions
 	Mailboxes    *Mailboxes
@@ -180,21 +185,31 @@ func New(deps Deps) *App {
 	suppressions := &Suppressions{store: store}
 	verified := &changeFeed[string]{}
 	rules := &Rules{base: b, store: store, identities: identities}
-	mail := &Mail{base: b, messages: store, inboxes: store, outbox: store, drafts: store, domains: domains, suppressions: suppressions, rules: rules,
-		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, reports: deps.Reports,
-		gate: g, identities: identities,
-		parser: deps.Parser, composer: deps.Composer, relay: deps.Relay,
-		mailDomains: deps.MailDomains, maxBytes: deps.MaxMessageBytes, retry: deps.Retry, lease: deps.OutboxLease, postmaster: deps.Postmaster,
-		wake: make(chan struct{}, 1), verified: verified}
+	mailChanged := &changeFeed[int64]{}
+	inboxes := &Inboxes{base: b, inboxes: store, domains: domains, identities: identities, gate: g,
+		mailDomains: deps.MailDomains, changes: mailChanged}
+	bounces := &bounces{base: b, outbox: store, inboxes: inboxes, domains: domains, suppressions: suppressions, reports: deps.Reports}
+	receiving := &Receiving{base: b, messages: store, inboxes: store, domains: domains, rules: rules, gate: g, bounces: bounces,
+		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, parser: deps.Parser, maxBytes: deps.MaxMessageBytes,
+		postmaster: deps.Postmaster, changes: mailChanged, verified: verified}
+	outbox := &Outbox{base: b, messages: store, outbox: store, receiving: receiving, bounces: bounces, relay: deps.Relay,
+		retry: deps.Retry, lease: deps.OutboxLease, wake: make(chan struct{}, 1)}
+	reading := &Reading{base: b, messages: store, parser: deps.Parser, changes: mailChanged}
+	sending := &Sending{base: b, drafts: store, uploads: store, inboxes: inboxes, reading: reading, outbox: outbox,
+		identities: identities, rules: rules, suppressions: suppressions, domains: domains, gate: g,
+		composer: deps.Composer, maxBytes: deps.MaxMessageBytes}
 	phone := &Phone{base: b, store: store, gate: g, identities: identities, numbers: numbers, telephony: deps.Telephony}
 	events := &Events{base: b, store: store, retention: deps.EventRetention, render: deps.EventJSON, changed: make(chan struct{}),
 		closed: make(chan struct{}), watching: make(chan struct{})}
-	sources := &Sources{base: b, store: store, mail: mail, cipher: deps.Cipher, destinations: deps.Destinations, changed: make(chan struct{}, 1)}
+	sources := &Sources{base: b, store: store, inboxes: inboxes, receiving: receiving, cipher: deps.Cipher, destinations: deps.Destinations, changed: make(chan struct{}, 1)}
 	// What goes with deleted mailboxes: their addresses from the cache of
 	// recipients, and their IMAP sources' workers, at once.
-	mail.sourcesChanged = sources.nudge
+	inboxes.deletedWith = func(in core.Inbox) {
+		receiving.recipients.forget(in.Email)
+		sources.nudge()
+	}
 	identities.deletedWith = func(ident core.Identity) {
-		mail.recipients.forgetIdentity(ident.ID)
+		receiving.recipients.forgetIdentity(ident.ID)
 		sources.nudge()
 	}
 	return &App{
@@ -204,10 +219,14 @@ func New(deps Deps) *App {
 		Health:       &Health{base: b, store: store},
 		Vault:        &Vault{base: b, store: store, identities: identities, gate: g, cipher: deps.Cipher, auth: auth, otp: deps.OTP},
 		Contacts:     &Contacts{base: b, store: store, identities: identities},
-		Mail:         mail,
+		Inboxes:      inboxes,
+		Receiving:    receiving,
+		Outbox:       outbox,
+		Sending:      sending,
+		Reading:      reading,
 		Domains:      domains,
 		Suppressions: suppressions,
-		Mailboxes:    &Mailboxes{auth: auth, mail: mail, events: events, messages: store},
+		Mailboxes:    &Mailboxes{auth: auth, inboxes: inboxes, reading: reading, events: events, messages: store},
 		Sources:      sources,
 		Device:       &Device{base: b, store: store, identities: identities, auth: auth, pollInterval: deps.DevicePollInterval},
 		Phone:        phone,

@@ -5,40 +5,27 @@ import (
 	"strings"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
-// fates follows what becomes of each recipient of a message during one
-// delivery attempt.
-type fates struct {
-	msg  core.EmailMessage
-	list []core.Recipient
-}
-
-// newFates starts from the message's recipients; a message queued before
-// recipients were recorded starts from the outbox entry's.
-func newFates(m core.EmailMessage, pending []string) *fates {
-	f := &fates{msg: m, list: append([]core.Recipient(nil), m.Recipients...)}
-	if len(f.list) == 0 {
-		f.list = core.NewRecipients(pending)
-	}
-	return f
-}
-
-func (f *fates) set(addr string, status core.RecipientStatus, reason string) {
-	for i := range f.list {
-		if strings.EqualFold(f.list[i].Email, addr) {
-			f.list[i].Status, f.list[i].Error = status, reason
-			return
-		}
-	}
-	f.list = append(f.list, core.Recipient{Email: addr, Status: status, Error: reason})
+// bounces handles the recipients of our mail refused for good: at once by
+// the relay, or later by a report sent to a bounce address. Receiving
+// (reports arrive as mail) and the Outbox (refusals) both use it.
+type bounces struct {
+	base
+	outbox  ports.OutboxStore // finds a bounce token's message, applies reports
+	inboxes *Inboxes          // the inbox that sent the message
+	domains *Domains          // which domains we receive for
+	// suppressions refuses sending to addresses that bounced, and records them.
+	suppressions *Suppressions
+	reports      ports.DSNReader // reads bounces
 }
 
 // bounced is where a recipient refused for good is handled, at once by a
 // relay or later by a report: the address is suppressed when the reply
 // says the address itself is bad (core.SuppressesAddress). The store
 // wrote email.bounced with the report (ApplyReport's transaction).
-func (s *Mail) bounced(ctx context.Context, m core.EmailMessage, rcpt, reason string, code int, enhanced string) {
+func (s *bounces) bounced(ctx context.Context, m core.EmailMessage, rcpt, reason string, code int, enhanced string) {
 	s.log.Info("email bounced", "message", m.ID, "recipient", rcpt, "reason", reason)
 	if !core.SuppressesAddress(enhanced, code) {
 		return
@@ -53,7 +40,7 @@ func (s *Mail) bounced(ctx context.Context, m core.EmailMessage, rcpt, reason st
 // bounceRecipient accepts RCPT TO a bounce address whose token names a
 // message we sent, as mail for the inbox that sent it; any other token is
 // no such mailbox, and a domain we do not serve is no relay.
-func (s *Mail) bounceRecipient(ctx context.Context, addr, token string) (core.Inbox, error) {
+func (s *bounces) bounceRecipient(ctx context.Context, addr, token string) (core.Inbox, error) {
 	_, domain, _ := core.SplitAddress(strings.TrimSpace(addr))
 	served, _, err := s.domains.Receiving(ctx, core.NormalizeDomain(domain))
 	switch {
@@ -69,7 +56,7 @@ func (s *Mail) bounceRecipient(ctx context.Context, addr, token string) (core.In
 	if err != nil {
 		return core.Inbox{}, err
 	}
-	return s.inboxes.Inbox(ctx, m.InboxID)
+	return s.inboxes.inboxByID(ctx, m.InboxID)
 }
 
 // takeReports applies a bounce report sent to a bounce address to the
@@ -77,7 +64,7 @@ func (s *Mail) bounceRecipient(ctx context.Context, addr, token string) (core.In
 // message: a report is not stored as mail, while anything else sent to a
 // bounce address (an auto-reply, a bounce in prose) goes to the inbox
 // that sent the message, as ordinary mail.
-func (s *Mail) takeReports(ctx context.Context, in InboundMail) ([]core.Inbox, error) {
+func (s *bounces) takeReports(ctx context.Context, in InboundMail) ([]core.Inbox, error) {
 	var sent []core.EmailMessage
 	for _, rcpt := range in.Envelope {
 		token, ok := core.ParseBounceAddress(rcpt)

@@ -235,7 +235,7 @@ func TestDeletingADomain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.app.Mail.CreateInbox(w.ctx, p, ident.ID, "sales@acme.example"); err != nil {
+	if _, err := w.app.Inboxes.CreateInbox(w.ctx, p, ident.ID, "sales@acme.example"); err != nil {
 		t.Fatal(err)
 	}
 	err = w.app.Domains.Delete(w.ctx, p, d.Name)

@@ -24,7 +24,7 @@ type DraftInput struct {
 // is sent. A draft of a key that may not send awaits approval. A new
 // message leaves from the inbox compose would pick; a reply or forward
 // from the original's.
-func (s *Mail) CreateDraft(ctx context.Context, p core.Principal, requested string, inboxID int64, in DraftInput) (core.Draft, error) {
+func (s *Sending) CreateDraft(ctx context.Context, p core.Principal, requested string, inboxID int64, in DraftInput) (core.Draft, error) {
 	now := s.now()
 	d := core.Draft{ID: s.ids.NewUUID(), AccountID: p.AccountID, Kind: core.DraftCompose, To: in.To, Cc: in.Cc, Bcc: in.Bcc,
 		Subject: in.Subject, Content: in.Content, HTML: in.HTML, AttachmentIDs: in.AttachmentIDs, SendAt: in.SendAt,
@@ -70,7 +70,7 @@ func (s *Mail) CreateDraft(ctx context.Context, p core.Principal, requested stri
 }
 
 // Draft is one draft in the caller's scope.
-func (s *Mail) Draft(ctx context.Context, p core.Principal, id string) (core.Draft, error) {
+func (s *Sending) Draft(ctx context.Context, p core.Principal, id string) (core.Draft, error) {
 	d, err := s.drafts.Draft(ctx, p.AccountID, id)
 	if err == nil && !p.Scope("").Allows(d.AccountID, d.IdentityID) {
 		err = core.NotFound("Draft not found.")
@@ -80,7 +80,7 @@ func (s *Mail) Draft(ctx context.Context, p core.Principal, id string) (core.Dra
 
 // Drafts lists the drafts in scope, oldest first; awaiting, when set, keeps
 // those that do (or do not) await approval.
-func (s *Mail) Drafts(ctx context.Context, p core.Principal, requested string, awaiting *bool, page ports.Page) ([]core.Draft, int, error) {
+func (s *Sending) Drafts(ctx context.Context, p core.Principal, requested string, awaiting *bool, page ports.Page) ([]core.Draft, int, error) {
 	return s.drafts.Drafts(ctx, ports.DraftFilter{Scope: p.Scope(requested), AwaitingApproval: awaiting, Page: page})
 }
 
@@ -89,7 +89,7 @@ func (s *Mail) Drafts(ctx context.Context, p core.Principal, requested string, a
 // time passed while it waited can still be edited (it is sent at once).
 // A key that may not send leaves it awaiting approval. Its kind, original
 // and inbox stay.
-func (s *Mail) UpdateDraft(ctx context.Context, p core.Principal, id string, edit func(*core.Draft)) (core.Draft, error) {
+func (s *Sending) UpdateDraft(ctx context.Context, p core.Principal, id string, edit func(*core.Draft)) (core.Draft, error) {
 	d, err := s.Draft(ctx, p, id)
 	if err != nil {
 		return core.Draft{}, err
@@ -110,7 +110,7 @@ func (s *Mail) UpdateDraft(ctx context.Context, p core.Principal, id string, edi
 }
 
 // DeleteDraft discards a draft.
-func (s *Mail) DeleteDraft(ctx context.Context, p core.Principal, id string) error {
+func (s *Sending) DeleteDraft(ctx context.Context, p core.Principal, id string) error {
 	if _, err := s.Draft(ctx, p, id); err != nil {
 		return err
 	}
@@ -122,18 +122,18 @@ func (s *Mail) DeleteDraft(ctx context.Context, p core.Principal, id string) err
 // same transaction: of two sends of one draft, one sends and the other
 // finds no draft. For a draft awaiting approval this is the approval, and
 // only a management key may give it.
-func (s *Mail) SendDraft(ctx context.Context, p core.Principal, id string) (core.EmailMessage, error) {
+func (s *Sending) SendDraft(ctx context.Context, p core.Principal, id string) (core.EmailMessage, error) {
 	return s.sendDraft(ctx, p, id, nil)
 }
 
 // ApproveDraft sends a draft as a person read it: seen is the draft's
 // UpdatedAt when it was shown. Its writer may edit it while it awaits
 // approval, so one changed since is a conflict, not what was approved.
-func (s *Mail) ApproveDraft(ctx context.Context, p core.Principal, id string, seen time.Time) (core.EmailMessage, error) {
+func (s *Sending) ApproveDraft(ctx context.Context, p core.Principal, id string, seen time.Time) (core.EmailMessage, error) {
 	return s.sendDraft(ctx, p, id, &seen)
 }
 
-func (s *Mail) sendDraft(ctx context.Context, p core.Principal, id string, seen *time.Time) (core.EmailMessage, error) {
+func (s *Sending) sendDraft(ctx context.Context, p core.Principal, id string, seen *time.Time) (core.EmailMessage, error) {
 	d, err := s.Draft(ctx, p, id)
 	if err != nil {
 		return core.EmailMessage{}, err
@@ -155,7 +155,7 @@ func (s *Mail) sendDraft(ctx context.Context, p core.Principal, id string, seen 
 // checkDraft reports every problem of d as its send would, but for the
 // allow and block rules, the account's limits and suppressions, which are
 // asked when it is sent; and its send_at, when checkSendAt says to.
-func (s *Mail) checkDraft(ctx context.Context, p core.Principal, d core.Draft, now time.Time, checkSendAt bool) error {
+func (s *Sending) checkDraft(ctx context.Context, p core.Principal, d core.Draft, now time.Time, checkSendAt bool) error {
 	o, problems, err := s.draftMessage(ctx, p, d)
 	if err != nil {
 		return err
@@ -168,10 +168,10 @@ func (s *Mail) checkDraft(ctx context.Context, p core.Principal, d core.Draft, n
 
 // draftMessage is the message d makes, built as compose, reply or forward
 // builds it, with the problems found.
-func (s *Mail) draftMessage(ctx context.Context, p core.Principal, d core.Draft) (outgoing, core.Problems, error) {
+func (s *Sending) draftMessage(ctx context.Context, p core.Principal, d core.Draft) (outgoing, core.Problems, error) {
 	in := SendInput{To: d.To, Cc: d.Cc, Bcc: d.Bcc, Subject: d.Subject, Content: d.Content, HTML: d.HTML, AttachmentIDs: d.AttachmentIDs}
 	if d.Kind == core.DraftCompose {
-		inbox, err := s.inboxes.Inbox(ctx, d.InboxID)
+		inbox, err := s.inboxes.inboxByID(ctx, d.InboxID)
 		o, problems := composed(inbox, in)
 		return o, problems, err
 	}
@@ -189,7 +189,7 @@ func (s *Mail) draftMessage(ctx context.Context, p core.Principal, d core.Draft)
 // draftOriginal is the message a reply or forward draft answers, and its
 // inbox; one the caller cannot see, or one deleted since, is a problem of
 // the draft's reply_to or forward_of.
-func (s *Mail) draftOriginal(ctx context.Context, p core.Principal, d core.Draft) (core.EmailMessage, core.Inbox, error) {
+func (s *Sending) draftOriginal(ctx context.Context, p core.Principal, d core.Draft) (core.EmailMessage, core.Inbox, error) {
 	field := originalField(d.Kind)
 	if d.OriginalID == 0 {
 		return core.EmailMessage{}, core.Inbox{}, core.Invalid(field, "The message this draft answers was deleted.")

@@ -62,7 +62,7 @@ func TestEventFeedFansOut(t *testing.T) {
 	if got := receive(t, inboxes, 1); got[0].Type != core.InboxCreated || got[0].IdentityID != bob.ID {
 		t.Fatalf("inbox.*: %+v", got)
 	}
-	if _, err := w.app.Mail.CreateInbox(w.ctx, p, ann.ID, ""); err != nil {
+	if _, err := w.app.Inboxes.CreateInbox(w.ctx, p, ann.ID, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := receive(t, annOnly, 1); got[0].Type != core.InboxCreated || got[0].IdentityID != ann.ID {

@@ -19,7 +19,7 @@ type Identities struct {
 	domains     *Domains // which domains take inboxes
 	mailDomains []string
 	// deletedWith tells the services that keep something of an identity in
-	// memory (Mail's cache of recipients, Sources' workers) that it is gone.
+	// memory (Receiving's cache of recipients, Sources' workers) that it is gone.
 	deletedWith func(core.Identity)
 }
 

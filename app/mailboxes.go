@@ -15,7 +15,8 @@ import (
 // Sent (outgoing mail).
 type Mailboxes struct {
 	auth     *Auth           // a login is an identity key
-	mail     *Mail           // inboxes, read flags and news of changes
+	inboxes  *Inboxes        // the inbox a login opens
+	reading  *Reading        // read flags and news of changes
 	events   *Events         // news of mail other instances stored
 	messages ports.MailStore // what the folders hold
 }
@@ -64,7 +65,7 @@ func (s *Mailboxes) Login(ctx context.Context, address, key string) (MailboxLogi
 	if err != nil {
 		return MailboxLogin{}, err
 	}
-	inbox, err := s.mail.inboxAt(ctx, strings.ToLower(strings.TrimSpace(address)))
+	inbox, err := s.inboxes.inboxAt(ctx, strings.ToLower(strings.TrimSpace(address)))
 	if isNotFound(err) {
 		return MailboxLogin{}, errBadMailboxLogin
 	}
@@ -155,7 +156,7 @@ func (m *Mailbox) SetSeen(ctx context.Context, id int64, seen bool) error {
 	if err := m.listed(id); err != nil {
 		return err
 	}
-	_, err := m.s.mail.SetRead(ctx, m.login.Principal, id, seen)
+	_, err := m.s.reading.SetRead(ctx, m.login.Principal, id, seen)
 	return err
 }
 
@@ -167,7 +168,7 @@ func (m *Mailbox) SetSeen(ctx context.Context, id int64, seen bool) error {
 // also looks again now and then. Call stop when done.
 func (m *Mailbox) Watch() (changed <-chan struct{}, stop func()) {
 	ch := make(chan struct{}, 1)
-	unwatch := m.s.mail.changes.watchWith(ch, m.login.Inbox.ID)
+	unwatch := m.s.reading.changes.watchWith(ch, m.login.Inbox.ID)
 	unfollow := m.s.events.follow(m.login.Principal.Scope(""), []string{"email.*"}, ch)
 	return ch, func() { unfollow(); unwatch() }
 }

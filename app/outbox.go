@@ -11,10 +11,44 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
+// Outbox delivers the messages queued to leave: it leases due entries,
+// hands each recipient to our own inboxes (Receiving) or to the relay, and
+// retries or gives up as the retry policy says (spec §4).
+type Outbox struct {
+	base
+	messages  ports.MailStore // the sources to send
+	outbox    ports.OutboxStore
+	receiving *Receiving      // routes recipients and takes those of our inboxes
+	bounces   *bounces        // recipients refused for good
+	relay     ports.MailRelay // nil: no external delivery
+	retry     RetryPolicy
+	lease     time.Duration // how long a claimed outbox entry is ours
+	// wake nudges the outbox worker after a message is queued.
+	wake chan struct{}
+}
+
 // DefaultOutboxLease is how long a claimed entry is its worker's
 // (CALLSIGN_OUTBOX_LEASE); a worker that dies with it leaves it to be
 // claimed again after this.
 const DefaultOutboxLease = 5 * time.Minute
+
+// RetryPolicy spaces out delivery attempts: First, then doubling up to Max,
+// until GiveUpAfter has passed since the message was queued.
+type RetryPolicy struct {
+	First, Max, GiveUpAfter time.Duration
+}
+
+// DefaultRetry retries for up to two days, as mail servers customarily do.
+var DefaultRetry = RetryPolicy{First: 30 * time.Second, Max: time.Hour, GiveUpAfter: 48 * time.Hour}
+
+// after is the pause before the attempt following `attempts` attempts.
+func (p RetryPolicy) after(attempts int) time.Duration {
+	d := p.First
+	for i := 1; i < attempts && d < p.Max; i++ {
+		d *= 2
+	}
+	return min(d, p.Max)
+}
 
 // AttemptBound is how long the relay may take over one attempt when
 // entries are leased for lease: at most 2 minutes, and never more than
@@ -35,8 +69,21 @@ const (
 	outboxPoll = time.Second
 )
 
+// enqueue stores nm, an outgoing message with its outbox entry, in one
+// transaction, and wakes the worker; the entry gives up once the retry
+// policy's GiveUpAfter has passed since its first attempt was due.
+func (s *Outbox) enqueue(ctx context.Context, nm ports.NewMail) (core.EmailMessage, error) {
+	nm.Outbox.GiveUpAt = nm.Outbox.NextAttempt.Add(s.retry.GiveUpAfter)
+	stored, err := s.receiving.save(ctx, []ports.NewMail{nm})
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	s.nudgeOutbox()
+	return stored[0], nil
+}
+
 // nudgeOutbox wakes the worker without blocking.
-func (s *Mail) nudgeOutbox() {
+func (s *Outbox) nudgeOutbox() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -54,7 +101,7 @@ func (s *Mail) nudgeOutbox() {
 // at-least-once: a process killed (or an attempt cut at grace) after the
 // relay accepted and before the outcome was stored sends the message
 // again once its lease runs out.
-func (s *Mail) RunOutbox(ctx context.Context, grace time.Duration) {
+func (s *Outbox) RunOutbox(ctx context.Context, grace time.Duration) {
 	tick := time.NewTicker(outboxPoll)
 	defer tick.Stop()
 	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
@@ -86,7 +133,7 @@ const minDueWait = 50 * time.Millisecond
 // before the next poll, so that a message scheduled for a time (a draft's
 // send_at) or a retry leaves then, not up to a poll later. Otherwise it is
 // a timer that never fires.
-func (s *Mail) nextDue(ctx context.Context) *time.Timer {
+func (s *Outbox) nextDue(ctx context.Context) *time.Timer {
 	next, ok, err := s.outbox.NextOutboxAttempt(ctx)
 	wait := outboxPoll
 	if err == nil && ok {
@@ -102,7 +149,7 @@ func (s *Mail) nextDue(ctx context.Context) *time.Timer {
 
 // deliverDue claims what is due (while ctx lasts) and makes one attempt at
 // each, on work, which outlives ctx by the shutdown grace.
-func (s *Mail) deliverDue(ctx, work context.Context) int {
+func (s *Outbox) deliverDue(ctx, work context.Context) int {
 	now := s.now()
 	entries, err := s.outbox.ClaimOutbox(ctx, now, now.Add(s.lease), outboxBatch)
 	if err != nil {
@@ -120,7 +167,7 @@ func (s *Mail) deliverDue(ctx, work context.Context) int {
 // attempt tries every remaining recipient of e once: our own inboxes
 // through local delivery, the rest through the relay. Recipients that fail
 // for good are recorded; those that may succeed later are retried.
-func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
+func (s *Outbox) attempt(ctx context.Context, e ports.OutboxEntry) {
 	start := time.Now()
 	log := s.log.With("message", e.MessageID, "attempt", e.Attempts)
 	raw, err := s.messages.RawMessage(ctx, e.AccountID, e.MessageID)
@@ -143,7 +190,7 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 		e.Failures = append(e.Failures, rcpt+": "+reason)
 		fates.set(rcpt, core.RecipientBounced, reason)
 		code, enhanced := core.SplitReply(reply)
-		s.bounced(ctx, msg, rcpt, reason, code, enhanced)
+		s.bounces.bounced(ctx, msg, rcpt, reason, code, enhanced)
 	}
 	deferred := func(rcpt, reason string) {
 		retry, lastErr = append(retry, rcpt), reason
@@ -152,12 +199,12 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 	var local []core.Inbox
 	var localRcpts, external []string
 	for _, rcpt := range e.Recipients {
-		dest, in, err := s.route(ctx, rcpt)
+		dest, in, err := s.receiving.route(ctx, rcpt)
 		switch {
 		case err != nil:
 			deferred(rcpt, err.Error())
 		case dest == toInbox:
-			if err := s.roomFor(ctx, in); err != nil {
+			if err := s.receiving.roomFor(ctx, in); err != nil {
 				// What a remote server answers for a full mailbox: later.
 				deferred(rcpt, localDeferral(err))
 				continue
@@ -170,7 +217,7 @@ func (s *Mail) attempt(ctx context.Context, e ports.OutboxEntry) {
 		}
 	}
 	if len(local) > 0 {
-		err := s.deliverLocally(ctx, e.EnvelopeFrom, local, raw)
+		err := s.receiving.deliverLocally(ctx, e.EnvelopeFrom, local, raw)
 		for _, rcpt := range localRcpts {
 			if err != nil {
 				deferred(rcpt, "local delivery: "+err.Error())
@@ -217,36 +264,11 @@ func localDeferral(err error) string {
 	return "local delivery: " + err.Error()
 }
 
-// deliverLocally stores an outgoing message in our own recipient inboxes,
-// through the inbound path. A retried attempt does not make copies.
-func (s *Mail) deliverLocally(ctx context.Context, from string, inboxes []core.Inbox, raw []byte) error {
-	parsed, err := s.parser.Parse(raw)
-	if err != nil {
-		return err
-	}
-	now := s.now()
-	auth := core.LocalAuthentication
-	if top := s.stamp(nil, &auth); len(top) > 0 {
-		raw = append(top, raw...)
-	}
-	mails := make([]ports.NewMail, 0, len(inboxes))
-	verification := examine(parsed, from)
-	for _, in := range inboxes {
-		nm, err := s.inboundCopy(parsed, InboundMail{EnvelopeFrom: from, Raw: raw, Dedupe: true}, in, &auth, verification, now)
-		if err != nil {
-			return err
-		}
-		mails = append(mails, nm)
-	}
-	_, err = s.save(ctx, mails)
-	return err
-}
-
 // settle records the outcome of an attempt: finished (sent, or failed with
 // every reason), or another attempt later, unless time is up. It returns
 // the entry as recorded and the outcome: sent, failed, retry, or error
 // when recording failed.
-func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry, retry []string, lastErr string, fates *fates) (ports.OutboxEntry, string) {
+func (s *Outbox) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry, retry []string, lastErr string, fates *fates) (ports.OutboxEntry, string) {
 	now := s.now()
 	next := now.Add(s.retry.after(e.Attempts))
 	var err error
@@ -262,7 +284,7 @@ func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry
 			reason := fmt.Sprintf("gave up after %d attempts: %s", e.Attempts, lastErr)
 			e.Failures = append(e.Failures, rcpt+": "+reason)
 			fates.set(rcpt, core.RecipientBounced, reason)
-			s.bounced(ctx, fates.msg, rcpt, reason, 0, "")
+			s.bounces.bounced(ctx, fates.msg, rcpt, reason, 0, "")
 		}
 		err = s.outbox.FinishOutbox(ctx, e.MessageID, core.DeliveryFailed, strings.Join(e.Failures, "; "), fates.list)
 	default:
@@ -278,4 +300,31 @@ func (s *Mail) settle(ctx context.Context, log *slog.Logger, e ports.OutboxEntry
 		outcome = "error"
 	}
 	return e, outcome
+}
+
+// fates follows what becomes of each recipient of a message during one
+// delivery attempt.
+type fates struct {
+	msg  core.EmailMessage
+	list []core.Recipient
+}
+
+// newFates starts from the message's recipients; a message queued before
+// recipients were recorded starts from the outbox entry's.
+func newFates(m core.EmailMessage, pending []string) *fates {
+	f := &fates{msg: m, list: append([]core.Recipient(nil), m.Recipients...)}
+	if len(f.list) == 0 {
+		f.list = core.NewRecipients(pending)
+	}
+	return f
+}
+
+func (f *fates) set(addr string, status core.RecipientStatus, reason string) {
+	for i := range f.list {
+		if strings.EqualFold(f.list[i].Email, addr) {
+			f.list[i].Status, f.list[i].Error = status, reason
+			return
+		}
+	}
+	f.list = append(f.list, core.Recipient{Email: addr, Status: status, Error: reason})
 }

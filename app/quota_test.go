@@ -48,24 +48,24 @@ func TestLocalDeliveryWaitsAtTheStorageQuota(t *testing.T) {
 	if err := store.SetSubscription(ctx, full.AccountID, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Mail.ResolveRecipient(ctx, "carol@example.org", bob.Email); err != nil {
+	if _, err := a.Receiving.ResolveRecipient(ctx, "carol@example.org", bob.Email); err != nil {
 		t.Fatalf("an inactive account under its quota refused mail: %v", err)
 	}
 	big := "From: carol@example.org\r\nSubject: big\r\nMessage-ID: <big@example.org>\r\n\r\n" + strings.Repeat("x", 2000) + "\r\n"
-	if _, err := a.Mail.Deliver(ctx, InboundMail{EnvelopeFrom: "carol@example.org", Inboxes: []core.Inbox{bob}, Raw: []byte(big)}); err != nil {
+	if _, err := a.Receiving.Deliver(ctx, InboundMail{EnvelopeFrom: "carol@example.org", Inboxes: []core.Inbox{bob}, Raw: []byte(big)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Mail.ResolveRecipient(ctx, "carol@example.org", bob.Email); core.QuotaOf(err) != core.QuotaStorage {
+	if _, err := a.Receiving.ResolveRecipient(ctx, "carol@example.org", bob.Email); core.QuotaOf(err) != core.QuotaStorage {
 		t.Fatalf("RCPT for a full account: %v", err)
 	}
 
 	subject, content := "Hello", "Hi Bob"
-	sent, err := a.Mail.Compose(ctx, sender, ann.IdentityID, ann.ID, SendInput{To: []string{bob.Email}, Subject: &subject, Content: &content})
+	sent, err := a.Sending.Compose(ctx, sender, ann.IdentityID, ann.ID, SendInput{To: []string{bob.Email}, Subject: &subject, Content: &content})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Mail.deliverDue(ctx, ctx)
-	got, err := a.Mail.Message(ctx, sender, sent.ID)
+	a.Outbox.deliverDue(ctx, ctx)
+	got, err := a.Reading.Message(ctx, sender, sent.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestRoute(t *testing.T) {
 		ports.StoredDKIMKey{Domain: "mail.example.com", Key: core.DKIMKey{Selector: "cs1", Active: true}}); err != nil {
 		t.Fatal(err)
 	}
-	custom, err := a.Mail.CreateInbox(ctx, owner, ident.ID, "desk@mail.example.com")
+	custom, err := a.Inboxes.CreateInbox(ctx, owner, ident.ID, "desk@mail.example.com")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,18 +49,18 @@ func TestRoute(t *testing.T) {
 		{"someone@example.org", toRelay, ""},
 		{"helper@agents.test.example.org", toRelay, ""},
 	} {
-		dest, in, err := a.Mail.route(ctx, tc.addr)
+		dest, in, err := a.Receiving.route(ctx, tc.addr)
 		if err != nil || dest != tc.want || in.Email != tc.wantInbox {
 			t.Errorf("route(%q) = %v %q %v, want %v %q", tc.addr, dest, in.Email, err, tc.want, tc.wantInbox)
 		}
 	}
-	if _, _, err := a.Mail.route(ctx, "not an address"); core.KindOf(err) != core.KindInvalid {
+	if _, _, err := a.Receiving.route(ctx, "not an address"); core.KindOf(err) != core.KindInvalid {
 		t.Errorf("not an address: %v", err)
 	}
 	// A store that cannot answer is no decision: the caller retries.
-	a.Mail.recipients = inboxCache{}
+	a.Receiving.recipients = inboxCache{}
 	store.Fail = errors.New("down")
-	if _, _, err := a.Mail.route(ctx, ident.Inbox); err == nil {
+	if _, _, err := a.Receiving.route(ctx, ident.Inbox); err == nil {
 		t.Error("a failing store decided a route")
 	}
 }

@@ -19,9 +19,11 @@ import (
 // record how far they got.
 type Sources struct {
 	base
-	store  ports.MailSourceStore
-	mail   *Mail // sources feed inboxes through the inbound path
-	cipher ports.Cipher
+	store   ports.MailSourceStore
+	inboxes *Inboxes // the inbox a source feeds
+	// receiving takes what sources pull, through the inbound path.
+	receiving *Receiving
+	cipher    ports.Cipher
 	// destinations holds the hosts sources name to the outbound-destination
 	// policy, at PUT and again at every connection.
 	destinations ports.Destinations
@@ -42,7 +44,7 @@ type SourceInput struct {
 // the same folder of the same account; otherwise the new folder is read from
 // the start, and Message-IDs keep mail already delivered from coming twice.
 func (s *Sources) Put(ctx context.Context, p core.Principal, inboxID int64, in SourceInput) (core.MailSource, bool, error) {
-	inbox, err := s.mail.Inbox(ctx, p, inboxID)
+	inbox, err := s.inboxes.Inbox(ctx, p, inboxID)
 	if err != nil {
 		return core.MailSource{}, false, err
 	}
@@ -103,7 +105,7 @@ func (s *Sources) Put(ctx context.Context, p core.Principal, inboxID int64, in S
 
 // Get shows an inbox's source, without its password.
 func (s *Sources) Get(ctx context.Context, p core.Principal, inboxID int64) (core.MailSource, error) {
-	inbox, err := s.mail.Inbox(ctx, p, inboxID)
+	inbox, err := s.inboxes.Inbox(ctx, p, inboxID)
 	if err != nil {
 		return core.MailSource{}, err
 	}
@@ -113,7 +115,7 @@ func (s *Sources) Get(ctx context.Context, p core.Principal, inboxID int64) (cor
 
 // Delete removes an inbox's source; its worker stops. Mail already pulled stays.
 func (s *Sources) Delete(ctx context.Context, p core.Principal, inboxID int64) error {
-	inbox, err := s.mail.Inbox(ctx, p, inboxID)
+	inbox, err := s.inboxes.Inbox(ctx, p, inboxID)
 	if err != nil {
 		return err
 	}
@@ -207,14 +209,14 @@ func (s *Sources) Release(ctx context.Context, owner string) error {
 // account at its storage quota gets nothing: the error names the quota, and
 // the worker waits without moving past the message.
 func (s *Sources) Deliver(ctx context.Context, src core.MailSource, raw []byte) error {
-	inbox, err := s.mail.inboxByID(ctx, src.InboxID)
+	inbox, err := s.inboxes.inboxByID(ctx, src.InboxID)
 	if err != nil {
 		return err
 	}
-	if err := s.mail.roomFor(ctx, inbox); err != nil {
+	if err := s.receiving.roomFor(ctx, inbox); err != nil {
 		return err
 	}
-	_, err = s.mail.Deliver(ctx, InboundMail{Inboxes: []core.Inbox{inbox}, Raw: raw, Dedupe: true})
+	_, err = s.receiving.Deliver(ctx, InboundMail{Inboxes: []core.Inbox{inbox}, Raw: raw, Dedupe: true})
 	return err
 }
 
@@ -225,10 +227,10 @@ const DefaultMaxMessageBytes = 25 << 20
 // MaxMessageBytes is the largest message a source may deliver: workers
 // skip larger ones without fetching them.
 func (s *Sources) MaxMessageBytes() int64 {
-	if s.mail.maxBytes <= 0 {
+	if s.receiving.maxBytes <= 0 {
 		return DefaultMaxMessageBytes
 	}
-	return s.mail.maxBytes
+	return s.receiving.maxBytes
 }
 
 // Record saves a worker's progress. It reports false when the source was

@@ -87,7 +87,7 @@ func TestDedupedDeliveryOfAMessageWithoutMessageID(t *testing.T) {
 	w, _, _, in := sourceWorld(t)
 	raw := []byte("From: a@example.org\r\nSubject: no id\r\n\r\nbody\r\n")
 	for range 2 {
-		if _, err := w.app.Mail.Deliver(w.ctx, app.InboundMail{Inboxes: []core.Inbox{in}, Raw: raw, Dedupe: true}); err != nil {
+		if _, err := w.app.Receiving.Deliver(w.ctx, app.InboundMail{Inboxes: []core.Inbox{in}, Raw: raw, Dedupe: true}); err != nil {
 			t.Fatal(err)
 		}
 		w.clock.Advance(time.Second)

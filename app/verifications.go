@@ -9,7 +9,7 @@ import (
 )
 
 // Verifications lists the one-time codes and sign-in links an identity
-// received by mail and by text (found once at receipt: Mail.inboundCopy,
+// received by mail and by text (found once at receipt: Receiving.inboundCopy,
 // SMS.Receive), and lets a caller wait for the next one.
 type Verifications struct {
 	base

@@ -37,7 +37,7 @@ func (c *console) approvalsPage(v *visit) error {
 func (c *console) showApprovals(v *visit, notice string, status int, problem error) error {
 	ctx := v.r.Context()
 	awaiting := true
-	listed, _, err := c.app.Mail.Drafts(ctx, v.principal, "", &awaiting, ports.Page{Limit: approvalsShown + 1})
+	listed, _, err := c.app.Sending.Drafts(ctx, v.principal, "", &awaiting, ports.Page{Limit: approvalsShown + 1})
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func (c *console) showApprovals(v *visit, notice string, status int, problem err
 	data := approvalsData{More: len(listed) > approvalsShown, Shown: approvalsShown}
 	for _, summary := range listed[:min(len(listed), approvalsShown)] {
 		// The person approves what they read: the whole draft, not the list's preview.
-		d, err := c.app.Mail.Draft(ctx, v.principal, summary.ID)
+		d, err := c.app.Sending.Draft(ctx, v.principal, summary.ID)
 		if core.KindOf(err) == core.KindNotFound {
 			continue // sent or discarded since the list was read
 		}
@@ -76,7 +76,7 @@ func (c *console) approveDraft(v *visit) error {
 	if err != nil {
 		return c.showApprovals(v, "", 0, core.Invalid("seen", "Approve a draft from the Approvals page."))
 	}
-	m, err := c.app.Mail.ApproveDraft(v.r.Context(), v.principal, id, time.UnixMicro(seen))
+	m, err := c.app.Sending.ApproveDraft(v.r.Context(), v.principal, id, time.UnixMicro(seen))
 	if err != nil {
 		return c.showApprovals(v, "", 0, err)
 	}
@@ -88,7 +88,7 @@ func (c *console) discardDraft(v *visit) error {
 	if err != nil {
 		return err
 	}
-	if err := c.app.Mail.DeleteDraft(v.r.Context(), v.principal, id); err != nil {
+	if err := c.app.Sending.DeleteDraft(v.r.Context(), v.principal, id); err != nil {
 		return err
 	}
 	return redirect(v, root+"approvals/")

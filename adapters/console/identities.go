@@ -44,7 +44,7 @@ func (c *console) showIdentities(v *visit, form identityForm, problem error) err
 		rows[i].Identity = ident
 		// Bounded counts: a page never reads more than unreadCap threads
 		// or conversations per identity.
-		threads, _, err := c.app.Mail.Threads(ctx, v.principal, ident.ID, ports.ThreadFilter{HasUnread: &yes, Page: ports.Page{Limit: unreadCap}})
+		threads, _, err := c.app.Reading.Threads(ctx, v.principal, ident.ID, ports.ThreadFilter{HasUnread: &yes, Page: ports.Page{Limit: unreadCap}})
 		if err != nil {
 			return err
 		}

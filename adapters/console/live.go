@@ -44,7 +44,7 @@ func requestedIdentity(v *visit) (string, error) {
 // stamp changes whenever mail or a text arrives or is sent.
 func (c *console) stamp(ctx context.Context, p core.Principal, identity string) (string, error) {
 	one := ports.Page{Limit: 1}
-	threads, _, err := c.app.Mail.Threads(ctx, p, identity, ports.ThreadFilter{Page: one})
+	threads, _, err := c.app.Reading.Threads(ctx, p, identity, ports.ThreadFilter{Page: one})
 	if err != nil {
 		return "", err
 	}

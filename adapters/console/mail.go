@@ -47,7 +47,7 @@ func (c *console) mailPage(v *visit) error {
 		}
 		f.Search = &search
 	}
-	threads, _, err := c.app.Mail.Threads(v.r.Context(), v.principal, ident.ID, f)
+	threads, _, err := c.app.Reading.Threads(v.r.Context(), v.principal, ident.ID, f)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ type messageView struct {
 // shown in sandboxed frames; ?images=<message id> loads that message's
 // remote images.
 func (c *console) threadPage(v *visit) error {
-	t, msgs, err := c.app.Mail.Thread(v.r.Context(), v.principal, v.r.PathValue("id"))
+	t, msgs, err := c.app.Reading.Thread(v.r.Context(), v.principal, v.r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (c *console) threadPage(v *visit) error {
 			msgs[i].Text = msgs[i].Preview + " …"
 			continue
 		}
-		full, err := c.app.Mail.Message(v.r.Context(), v.principal, msgs[i].ID)
+		full, err := c.app.Reading.Message(v.r.Context(), v.principal, msgs[i].ID)
 		if err != nil {
 			return err
 		}
@@ -193,7 +193,7 @@ func (c *console) messageBody(v *visit) error {
 	if err != nil {
 		return err
 	}
-	m, err := c.app.Mail.Message(v.r.Context(), v.principal, id)
+	m, err := c.app.Reading.Message(v.r.Context(), v.principal, id)
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func (c *console) attachment(v *visit) error {
 	if err != nil {
 		return err
 	}
-	a, err := c.app.Mail.Attachment(v.r.Context(), v.principal, id)
+	a, err := c.app.Reading.Attachment(v.r.Context(), v.principal, id)
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func (c *console) markRead(v *visit) error {
 	if err != nil {
 		return err
 	}
-	m, err := c.app.Mail.SetRead(v.r.Context(), v.principal, id, v.r.PostFormValue("read") == "1")
+	m, err := c.app.Reading.SetRead(v.r.Context(), v.principal, id, v.r.PostFormValue("read") == "1")
 	if err != nil {
 		return err
 	}
@@ -278,7 +278,7 @@ func (c *console) composePage(v *visit) error {
 }
 
 func (c *console) composeForm(v *visit, ident core.Identity) (sendForm, error) {
-	inboxes, _, err := c.app.Mail.Inboxes(v.r.Context(), v.principal, ident.ID, ports.Page{Limit: core.MaxUnpagedList})
+	inboxes, _, err := c.app.Inboxes.Inboxes(v.r.Context(), v.principal, ident.ID, ports.Page{Limit: core.MaxUnpagedList})
 	return sendForm{Mode: "compose", Action: identityPath(ident.ID) + "compose/", Inboxes: inboxes}, err
 }
 
@@ -296,7 +296,7 @@ func (c *console) compose(v *visit) error {
 	if err := c.attach(v, ident.ID, &in); err != nil {
 		return c.showSendForm(v, ident, f, err)
 	}
-	m, err := c.app.Mail.Compose(v.r.Context(), v.principal, ident.ID, f.Inbox, in)
+	m, err := c.app.Sending.Compose(v.r.Context(), v.principal, ident.ID, f.Inbox, in)
 	if err != nil {
 		return c.showSendForm(v, ident, f, err)
 	}
@@ -309,7 +309,7 @@ func (c *console) respondForm(v *visit) (core.Identity, sendForm, error) {
 	if err != nil {
 		return core.Identity{}, sendForm{}, err
 	}
-	m, err := c.app.Mail.Message(v.r.Context(), v.principal, id)
+	m, err := c.app.Reading.Message(v.r.Context(), v.principal, id)
 	if err != nil {
 		return core.Identity{}, sendForm{}, err
 	}
@@ -345,9 +345,9 @@ func (c *console) respond(v *visit) error {
 	var m core.EmailMessage
 	switch f.Mode {
 	case "forward":
-		m, err = c.app.Mail.Forward(ctx, v.principal, id, in)
+		m, err = c.app.Sending.Forward(ctx, v.principal, id, in)
 	default:
-		m, err = c.app.Mail.Reply(ctx, v.principal, id, in, f.Mode == "reply-all")
+		m, err = c.app.Sending.Reply(ctx, v.principal, id, in, f.Mode == "reply-all")
 	}
 	if err != nil {
 		return c.showSendForm(v, ident, f, err)
@@ -394,7 +394,7 @@ func (c *console) attach(v *visit, identityID string, in *app.SendInput) error {
 		if contentType == "" {
 			contentType = "application/octet-stream"
 		}
-		a, err := c.app.Mail.Upload(v.r.Context(), v.principal, identityID, fh.Filename, contentType, content)
+		a, err := c.app.Sending.Upload(v.r.Context(), v.principal, identityID, fh.Filename, contentType, content)
 		if err != nil {
 			return err
 		}

@@ -74,7 +74,7 @@ func TestDeletes(t *testing.T) {
 	h.receive(more["email"].(string), "From: carol@example.org\r\nSubject: x\r\n\r\nto the second inbox\r\n")
 	h.do("DELETE", path("/api/email/%v/", more["id"]), nil, bobKey).want(t, 404)
 	h.do("DELETE", path("/api/email/%v/", more["id"]), nil, annKey).want(t, 204)
-	if _, err := h.app.Mail.ResolveRecipient(ctx, "carol@example.org", more["email"].(string)); core.KindOf(err) != core.KindNotFound {
+	if _, err := h.app.Receiving.ResolveRecipient(ctx, "carol@example.org", more["email"].(string)); core.KindOf(err) != core.KindNotFound {
 		t.Fatalf("a deleted inbox as a recipient: %v", err)
 	}
 	if l := h.do("GET", "/api/email-messages/", nil, annKey).want(t, 200).results(t); len(l) != 1 {
@@ -105,7 +105,7 @@ func TestDeletes(t *testing.T) {
 	if len(h.sim.Held()) != held-1 {
 		t.Fatalf("held %d numbers, then %d", held, len(h.sim.Held()))
 	}
-	if _, err := h.app.Mail.ResolveRecipient(ctx, "carol@example.org", annInbox); core.KindOf(err) != core.KindNotFound {
+	if _, err := h.app.Receiving.ResolveRecipient(ctx, "carol@example.org", annInbox); core.KindOf(err) != core.KindNotFound {
 		t.Fatalf("a deleted identity's address as a recipient: %v", err)
 	}
 	for _, p := range []string{"/api/email-messages/?limit=1&identity=" + annUUID, "/api/contacts/?limit=1&identity=" + annUUID,

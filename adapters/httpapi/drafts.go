@@ -78,7 +78,7 @@ func (s *server) createDraft(c *gin.Context) (int, any, error) {
 	if err := in.err(); err != nil {
 		return 0, nil, err
 	}
-	d, err := s.app.Mail.CreateDraft(c.Request.Context(), principal(c), identity, inbox, di)
+	d, err := s.app.Sending.CreateDraft(c.Request.Context(), principal(c), identity, inbox, di)
 	return http.StatusCreated, s.viewDraft(d), err
 }
 
@@ -89,7 +89,7 @@ func (s *server) listDrafts(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.app.Mail.Drafts(c.Request.Context(), principal(c), identity, awaiting, lq.page)
+	list, total, err := s.app.Sending.Drafts(c.Request.Context(), principal(c), identity, awaiting, lq.page)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -101,7 +101,7 @@ func (s *server) getDraft(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	d, err := s.app.Mail.Draft(c.Request.Context(), principal(c), id)
+	d, err := s.app.Sending.Draft(c.Request.Context(), principal(c), id)
 	return http.StatusOK, s.viewDraft(d), err
 }
 
@@ -130,7 +130,7 @@ func (s *server) updateDraft(c *gin.Context) (int, any, error) {
 	if err := in.err(); err != nil {
 		return 0, nil, err
 	}
-	d, err := s.app.Mail.UpdateDraft(c.Request.Context(), principal(c), id, func(d *core.Draft) {
+	d, err := s.app.Sending.UpdateDraft(c.Request.Context(), principal(c), id, func(d *core.Draft) {
 		setIf(&d.To, to, hasTo)
 		setIf(&d.Cc, cc, hasCc)
 		setIf(&d.Bcc, bcc, hasBcc)
@@ -157,7 +157,7 @@ func (s *server) deleteDraft(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, s.app.Mail.DeleteDraft(c.Request.Context(), principal(c), id)
+	return http.StatusNoContent, nil, s.app.Sending.DeleteDraft(c.Request.Context(), principal(c), id)
 }
 
 // sendDraft sends a draft, or approves one awaiting approval (a management
@@ -178,14 +178,14 @@ func (s *server) sendDraft(c *gin.Context) (int, any, error) {
 	}
 	var m core.EmailMessage
 	if seen != nil {
-		m, err = s.app.Mail.ApproveDraft(c.Request.Context(), principal(c), id, *seen)
+		m, err = s.app.Sending.ApproveDraft(c.Request.Context(), principal(c), id, *seen)
 	} else {
-		m, err = s.app.Mail.SendDraft(c.Request.Context(), principal(c), id)
+		m, err = s.app.Sending.SendDraft(c.Request.Context(), principal(c), id)
 	}
 	return http.StatusCreated, s.viewMessage(m), err
 }
 
 func (s *server) recoverDraft(c *gin.Context, id string) (int, any, error) {
-	d, err := s.app.Mail.Draft(c.Request.Context(), principal(c), id)
+	d, err := s.app.Sending.Draft(c.Request.Context(), principal(c), id)
 	return http.StatusCreated, s.viewDraft(d), err
 }

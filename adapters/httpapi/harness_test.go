@@ -107,7 +107,7 @@ func mcpStub(api http.Handler) http.Handler {
 func (h *harness) runOutbox() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { h.app.Mail.RunOutbox(ctx, time.Second); close(done) }()
+	go func() { h.app.Outbox.RunOutbox(ctx, time.Second); close(done) }()
 	h.t.Cleanup(func() { cancel(); <-done })
 }
 

@@ -183,7 +183,7 @@ func (s *server) recoverMessage(c *gin.Context, id string) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := s.app.Mail.Message(c.Request.Context(), principal(c), n)
+	m, err := s.app.Reading.Message(c.Request.Context(), principal(c), n)
 	return http.StatusCreated, s.viewMessage(m), err
 }
 
@@ -213,7 +213,7 @@ func (s *server) recoverInbox(c *gin.Context, id string) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	in, err := s.app.Mail.Inbox(c.Request.Context(), principal(c), n)
+	in, err := s.app.Inboxes.Inbox(c.Request.Context(), principal(c), n)
 	return http.StatusCreated, viewInbox(in), err
 }
 
@@ -233,7 +233,7 @@ func (s *server) recoverContact(c *gin.Context, id string) (int, any, error) {
 }
 
 func (s *server) recoverAttachment(c *gin.Context, id string) (int, any, error) {
-	a, err := s.app.Mail.Attachment(c.Request.Context(), principal(c), id)
+	a, err := s.app.Reading.Attachment(c.Request.Context(), principal(c), id)
 	return http.StatusCreated, s.viewAttachment(a.Attachment), err
 }
 

@@ -158,7 +158,7 @@ func (s *server) listInboxes(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.app.Mail.Inboxes(c.Request.Context(), principal(c), identity, lq.page)
+	list, total, err := s.app.Inboxes.Inboxes(c.Request.Context(), principal(c), identity, lq.page)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -178,7 +178,7 @@ func (s *server) createInbox(c *gin.Context) (int, any, error) {
 	if err := in.err(); err != nil {
 		return 0, nil, err
 	}
-	inbox, err := s.app.Mail.CreateInbox(c.Request.Context(), principal(c), identity, email)
+	inbox, err := s.app.Inboxes.CreateInbox(c.Request.Context(), principal(c), identity, email)
 	return http.StatusCreated, viewInbox(inbox), err
 }
 
@@ -187,7 +187,7 @@ func (s *server) getInbox(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	in, err := s.app.Mail.Inbox(c.Request.Context(), principal(c), id)
+	in, err := s.app.Inboxes.Inbox(c.Request.Context(), principal(c), id)
 	return http.StatusOK, viewInbox(in), err
 }
 
@@ -197,7 +197,7 @@ func (s *server) checkAvailability(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	email, available, err := s.app.Mail.CheckAvailability(c.Request.Context(), principal(c), requested)
+	email, available, err := s.app.Inboxes.CheckAvailability(c.Request.Context(), principal(c), requested)
 	return http.StatusOK, gin.H{"available": available, "email": email}, err
 }
 
@@ -210,7 +210,7 @@ func (s *server) listThreads(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.app.Mail.Threads(c.Request.Context(), principal(c), identity,
+	list, total, err := s.app.Reading.Threads(c.Request.Context(), principal(c), identity,
 		ports.ThreadFilter{InboxID: inbox, HasUnread: hasUnread, Search: search, Page: lq.page})
 	if err != nil {
 		return 0, nil, err
@@ -228,7 +228,7 @@ type threadDetailView struct {
 }
 
 func (s *server) getThread(c *gin.Context) (int, any, error) {
-	t, msgs, err := s.app.Mail.Thread(c.Request.Context(), principal(c), c.Param("id"))
+	t, msgs, err := s.app.Reading.Thread(c.Request.Context(), principal(c), c.Param("id"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -262,7 +262,7 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	msgs, total, err := s.app.Mail.Messages(c.Request.Context(), principal(c), identity, f)
+	msgs, total, err := s.app.Reading.Messages(c.Request.Context(), principal(c), identity, f)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -274,7 +274,7 @@ func (s *server) getMessage(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := s.app.Mail.Message(c.Request.Context(), principal(c), id)
+	m, err := s.app.Reading.Message(c.Request.Context(), principal(c), id)
 	return http.StatusOK, s.viewMessage(m), err
 }
 
@@ -340,7 +340,7 @@ func (s *server) compose(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := s.app.Mail.Compose(c.Request.Context(), principal(c), identity, inbox, si)
+	m, err := s.app.Sending.Compose(c.Request.Context(), principal(c), identity, inbox, si)
 	return http.StatusCreated, s.viewMessage(m), err
 }
 
@@ -359,11 +359,11 @@ func (s *server) respond(kind string) handler {
 		var m core.EmailMessage
 		switch kind {
 		case "reply":
-			m, err = s.app.Mail.Reply(ctx, p, id, si, false)
+			m, err = s.app.Sending.Reply(ctx, p, id, si, false)
 		case "reply-all":
-			m, err = s.app.Mail.Reply(ctx, p, id, si, true)
+			m, err = s.app.Sending.Reply(ctx, p, id, si, true)
 		default:
-			m, err = s.app.Mail.Forward(ctx, p, id, si)
+			m, err = s.app.Sending.Forward(ctx, p, id, si)
 		}
 		return http.StatusCreated, s.viewMessage(m), err
 	}
@@ -373,7 +373,7 @@ func (s *server) rawMessage(c *gin.Context) {
 	id, err := pathID(c, "id", "Message")
 	if err == nil {
 		var raw []byte
-		if raw, err = s.app.Mail.Raw(c.Request.Context(), principal(c), id); err == nil {
+		if raw, err = s.app.Reading.Raw(c.Request.Context(), principal(c), id); err == nil {
 			c.Data(http.StatusOK, "message/rfc822", raw)
 			return
 		}
@@ -417,7 +417,7 @@ func (s *server) uploadAttachment(c *gin.Context) (int, any, error) {
 	} else {
 		ctype = ""
 	}
-	a, err := s.app.Mail.Upload(c.Request.Context(), principal(c), identity, fh.Filename, ctype, content)
+	a, err := s.app.Sending.Upload(c.Request.Context(), principal(c), identity, fh.Filename, ctype, content)
 	return http.StatusCreated, s.viewAttachment(a), err
 }
 
@@ -427,7 +427,7 @@ func (s *server) downloadAttachment(c *gin.Context) {
 	id, err := pathUUID(c, "uuid", "Attachment")
 	if err == nil {
 		var a ports.AttachmentContent
-		if a, err = s.app.Mail.Attachment(c.Request.Context(), principal(c), id); err == nil {
+		if a, err = s.app.Reading.Attachment(c.Request.Context(), principal(c), id); err == nil {
 			c.Header("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": a.Filename}))
 			c.Header("X-Content-Type-Options", "nosniff")
 			c.Data(http.StatusOK, a.ContentType, a.Content)
@@ -442,7 +442,7 @@ func (s *server) deleteInbox(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, s.app.Mail.DeleteInbox(c.Request.Context(), principal(c), id)
+	return http.StatusNoContent, nil, s.app.Inboxes.DeleteInbox(c.Request.Context(), principal(c), id)
 }
 
 func (s *server) deleteMessage(c *gin.Context) (int, any, error) {
@@ -450,5 +450,5 @@ func (s *server) deleteMessage(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusNoContent, nil, s.app.Mail.DeleteMessage(c.Request.Context(), principal(c), id)
+	return http.StatusNoContent, nil, s.app.Reading.DeleteMessage(c.Request.Context(), principal(c), id)
 }

@@ -21,11 +21,11 @@ import (
 // SMTP listener would.
 func (h *harness) receive(to string, raw string) {
 	h.t.Helper()
-	in, err := h.app.Mail.ResolveRecipient(context.Background(), "x@example.org", to)
+	in, err := h.app.Receiving.ResolveRecipient(context.Background(), "x@example.org", to)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.app.Mail.Deliver(context.Background(), app.InboundMail{EnvelopeFrom: "x@example.org", Inboxes: []core.Inbox{in}, Raw: []byte(raw)}); err != nil {
+	if _, err := h.app.Receiving.Deliver(context.Background(), app.InboundMail{EnvelopeFrom: "x@example.org", Inboxes: []core.Inbox{in}, Raw: []byte(raw)}); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -358,7 +358,7 @@ func TestMailScoping(t *testing.T) {
 	h.receive("one@agents.test", "From: ann@example.org\r\nMessage-ID: <s1@x>\r\nSubject: Scoped\r\nMIME-Version: 1.0\r\n"+
 		"Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nbody\r\n"+
 		"--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\n\r\nA\r\n--b--\r\n")
-	msgs, _, err := h.app.Mail.Messages(context.Background(), principalOf(t, h, tn.keyOne), "", ports.MessageFilter{Limit: 1})
+	msgs, _, err := h.app.Reading.Messages(context.Background(), principalOf(t, h, tn.keyOne), "", ports.MessageFilter{Limit: 1})
 	if err != nil || len(msgs) != 1 {
 		t.Fatal(msgs, err)
 	}
@@ -453,14 +453,14 @@ func TestInboundLogNamesInboxesByAddress(t *testing.T) {
 	var inboxes []core.Inbox
 	for _, id := range []string{tn.one, tn.two} {
 		addr := h.do("GET", "/api/identities/"+id+"/", nil, tn.mgmt).want(t, 200).object(t)["inbox"].(string)
-		in, err := h.app.Mail.ResolveRecipient(context.Background(), "x@example.org", addr)
+		in, err := h.app.Receiving.ResolveRecipient(context.Background(), "x@example.org", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		inboxes = append(inboxes, in)
 	}
 	raw := mailFrom("x@example.org", "log-1@example.org", "hello", "body")
-	if _, err := h.app.Mail.Deliver(context.Background(), app.InboundMail{EnvelopeFrom: "x@example.org", Inboxes: inboxes, Raw: []byte(raw)}); err != nil {
+	if _, err := h.app.Receiving.Deliver(context.Background(), app.InboundMail{EnvelopeFrom: "x@example.org", Inboxes: inboxes, Raw: []byte(raw)}); err != nil {
 		t.Fatal(err)
 	}
 	var line struct {

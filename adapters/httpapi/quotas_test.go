@@ -89,7 +89,7 @@ func TestQuotas(t *testing.T) {
 	big := fmt.Sprintf("From: carol@example.org\r\nTo: %s\r\nSubject: big\r\nMessage-ID: <big@example.org>\r\n\r\n%s\r\n",
 		ada["inbox"], strings.Repeat("0123456789abcdef", 1100))
 	h.receive(ada["inbox"].(string), big)
-	if _, err := h.app.Mail.ResolveRecipient(context.Background(), "carol@example.org", bob["inbox"].(string)); core.QuotaOf(err) != core.QuotaStorage {
+	if _, err := h.app.Receiving.ResolveRecipient(context.Background(), "carol@example.org", bob["inbox"].(string)); core.QuotaOf(err) != core.QuotaStorage {
 		t.Fatalf("a recipient over the storage quota: %v", err)
 	}
 	refused(403, "POST", "/api/email-messages/compose/", bobKey, map[string]any{"to_email": ada["inbox"], "content": "x"}, "storage")
@@ -100,7 +100,7 @@ func TestQuotas(t *testing.T) {
 		t.Fatalf("the big message: %+v", found)
 	}
 	h.do("DELETE", path("/api/email-messages/%v/", found.Results[0]["id"]), nil, mgmt).want(t, 204)
-	if _, err := h.app.Mail.ResolveRecipient(context.Background(), "carol@example.org", bob["inbox"].(string)); err != nil {
+	if _, err := h.app.Receiving.ResolveRecipient(context.Background(), "carol@example.org", bob["inbox"].(string)); err != nil {
 		t.Fatalf("a recipient after deleting mail: %v", err)
 	}
 }

@@ -16,11 +16,11 @@ import (
 // its RCPT.
 func (h *harness) deliverFrom(envelopeFrom, to, raw string) {
 	h.t.Helper()
-	in, err := h.app.Mail.ResolveRecipient(context.Background(), envelopeFrom, to)
+	in, err := h.app.Receiving.ResolveRecipient(context.Background(), envelopeFrom, to)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.app.Mail.Deliver(context.Background(), app.InboundMail{EnvelopeFrom: envelopeFrom, Inboxes: []core.Inbox{in}, Raw: []byte(raw)}); err != nil {
+	if _, err := h.app.Receiving.Deliver(context.Background(), app.InboundMail{EnvelopeFrom: envelopeFrom, Inboxes: []core.Inbox{in}, Raw: []byte(raw)}); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -79,7 +79,7 @@ func TestRules(t *testing.T) {
 	}
 
 	// Inbound.
-	if _, err := h.app.Mail.ResolveRecipient(context.Background(), "stranger@elsewhere.example", inbox); !errors.Is(err, app.ErrSenderRefused) {
+	if _, err := h.app.Receiving.ResolveRecipient(context.Background(), "stranger@elsewhere.example", inbox); !errors.Is(err, app.ErrSenderRefused) {
 		t.Fatalf("a stranger's recipient: %v", err)
 	}
 	h.deliverFrom("bob@customer.example", inbox, "From: bob@customer.example\r\nTo: "+inbox+"\r\nSubject: Customer\r\nMessage-ID: <c1@customer.example>\r\n\r\nHello.\r\n")

@@ -97,7 +97,7 @@ func TestListSelectFetchAndSearch(t *testing.T) {
 	plain := w.deliver(alice.inbox, fixture(t, "plain.eml"))
 	nested := w.deliver(alice.inbox, fixture(t, "nested.eml"))
 	content := "Thanks!"
-	sent, err := w.app.Mail.Reply(w.ctx, alice.p, plain.ID, app.SendInput{Content: &content}, false)
+	sent, err := w.app.Sending.Reply(w.ctx, alice.p, plain.ID, app.SendInput{Content: &content}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,18 +194,18 @@ func TestSeenIsIsReadBothWays(t *testing.T) {
 	if err != nil || len(stored) != 1 || !hasFlag(stored[0].Flags, imap.FlagSeen) || hasFlag(stored[0].Flags, imap.FlagFlagged) {
 		t.Fatalf("STORE: %v %+v", err, stored)
 	}
-	if m, _ := w.app.Mail.Message(w.ctx, alice.p, first.ID); !m.IsRead {
+	if m, _ := w.app.Reading.Message(w.ctx, alice.p, first.ID); !m.IsRead {
 		t.Fatal("\\Seen over IMAP did not mark the message read")
 	}
 	// Reading a body without PEEK marks it read too.
 	if _, err := c.Fetch(imap.SeqSetNum(2), &imap.FetchOptions{BodySection: []*imap.FetchItemBodySection{{}}}).Collect(); err != nil {
 		t.Fatal(err)
 	}
-	if m, _ := w.app.Mail.Message(w.ctx, alice.p, second.ID); !m.IsRead {
+	if m, _ := w.app.Reading.Message(w.ctx, alice.p, second.ID); !m.IsRead {
 		t.Fatal("FETCH BODY[] did not mark the message read")
 	}
 	// The API marks it unread: the client hears of it at its next command.
-	if _, err := w.app.Mail.SetRead(w.ctx, alice.p, first.ID, false); err != nil {
+	if _, err := w.app.Reading.SetRead(w.ctx, alice.p, first.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	flags := make(chan *imapclient.FetchMessageBuffer, 4)
@@ -213,7 +213,7 @@ func TestSeenIsIsReadBothWays(t *testing.T) {
 	if _, err := c2.Select("INBOX", nil).Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.app.Mail.SetRead(w.ctx, alice.p, second.ID, false); err != nil {
+	if _, err := w.app.Reading.SetRead(w.ctx, alice.p, second.ID, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := c2.Noop().Wait(); err != nil {
@@ -457,7 +457,7 @@ func TestDeletedMailIsExpunged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.app.Mail.DeleteMessage(w.ctx, alice.p, ids[1]); err != nil {
+	if err := w.app.Reading.DeleteMessage(w.ctx, alice.p, ids[1]); err != nil {
 		t.Fatal(err)
 	}
 	wantExpunge(2, "deleted during IDLE")
@@ -469,7 +469,7 @@ func TestDeletedMailIsExpunged(t *testing.T) {
 	}
 	// Outside IDLE: a FETCH of the deleted message says nothing and renumbers
 	// nothing; the next NOOP expunges it.
-	if err := w.app.Mail.DeleteMessage(w.ctx, alice.p, ids[0]); err != nil {
+	if err := w.app.Reading.DeleteMessage(w.ctx, alice.p, ids[0]); err != nil {
 		t.Fatal(err)
 	}
 	msgs, err := c.Fetch(imap.SeqSetNum(1, 2), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{{Peek: true}}}).Collect()

@@ -282,7 +282,7 @@ func TestSourcePausesAtTheStorageQuota(t *testing.T) {
 	if p := w.source(alice).Progress; p.LastUID != 1 {
 		t.Fatalf("the cursor moved past the waiting message: %+v", p)
 	}
-	if err := w.app.Mail.DeleteMessage(w.ctx, alice.p, w.messages(alice.inbox)[0].ID); err != nil {
+	if err := w.app.Reading.DeleteMessage(w.ctx, alice.p, w.messages(alice.inbox)[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the second message after room was made", func() bool {

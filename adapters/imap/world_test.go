@@ -118,7 +118,7 @@ func (w *world) agent(name string) agent {
 // deliver stores raw in an inbox as SMTP would.
 func (w *world) deliver(in core.Inbox, raw string) core.EmailMessage {
 	w.t.Helper()
-	msgs, err := w.app.Mail.Deliver(w.ctx, app.InboundMail{EnvelopeFrom: "sender@example.org", Inboxes: []core.Inbox{in}, Raw: []byte(raw)})
+	msgs, err := w.app.Receiving.Deliver(w.ctx, app.InboundMail{EnvelopeFrom: "sender@example.org", Inboxes: []core.Inbox{in}, Raw: []byte(raw)})
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -66,13 +66,13 @@ type Options struct {
 
 // Server accepts mail for our inboxes.
 type Server struct {
-	mail     *app.Mail
-	log      *slog.Logger
-	timeout  time.Duration
-	hostname string
-	srv      *smtp.Server
-	opts     Options
-	inflight *semaphore.Weighted // bytes of DATA held by all sessions
+	receiving *app.Receiving
+	log       *slog.Logger
+	timeout   time.Duration
+	hostname  string
+	srv       *smtp.Server
+	opts      Options
+	inflight  *semaphore.Weighted // bytes of DATA held by all sessions
 	// messageShare is the most of it one message reserves: the size limit,
 	// or the whole budget when that is smaller or there is no limit.
 	messageShare int64
@@ -85,8 +85,8 @@ type Server struct {
 	listeners []net.Listener
 }
 
-// New builds the listener around the app's mail service.
-func New(mail *app.Mail, opts Options) *Server {
+// New builds the listener around the app's receiving service.
+func New(receiving *app.Receiving, opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -110,7 +110,7 @@ func New(mail *app.Mail, opts Options) *Server {
 	if opts.MaxInflightBytes <= 0 {
 		opts.MaxInflightBytes = DefaultMaxInflightBytes
 	}
-	s := &Server{mail: mail, log: opts.Log, timeout: opts.Timeout, hostname: opts.Hostname, opts: opts,
+	s := &Server{receiving: receiving, log: opts.Log, timeout: opts.Timeout, hostname: opts.Hostname, opts: opts,
 		inflight: semaphore.NewWeighted(opts.MaxInflightBytes), messageShare: opts.MaxInflightBytes}
 	if opts.MaxMessageBytes > 0 {
 		s.messageShare = min(opts.MaxMessageBytes, opts.MaxInflightBytes)
@@ -214,7 +214,7 @@ var (
 func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 	ctx, cancel := context.WithTimeout(context.Background(), se.s.timeout)
 	defer cancel()
-	in, err := se.s.mail.ResolveRecipient(ctx, se.from, to)
+	in, err := se.s.receiving.ResolveRecipient(ctx, se.from, to)
 	if err != nil {
 		if errors.Is(err, app.ErrSenderRefused) {
 			return replySenderRefused
@@ -291,7 +291,7 @@ func (se *session) Data(r io.Reader) error {
 	size := sp.size
 	ctx, cancel := context.WithTimeout(context.Background(), se.s.timeout)
 	defer cancel()
-	_, err = se.s.mail.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw, Headroom: headroom,
+	_, err = se.s.receiving.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw, Headroom: headroom,
 		Trace: se.trace(time.Now()), Origin: se.origin(), Envelope: se.rcpts})
 	if err != nil {
 		switch core.KindOf(err) {

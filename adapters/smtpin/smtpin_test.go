@@ -101,7 +101,7 @@ func newWorldWith(t *testing.T, tlsConfig *tls.Config, maxBytes int64, change fu
 	opts := smtpin.Options{Hostname: "mx.agents.test", MaxMessageBytes: maxBytes, TLSConfig: tlsConfig, Timeout: 10 * time.Second,
 		Log: slog.New(slog.NewTextHandler(&w.logs, nil))}
 	change(&opts)
-	srv := smtpin.New(w.app.Mail, opts)
+	srv := smtpin.New(w.app.Receiving, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -477,7 +477,7 @@ func TestManyConnectionsAtOnce(t *testing.T) {
 
 func TestShutdownBeforeServeStillStopsServe(t *testing.T) {
 	w := newWorld(t, nil, 1<<20)
-	srv := smtpin.New(w.app.Mail, smtpin.Options{Hostname: "mx.agents.test"})
+	srv := smtpin.New(w.app.Receiving, smtpin.Options{Hostname: "mx.agents.test"})
 	if err := srv.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +495,7 @@ func TestShutdownBeforeServeStillStopsServe(t *testing.T) {
 
 func TestShutdownStopsServeWithoutError(t *testing.T) {
 	w := newWorld(t, nil, 1<<20)
-	srv := smtpin.New(w.app.Mail, smtpin.Options{Hostname: "mx.agents.test"})
+	srv := smtpin.New(w.app.Receiving, smtpin.Options{Hostname: "mx.agents.test"})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

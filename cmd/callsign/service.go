@@ -371,7 +371,7 @@ func (s *service) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	mx := smtpin.New(s.app.Mail, smtpin.Options{Hostname: s.cfg.SMTPHostname, MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log,
+	mx := smtpin.New(s.app.Receiving, smtpin.Options{Hostname: s.cfg.SMTPHostname, MaxMessageBytes: s.cfg.SMTPMaxBytes, TLSConfig: tlsConfig, Log: s.log,
 		MaxSessions: s.cfg.SMTPMaxSessions, MaxSessionsPerIP: s.cfg.SMTPMaxSessionsPerIP, DataTimeout: s.cfg.SMTPDataTimeout,
 		MaxInflightBytes: s.cfg.SMTPMaxInflightBytes, SpoolDir: s.cfg.DataDir})
 	var mcpEndpoint *mcpserver.HTTP
@@ -432,7 +432,7 @@ func (s *service) serve(ctx context.Context) error {
 	s.drain.task("outbox", g, func() error {
 		// The attempt under way may finish within the grace period, and
 		// leaves a second for the rest of the drain.
-		s.app.Mail.RunOutbox(gctx, max(s.cfg.ShutdownGrace-time.Second, s.cfg.ShutdownGrace/2))
+		s.app.Outbox.RunOutbox(gctx, max(s.cfg.ShutdownGrace-time.Second, s.cfg.ShutdownGrace/2))
 		return nil
 	})
 	s.drain.task("webhook deliveries", g, func() error {

@@ -28,7 +28,7 @@ func TestTheTraceGoesIntoTheRoomBeforeTheSendersBytes(t *testing.T) {
 		sent := []byte("From: s@example.org\r\nSubject: " + tc.name + "\r\nMessage-ID: <" + strings.ReplaceAll(tc.name, " ", ".") +
 			"@example.org>\r\n\r\nbody\r\n")
 		buf := append(bytes.Repeat([]byte{'#'}, tc.room), sent...)
-		stored, err := w.app.Mail.Deliver(w.ctx, app.InboundMail{EnvelopeFrom: "s@example.org", Inboxes: []core.Inbox{in},
+		stored, err := w.app.Receiving.Deliver(w.ctx, app.InboundMail{EnvelopeFrom: "s@example.org", Inboxes: []core.Inbox{in},
 			Raw: buf, Headroom: tc.room, Trace: trace, Origin: &ports.InboundOrigin{HELO: "client.example.org", MailFrom: "s@example.org"}})
 		if err != nil || len(stored) != 1 {
 			t.Fatalf("%s: stored %d, %v", tc.name, len(stored), err)
@@ -37,7 +37,7 @@ func TestTheTraceGoesIntoTheRoomBeforeTheSendersBytes(t *testing.T) {
 		if stored[0].Subject != tc.name || stored[0].SourceHash != hex.EncodeToString(sum[:]) {
 			t.Errorf("%s: subject %q, source hash %s: the room was read as the sender's", tc.name, stored[0].Subject, stored[0].SourceHash)
 		}
-		source, err := w.app.Mail.Raw(w.ctx, p, stored[0].ID)
+		source, err := w.app.Reading.Raw(w.ctx, p, stored[0].ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,35 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
+// Receiving is inbound mail: where an address's mail goes (route), which
+// recipients the SMTP listener takes, and storing what arrives, over SMTP,
+// from an IMAP source or from the outbox for our own inboxes (spec §4).
+type Receiving struct {
+	base
+	messages    ports.MailStore
+	inboxes     ports.InboxStore        // which inbox an address names
+	domains     *Domains                // which domains we receive for
+	rules       *Rules                  // who an identity may hear from
+	gate        gate                    // an account at its storage quota receives no more
+	bounces     *bounces                // reports sent to bounce addresses
+	mailAuth    ports.MailAuthenticator // checks received mail
+	inboundAuth core.InboundAuth        // which connections are checked
+	parser      ports.MailParser
+	maxBytes    int64 // bounds a message
+	// postmaster is the inbox that receives postmaster@ each platform
+	// domain; "" means the service's oldest inbox.
+	postmaster string
+
+	// changes tells mail clients watching an inbox that its mail changed.
+	changes *changeFeed[int64]
+	// verified tells callers waiting on an identity's verifications.
+	verified *changeFeed[string]
+	// known skips recording correspondents recorded moments ago.
+	known knownSenders
+	// recipients caches ResolveRecipient's answers.
+	recipients inboxCache
+}
+
 // Errors of the inbound path, which the SMTP adapter turns into replies.
 var (
 	errNoSuchMailbox = core.NotFound("No such mailbox here.")
@@ -35,7 +64,7 @@ const (
 // configured postmaster inbox, else the service's oldest. route fails when
 // it cannot decide (the store is down), and with Invalid for what is not
 // an address.
-func (s *Mail) route(ctx context.Context, addr string) (destination, core.Inbox, error) {
+func (s *Receiving) route(ctx context.Context, addr string) (destination, core.Inbox, error) {
 	local, domain, ok := core.SplitAddress(strings.TrimSpace(addr))
 	if !ok {
 		return 0, core.Inbox{}, core.Invalid("to", "Not an address.")
@@ -73,9 +102,9 @@ func (s *Mail) route(ctx context.Context, addr string) (destination, core.Inbox,
 // inbound rules refuse is ErrSenderRefused (an empty sender is judged by
 // its From after DATA, in Deliver); an account at its storage quota is
 // refused (roomFor). Bounce addresses take every sender.
-func (s *Mail) ResolveRecipient(ctx context.Context, from, addr string) (core.Inbox, error) {
+func (s *Receiving) ResolveRecipient(ctx context.Context, from, addr string) (core.Inbox, error) {
 	if token, ok := core.ParseBounceAddress(addr); ok {
-		return s.bounceRecipient(ctx, addr, token)
+		return s.bounces.bounceRecipient(ctx, addr, token)
 	}
 	dest, in, err := s.route(ctx, addr)
 	switch {
@@ -99,14 +128,14 @@ func (s *Mail) ResolveRecipient(ctx context.Context, from, addr string) (core.In
 // roomFor refuses new mail for an inbox whose account is at its storage
 // quota: the error names QuotaStorage, which the SMTP listener answers
 // 452 4.2.2 at RCPT, an IMAP source waits on and the outbox retries.
-func (s *Mail) roomFor(ctx context.Context, in core.Inbox) error {
+func (s *Receiving) roomFor(ctx context.Context, in core.Inbox) error {
 	return s.gate.allow(ctx, in.AccountID, core.ActReceiveMail)
 }
 
 // postmaster is the inbox of postmaster@ a domain that has no inbox of
 // that name: owner's oldest for an account's own domain; for a platform
 // domain ("" owner), the configured one or the service's oldest.
-func (s *Mail) postmasterInbox(ctx context.Context, owner string) (core.Inbox, error) {
+func (s *Receiving) postmasterInbox(ctx context.Context, owner string) (core.Inbox, error) {
 	if owner == "" && s.postmaster != "" {
 		return s.inboxes.InboxByEmail(ctx, s.postmaster)
 	}
@@ -155,7 +184,7 @@ const authCheckTimeout = 10 * time.Second
 // authenticate checks a message that came over SMTP, as CALLSIGN_INBOUND_AUTH
 // says: nil when it is not checked at all, core.Unchecked for a connection
 // the setting exempts (loopback under "on").
-func (s *Mail) authenticate(ctx context.Context, in InboundMail) *core.Authentication {
+func (s *Receiving) authenticate(ctx context.Context, in InboundMail) *core.Authentication {
 	if in.Origin == nil || s.mailAuth == nil || s.inboundAuth == "" || s.inboundAuth == core.InboundAuthOff {
 		return nil
 	}
@@ -172,7 +201,7 @@ func (s *Mail) authenticate(ctx context.Context, in InboundMail) *core.Authentic
 // attachments, thread and sender contact, durably, before it returns. It
 // fails with KindInvalid only when the bytes are not a message at all;
 // any other error means nothing was stored and the sender should retry.
-func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.EmailMessage, err error) {
+func (s *Receiving) Deliver(ctx context.Context, in InboundMail) (stored []core.EmailMessage, err error) {
 	start := time.Now()
 	room := in.Raw[:in.Headroom]
 	in.Raw, in.Headroom = in.Raw[in.Headroom:], 0
@@ -189,7 +218,7 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 	if err != nil {
 		return nil, core.Invalid(core.NonFieldErrors, "Unreadable message: %v", err)
 	}
-	if in.Inboxes, err = s.takeReports(ctx, in); err != nil || len(in.Inboxes) == 0 {
+	if in.Inboxes, err = s.bounces.takeReports(ctx, in); err != nil || len(in.Inboxes) == 0 {
 		return nil, err
 	}
 	if in.Origin != nil && !in.Dedupe {
@@ -229,7 +258,7 @@ func (s *Mail) Deliver(ctx context.Context, in InboundMail) (stored []core.Email
 // at all (an IMAP source). Its From is judged instead, after DATA, when the
 // message is accepted already: refused mail is stored blocked (read, out
 // of lists, threads and IMAP, its sender not recorded, not announced).
-func (s *Mail) judgeSender(ctx context.Context, in InboundMail, nm *ports.NewMail) error {
+func (s *Receiving) judgeSender(ctx context.Context, in InboundMail, nm *ports.NewMail) error {
 	if in.EnvelopeFrom != "" && in.Origin != nil {
 		return nil
 	}
@@ -244,7 +273,7 @@ func (s *Mail) judgeSender(ctx context.Context, in InboundMail, nm *ports.NewMai
 
 // stamp is what goes on top of a received message: the trace, then the
 // Authentication-Results field when the message was checked.
-func (s *Mail) stamp(trace []byte, auth *core.Authentication) []byte {
+func (s *Receiving) stamp(trace []byte, auth *core.Authentication) []byte {
 	if auth == nil || s.mailAuth == nil {
 		return trace
 	}
@@ -264,7 +293,7 @@ func onTop(top, raw, room []byte) []byte {
 // save stores mails, then tells whoever watches their inboxes. It is the
 // one way mail is stored, so the bounds of a stored message are applied
 // here.
-func (s *Mail) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMessage, error) {
+func (s *Receiving) save(ctx context.Context, mails []ports.NewMail) ([]core.EmailMessage, error) {
 	for i := range mails {
 		mails[i].Message.BoundBodies()
 	}
@@ -329,7 +358,7 @@ func senderOf(parsed ports.ParsedMail, envelopeFrom string) string {
 }
 
 // inboundCopy is the record of parsed for one inbox.
-func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.Inbox, auth *core.Authentication,
+func (s *Receiving) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.Inbox, auth *core.Authentication,
 	verification *core.Verification, now time.Time) (ports.NewMail, error) {
 	threadID, err := core.NewThreadID(s.random, now)
 	if err != nil {
@@ -376,4 +405,29 @@ func (s *Mail) inboundCopy(parsed ports.ParsedMail, in InboundMail, inbox core.I
 func domainOf(addr string) string {
 	_, d, _ := core.SplitAddress(addr)
 	return d
+}
+
+// deliverLocally stores an outgoing message in our own recipient inboxes,
+// through the inbound path. A retried attempt does not make copies.
+func (s *Receiving) deliverLocally(ctx context.Context, from string, inboxes []core.Inbox, raw []byte) error {
+	parsed, err := s.parser.Parse(raw)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	auth := core.LocalAuthentication
+	if top := s.stamp(nil, &auth); len(top) > 0 {
+		raw = append(top, raw...)
+	}
+	mails := make([]ports.NewMail, 0, len(inboxes))
+	verification := examine(parsed, from)
+	for _, in := range inboxes {
+		nm, err := s.inboundCopy(parsed, InboundMail{EnvelopeFrom: from, Raw: raw, Dedupe: true}, in, &auth, verification, now)
+		if err != nil {
+			return err
+		}
+		mails = append(mails, nm)
+	}
+	_, err = s.save(ctx, mails)
+	return err
 }

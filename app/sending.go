@@ -13,6 +13,26 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
+// Sending composes mail: new messages, replies and forwards, drafts kept
+// unsent, and the files uploaded to attach; what it composes it queues in
+// the Outbox (spec §4).
+type Sending struct {
+	base
+	drafts     ports.DraftStore // messages kept unsent
+	uploads    ports.MailStore  // files to attach later
+	inboxes    *Inboxes         // the inbox a message leaves from
+	reading    *Reading         // the messages answered, the files attached
+	outbox     *Outbox          // where composed messages wait to leave
+	identities *Identities      // mail is sent, and files uploaded, for an identity
+	rules      *Rules           // who an identity may mail
+	// suppressions refuses sending to addresses that bounced.
+	suppressions *Suppressions
+	domains      *Domains // signing
+	gate         gate     // sending needs an active subscription
+	composer     ports.MailComposer
+	maxBytes     int64 // bounds a composed message and an upload
+}
+
 // SendInput is what a caller writes: the body of compose, reply, reply-all
 // and forward. Nil or empty means absent.
 type SendInput struct {
@@ -53,7 +73,7 @@ func requireSend(p core.Principal, d *core.Draft) error { return p.SendRefusal(d
 
 // Compose sends a new message from the identity's inbox: an identity key's
 // own (or ?inbox= of its own), or ?identity= / ?inbox= for a management key.
-func (s *Mail) Compose(ctx context.Context, p core.Principal, requested string, inboxID int64, in SendInput) (core.EmailMessage, error) {
+func (s *Sending) Compose(ctx context.Context, p core.Principal, requested string, inboxID int64, in SendInput) (core.EmailMessage, error) {
 	if err := requireSend(p, nil); err != nil {
 		return core.EmailMessage{}, err
 	}
@@ -81,7 +101,7 @@ func composed(inbox core.Inbox, in SendInput) (outgoing, core.Problems) {
 
 // Reply answers a message: the sender only, or with all, every recipient
 // too (never ourselves). The subject is derived from the original.
-func (s *Mail) Reply(ctx context.Context, p core.Principal, id int64, in SendInput, all bool) (core.EmailMessage, error) {
+func (s *Sending) Reply(ctx context.Context, p core.Principal, id int64, in SendInput, all bool) (core.EmailMessage, error) {
 	if err := requireSend(p, nil); err != nil {
 		return core.EmailMessage{}, err
 	}
@@ -122,7 +142,7 @@ func answered(orig core.EmailMessage, inbox core.Inbox, in SendInput, all bool) 
 
 // Forward sends a message on, quoted below the caller's content, with its
 // attachments.
-func (s *Mail) Forward(ctx context.Context, p core.Principal, id int64, in SendInput) (core.EmailMessage, error) {
+func (s *Sending) Forward(ctx context.Context, p core.Principal, id int64, in SendInput) (core.EmailMessage, error) {
 	if err := requireSend(p, nil); err != nil {
 		return core.EmailMessage{}, err
 	}
@@ -138,7 +158,7 @@ func (s *Mail) Forward(ctx context.Context, p core.Principal, id int64, in SendI
 }
 
 // forwarded is orig sent on from inbox, with its attachments.
-func (s *Mail) forwarded(ctx context.Context, orig core.EmailMessage, inbox core.Inbox, in SendInput) (outgoing, core.Problems, error) {
+func (s *Sending) forwarded(ctx context.Context, orig core.EmailMessage, inbox core.Inbox, in SendInput) (outgoing, core.Problems, error) {
 	var problems core.Problems
 	d := outgoing{inbox: inbox, Header: replyHeader(orig, core.ForwardSubject(orig.Subject)), names: map[string]string{}}
 	d.To = d.addressList(&problems, "to_email", in.To, true)
@@ -158,7 +178,7 @@ func (s *Mail) forwarded(ctx context.Context, orig core.EmailMessage, inbox core
 		d.html = htmlBody + "<br><br><div>" + strings.ReplaceAll(html.EscapeString(header), "\n", "<br>") + "</div><br>" + origHTML
 	}
 	if len(orig.Attachments) > 0 {
-		parts, err := s.sourceParts(ctx, orig.AccountID, orig.ID)
+		parts, err := s.reading.sourceParts(ctx, orig.AccountID, orig.ID)
 		if err != nil {
 			return d, problems, err
 		}
@@ -209,19 +229,19 @@ func threadRefs(m core.EmailMessage) []string {
 }
 
 // original is a message to answer and the inbox it sits in.
-func (s *Mail) original(ctx context.Context, p core.Principal, id int64) (core.EmailMessage, core.Inbox, error) {
-	m, err := s.Message(ctx, p, id)
+func (s *Sending) original(ctx context.Context, p core.Principal, id int64) (core.EmailMessage, core.Inbox, error) {
+	m, err := s.reading.Message(ctx, p, id)
 	if err != nil {
 		return m, core.Inbox{}, err
 	}
-	in, err := s.inboxes.Inbox(ctx, m.InboxID)
+	in, err := s.inboxes.inboxByID(ctx, m.InboxID)
 	return m, in, err
 }
 
 // sendingInbox picks the inbox a new message leaves from (spec §4 rules 3, 4).
-func (s *Mail) sendingInbox(ctx context.Context, p core.Principal, requested string, inboxID int64) (core.Inbox, error) {
+func (s *Sending) sendingInbox(ctx context.Context, p core.Principal, requested string, inboxID int64) (core.Inbox, error) {
 	if inboxID != 0 {
-		in, err := s.Inbox(ctx, p, inboxID)
+		in, err := s.inboxes.Inbox(ctx, p, inboxID)
 		if err == nil && requested != "" && in.IdentityID != requested {
 			err = core.NotFound("Inbox not found.")
 		}
@@ -234,7 +254,7 @@ func (s *Mail) sendingInbox(ctx context.Context, p core.Principal, requested str
 	if err != nil {
 		return core.Inbox{}, err
 	}
-	return s.inboxes.InboxByEmail(ctx, ident.Inbox)
+	return s.inboxes.inboxAt(ctx, ident.Inbox)
 }
 
 // addressList checks a list of recipients, each a bare address or "Name
@@ -315,9 +335,9 @@ func containsFold(list []string, s string) bool {
 
 // prepare adds the uploaded attachments to d and reports every problem of
 // the message: what a draft is checked for before it is kept.
-func (s *Mail) prepare(ctx context.Context, p core.Principal, d *outgoing, uploadIDs []string, problems *core.Problems) error {
+func (s *Sending) prepare(ctx context.Context, p core.Principal, d *outgoing, uploadIDs []string, problems *core.Problems) error {
 	for _, id := range uploadIDs {
-		a, err := s.Attachment(ctx, p, id)
+		a, err := s.reading.Attachment(ctx, p, id)
 		if isNotFound(err) || err == nil && a.IdentityID != d.inbox.IdentityID {
 			problems.Add("attachment_uuids", "Unknown attachment %q.", id)
 			continue
@@ -339,7 +359,7 @@ func (s *Mail) prepare(ctx context.Context, p core.Principal, d *outgoing, uploa
 // queue composes d and stores it as outgoing, queued for delivery at `at`
 // in the same transaction; from is the draft it was made from, deleted
 // with it, or nil.
-func (s *Mail) queue(ctx context.Context, p core.Principal, d outgoing, uploadIDs []string, problems *core.Problems, at time.Time, from *core.Draft) (core.EmailMessage, error) {
+func (s *Sending) queue(ctx context.Context, p core.Principal, d outgoing, uploadIDs []string, problems *core.Problems, at time.Time, from *core.Draft) (core.EmailMessage, error) {
 	if err := s.prepare(ctx, p, &d, uploadIDs, problems); err != nil {
 		return core.EmailMessage{}, err
 	}
@@ -414,17 +434,36 @@ func (s *Mail) queue(ctx context.Context, p core.Principal, d outgoing, uploadID
 	// The envelope sender names the message, so that a bounce finds it.
 	nm := ports.NewMail{Message: m, NewThreadID: threadID, Raw: raw, FromDraft: from,
 		Outbox: &ports.OutboxEntry{AccountID: m.AccountID, EnvelopeFrom: core.BounceAddress(token, domain),
-			Recipients: recipients, NextAttempt: at, GiveUpAt: at.Add(s.retry.GiveUpAfter)}}
+			Recipients: recipients, NextAttempt: at}}
 	// The composed source carries the bytes; the records point into it.
 	for i, a := range d.attachments {
 		a.ID, a.MessageID, a.CreatedAt = s.ids.NewUUID(), 0, now
 		a.Size, a.InSource, a.Position, a.Content = int64(len(a.Content)), true, i, nil
 		nm.Attachments = append(nm.Attachments, a)
 	}
-	stored, err := s.save(ctx, []ports.NewMail{nm})
+	return s.outbox.enqueue(ctx, nm)
+}
+
+// Upload stores a file to attach to a message later.
+func (s *Sending) Upload(ctx context.Context, p core.Principal, requested, filename, contentType string, content []byte) (core.Attachment, error) {
+	ident, err := s.identities.selected(ctx, p, requested)
 	if err != nil {
-		return core.EmailMessage{}, err
+		return core.Attachment{}, err
 	}
-	s.nudgeOutbox()
-	return stored[0], nil
+	if int64(len(content)) > s.maxBytes {
+		return core.Attachment{}, core.TooLarge("The file is larger than %d bytes.", s.maxBytes)
+	}
+	filename = strings.TrimSpace(filename)
+	if filename == "" || core.HasLineBreak(filename) || len(filename) > 255 {
+		return core.Attachment{}, core.Invalid("file", "The file needs a name of at most 255 characters on one line.")
+	}
+	if contentType == "" {
+		contentType = "application/octet-stream"
+	}
+	if err := s.gate.allow(ctx, p.AccountID, core.ActUpload); err != nil {
+		return core.Attachment{}, err
+	}
+	a := core.Attachment{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: ident.ID, Filename: filename,
+		ContentType: contentType, Size: int64(len(content)), CreatedAt: s.now()}
+	return a, s.uploads.SaveUpload(ctx, ports.AttachmentContent{Attachment: a, Content: content})
 }
