@@ -5,9 +5,9 @@ package config
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
-	"net/mail"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -121,19 +121,6 @@ type Config struct {
 	Quotas map[string]int64
 }
 
-// QuotaDefaults are the quotas of an unset CALLSIGN_QUOTA_*: room for a
-// busy agent fleet on a shared deployment, with phone numbers (which cost
-// money) and sending (which costs the relay's reputation) held closer.
-var QuotaDefaults = []struct{ Name, Default string }{
-	{"storage", "5GiB"},
-	{"identities", "100"},
-	{"inboxes", "500"},
-	{"phones", "10"},
-	{"vault_items", "1000"},
-	{"sends_per_hour", "200"},
-	{"webhooks_per_identity", "10"},
-}
-
 // Relay is the outbound SMTP relay of CALLSIGN_SMTP_RELAY.
 type Relay struct {
 	ImplicitTLS bool // smtps://
@@ -149,271 +136,198 @@ func (r Relay) Addr() string { return net.JoinHostPort(r.Host, r.Port) }
 // Getenv looks up a variable; os.Getenv fits.
 type Getenv func(string) string
 
-// Load reads the configuration. The error names the variable at fault.
+// Load reads the configuration: each setting of the table in settings.go,
+// then the rules between settings. The error names every variable at fault,
+// on one line.
 func Load(getenv Getenv) (Config, error) {
-	var c Config
-	var err error
-	get := func(name, def string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			return v
+	c := Config{Quotas: map[string]int64{}}
+	var errs []error
+	for _, s := range settings {
+		err := s.value.parse(&c, s.raw(getenv))
+		var want wantError
+		if errors.As(err, &want) && s.Default != "" {
+			err = fmt.Errorf("%w, such as %s", err, s.Default)
 		}
-		return def
-	}
-	fail := func(name string, format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
-	}
-
-	c.DataDir = get("CALLSIGN_DATA_DIR", "./data")
-	c.DatabaseURL = get("CALLSIGN_DATABASE_URL", filepath.Join(c.DataDir, "callsign.db"))
-	if msg := checkDatabaseURL(c.DatabaseURL); msg != "" {
-		return fail("CALLSIGN_DATABASE_URL", "%s", msg)
-	}
-	for _, a := range []struct {
-		name string
-		dst  *string
-		def  string
-	}{
-		{"CALLSIGN_HTTP_ADDR", &c.HTTPAddr, "127.0.0.1:8080"},
-		{"CALLSIGN_SMTP_ADDR", &c.SMTPAddr, "127.0.0.1:2525"},
-		{"CALLSIGN_IMAP_ADDR", &c.IMAPAddr, "127.0.0.1:1143"},
-	} {
-		*a.dst = get(a.name, a.def)
-		if msg := checkListenAddr(*a.dst); msg != "" {
-			return fail(a.name, "%s", msg)
+		if err != nil {
+			errs = append(errs, badSetting(s.Name, "%v", err))
 		}
 	}
-
-	c.BaseURL = strings.TrimSuffix(get("CALLSIGN_BASE_URL", "http://"+c.HTTPAddr), "/")
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-		return fail("CALLSIGN_BASE_URL", "%q is not an absolute http(s) URL", c.BaseURL)
-	}
-
-	for _, d := range strings.Split(get("CALLSIGN_MAIL_DOMAINS", "agents.localhost"), ",") {
-		d = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(d)), ".")
-		if d == "" {
-			continue
-		}
-		if !isDomainName(d) {
-			return fail("CALLSIGN_MAIL_DOMAINS", "%q is not a domain name", d)
-		}
-		c.MailDomains = append(c.MailDomains, d)
-	}
-	if len(c.MailDomains) == 0 {
-		return fail("CALLSIGN_MAIL_DOMAINS", "at least one domain is needed")
-	}
-
-	if c.SMTPMaxBytes, err = parseSize(get("CALLSIGN_SMTP_MAX_BYTES", "25MiB")); err != nil || c.SMTPMaxBytes < 1024 {
-		return fail("CALLSIGN_SMTP_MAX_BYTES", "want a size of at least 1KiB such as 26214400 or 25MiB")
-	}
-	for _, n := range []struct {
-		name string
-		v    *int
-		def  string
-	}{{"CALLSIGN_SMTP_MAX_SESSIONS", &c.SMTPMaxSessions, "1000"}, {"CALLSIGN_SMTP_MAX_SESSIONS_PER_IP", &c.SMTPMaxSessionsPerIP, "50"},
-		{"CALLSIGN_MAX_STREAMS_PER_KEY", &c.MaxStreamsPerKey, "10"}, {"CALLSIGN_MAX_STREAMS_PER_ACCOUNT", &c.MaxStreamsPerAccount, "100"}} {
-		if *n.v, err = strconv.Atoi(get(n.name, n.def)); err != nil || *n.v < 1 {
-			return fail(n.name, "want a whole number of at least 1")
-		}
-	}
-	if c.SMTPDataTimeout, err = time.ParseDuration(get("CALLSIGN_SMTP_DATA_TIMEOUT", "10m")); err != nil || c.SMTPDataTimeout <= 0 {
-		return fail("CALLSIGN_SMTP_DATA_TIMEOUT", "want a positive duration such as 10m")
-	}
-	// A message of the largest size must fit, or its sender would retry forever.
-	if c.SMTPMaxInflightBytes, err = parseSize(get("CALLSIGN_SMTP_MAX_INFLIGHT_BYTES", "256MiB")); err != nil || c.SMTPMaxInflightBytes < c.SMTPMaxBytes {
-		return fail("CALLSIGN_SMTP_MAX_INFLIGHT_BYTES", "want a size such as 256MiB, at least CALLSIGN_SMTP_MAX_BYTES")
-	}
-	c.Quotas = map[string]int64{}
-	for _, q := range QuotaDefaults {
-		name := "CALLSIGN_QUOTA_" + strings.ToUpper(q.Name)
-		if q.Name == "storage" {
-			if c.Quotas[q.Name], err = parseSize(get(name, q.Default)); err != nil {
-				return fail(name, "want a size such as 5GiB or 5368709120, or 0 for no limit")
+	// The rules between settings would only repeat an error about one of them.
+	if len(errs) == 0 {
+		for _, rule := range rules {
+			if err := rule(&c); err != nil {
+				errs = append(errs, err)
 			}
-			continue
-		}
-		if c.Quotas[q.Name], err = strconv.ParseInt(get(name, q.Default), 10, 64); err != nil || c.Quotas[q.Name] < 0 {
-			return fail(name, "want a whole number, or 0 for no limit")
 		}
 	}
-	if c.SMTPHostname, err = smtpHostname(get("CALLSIGN_SMTP_HOSTNAME", ""), c.BaseURL); err != nil {
-		return fail("CALLSIGN_SMTP_HOSTNAME", "%v", err)
-	}
-	if c.Postmaster = strings.ToLower(get("CALLSIGN_POSTMASTER", "")); c.Postmaster != "" {
-		if _, err := mail.ParseAddress(c.Postmaster); err != nil || strings.ContainsAny(c.Postmaster, "<> ") {
-			return fail("CALLSIGN_POSTMASTER", "%q is not an email address", c.Postmaster)
-		}
-	}
-	c.SMTPTLSCert, c.SMTPTLSKey = get("CALLSIGN_SMTP_TLS_CERT", ""), get("CALLSIGN_SMTP_TLS_KEY", "")
-	if (c.SMTPTLSCert == "") != (c.SMTPTLSKey == "") {
-		return fail("CALLSIGN_SMTP_TLS_CERT", "set both CALLSIGN_SMTP_TLS_CERT and CALLSIGN_SMTP_TLS_KEY, or neither")
-	}
-	if raw := get("CALLSIGN_SMTP_RELAY", ""); raw != "" {
-		if c.SMTPRelay, err = parseRelay(raw); err != nil {
-			return fail("CALLSIGN_SMTP_RELAY", "%v", err)
-		}
-	}
-	c.SMTPRelayCA = get("CALLSIGN_SMTP_RELAY_CA", "")
-	if c.IMAPSAddr = get("CALLSIGN_IMAPS_ADDR", ""); c.IMAPSAddr != "" {
-		if msg := checkListenAddr(c.IMAPSAddr); msg != "" {
-			return fail("CALLSIGN_IMAPS_ADDR", "%s", msg)
-		}
-		if c.SMTPTLSCert == "" {
-			return fail("CALLSIGN_IMAPS_ADDR", "implicit TLS needs a certificate: set CALLSIGN_SMTP_TLS_CERT and CALLSIGN_SMTP_TLS_KEY")
-		}
-	}
-
-	if c.MXHost, err = mxHost(get("CALLSIGN_MX_HOST", ""), c.SMTPHostname); err != nil {
-		return fail("CALLSIGN_MX_HOST", "%v", err)
-	}
-	if c.SPFInclude = strings.TrimSuffix(strings.ToLower(get("CALLSIGN_SPF_INCLUDE", "")), "."); c.SPFInclude != "" && !isDomainName(strings.ReplaceAll(c.SPFInclude, "_", "x")) { // _spf.example.com is usual
-		return fail("CALLSIGN_SPF_INCLUDE", "%q is not a domain name", c.SPFInclude)
-	}
-	if c.DNSResolver = get("CALLSIGN_DNS_RESOLVER", ""); c.DNSResolver != "" {
-		if c.DNSResolver, err = nameServer(c.DNSResolver); err != nil {
-			return fail("CALLSIGN_DNS_RESOLVER", "%v", err)
-		}
-	}
-	keyFiles, selectors := commaList(get("CALLSIGN_DKIM_KEY_FILE", "")), commaList(strings.ToLower(get("CALLSIGN_DKIM_SELECTOR", "")))
-	switch {
-	case len(keyFiles) != len(selectors):
-		return fail("CALLSIGN_DKIM_KEY_FILE", "name one selector per key file in CALLSIGN_DKIM_SELECTOR, in the same order (%d files, %d selectors)", len(keyFiles), len(selectors))
-	case len(keyFiles) > MaxPlatformDKIMKeys:
-		return fail("CALLSIGN_DKIM_KEY_FILE", "at most %d keys (an RSA and an Ed25519 one), not %d", MaxPlatformDKIMKeys, len(keyFiles))
-	}
-	for i, path := range keyFiles {
-		if !isDomainName(selectors[i]) {
-			return fail("CALLSIGN_DKIM_SELECTOR", "%q is not a DNS name such as mail2026", selectors[i])
-		}
-		if i > 0 && selectors[i] == selectors[0] {
-			return fail("CALLSIGN_DKIM_SELECTOR", "each key needs its own selector: %q is named twice", selectors[i])
-		}
-		c.PlatformDKIM = append(c.PlatformDKIM, DKIMKeyFile{Path: path, Selector: selectors[i]})
-	}
-	c.InboundAuth = strings.ToLower(get("CALLSIGN_INBOUND_AUTH", "on"))
-	switch c.InboundAuth {
-	case "on", "all", "off":
-	default:
-		return fail("CALLSIGN_INBOUND_AUTH", "%q is not one of on, all, off", c.InboundAuth)
-	}
-
-	c.Telephony = get("CALLSIGN_TELEPHONY", "sim")
-	c.TwilioAccountSID, c.TwilioAuthToken = get("TWILIO_ACCOUNT_SID", ""), get("TWILIO_AUTH_TOKEN", "")
-	switch c.Telephony {
-	case "sim":
-	case "twilio":
-		if c.TwilioAccountSID == "" {
-			return fail("TWILIO_ACCOUNT_SID", "required when CALLSIGN_TELEPHONY=twilio")
-		}
-		if c.TwilioAuthToken == "" {
-			return fail("TWILIO_AUTH_TOKEN", "required when CALLSIGN_TELEPHONY=twilio")
-		}
-	default:
-		return fail("CALLSIGN_TELEPHONY", "%q is not one of sim, twilio", c.Telephony)
-	}
-
-	if v := get("CALLSIGN_VAULT_KEY", ""); v != "" {
-		if c.VaultKey, err = DecodeKey(v); err != nil {
-			return fail("CALLSIGN_VAULT_KEY", "%v", err)
-		}
-	}
-	if v := get("CALLSIGN_VAULT_PREVIOUS_KEYS", ""); v != "" {
-		if c.VaultKey == nil {
-			return fail("CALLSIGN_VAULT_PREVIOUS_KEYS", "only meaningful with CALLSIGN_VAULT_KEY")
-		}
-		for _, k := range strings.Split(v, ",") {
-			key, err := DecodeKey(strings.TrimSpace(k))
-			if err != nil {
-				return fail("CALLSIGN_VAULT_PREVIOUS_KEYS", "%v", err)
-			}
-			c.VaultPreviousKeys = append(c.VaultPreviousKeys, key)
-		}
-	}
-	if v := get("CALLSIGN_JWT_SECRET", ""); v != "" {
-		if len(v) < 32 {
-			return fail("CALLSIGN_JWT_SECRET", "use at least 32 characters")
-		}
-		c.JWTSecret = []byte(v)
-	}
-
-	c.OIDCIssuer, c.OIDCClientID, c.OIDCClientSecret = get("CALLSIGN_OIDC_ISSUER", ""), get("CALLSIGN_OIDC_CLIENT_ID", ""), get("CALLSIGN_OIDC_CLIENT_SECRET", "")
-	if c.OIDCIssuer != "" {
-		if u, err := url.Parse(c.OIDCIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			return fail("CALLSIGN_OIDC_ISSUER", "%q is not an absolute URL", c.OIDCIssuer)
-		}
-		if c.OIDCClientID == "" {
-			return fail("CALLSIGN_OIDC_CLIENT_ID", "required with CALLSIGN_OIDC_ISSUER")
-		}
-	}
-
-	if c.RateLimitPerSecond, c.RateLimitBurst, err = parseRateLimit(get("CALLSIGN_RATE_LIMIT", "20:40")); err != nil {
-		return fail("CALLSIGN_RATE_LIMIT", "%v", err)
-	}
-	for _, p := range strings.Split(get("CALLSIGN_TRUSTED_PROXIES", ""), ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		if _, _, err := net.ParseCIDR(p); err != nil && net.ParseIP(p) == nil {
-			return fail("CALLSIGN_TRUSTED_PROXIES", "%q is not an IP address or CIDR range", p)
-		}
-		c.TrustedProxies = append(c.TrustedProxies, p)
-	}
-
-	if c.MetricsAddr = get("CALLSIGN_METRICS_ADDR", ""); c.MetricsAddr != "" {
-		if msg := checkListenAddr(c.MetricsAddr); msg != "" {
-			return fail("CALLSIGN_METRICS_ADDR", "%s", msg)
-		}
-	}
-	switch v := strings.ToLower(get("CALLSIGN_MCP", "on")); v {
-	case "on":
-		c.MCP = true
-	case "off":
-	default:
-		return fail("CALLSIGN_MCP", "%q is not on or off", v)
-	}
-	if c.SourcesAllowPrivate, err = parseBool(get("CALLSIGN_SOURCES_ALLOW_PRIVATE", "false")); err != nil {
-		return fail("CALLSIGN_SOURCES_ALLOW_PRIVATE", "%s", err)
-	}
-	if c.WebhookAllowPrivate, err = parseBool(get("CALLSIGN_WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {
-		return fail("CALLSIGN_WEBHOOK_ALLOW_PRIVATE", "%s", err)
-	}
-	if c.DebugAddr = get("CALLSIGN_DEBUG_ADDR", ""); c.DebugAddr != "" {
-		if msg := checkListenAddr(c.DebugAddr); msg != "" {
-			return fail("CALLSIGN_DEBUG_ADDR", "%s", msg)
-		}
-	}
-
-	if c.ShutdownGrace, err = time.ParseDuration(get("CALLSIGN_SHUTDOWN_GRACE", "15s")); err != nil || c.ShutdownGrace <= 0 {
-		return fail("CALLSIGN_SHUTDOWN_GRACE", "want a positive duration such as 15s or 1m")
-	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  string
-		min  time.Duration
-	}{
-		{"CALLSIGN_OUTBOX_RETRY", &c.OutboxRetry, "30s", 100 * time.Millisecond},
-		{"CALLSIGN_OUTBOX_RETRY_MAX", &c.OutboxRetryMax, "1h", 100 * time.Millisecond},
-		{"CALLSIGN_OUTBOX_LEASE", &c.OutboxLease, "5m", 2 * time.Second},
-		{"CALLSIGN_SOURCE_LEASE", &c.SourceLease, "30s", time.Second},
-	} {
-		if *d.v, err = time.ParseDuration(get(d.name, d.def)); err != nil || *d.v < d.min {
-			return fail(d.name, "want a duration of at least %v, such as %s", d.min, d.def)
-		}
-	}
-	if c.OutboxRetryMax < c.OutboxRetry {
-		return fail("CALLSIGN_OUTBOX_RETRY_MAX", "shorter than CALLSIGN_OUTBOX_RETRY (%v)", c.OutboxRetry)
-	}
-	if c.EventRetention, err = time.ParseDuration(get("CALLSIGN_EVENT_RETENTION", "720h")); err != nil || c.EventRetention < time.Second {
-		return fail("CALLSIGN_EVENT_RETENTION", "want a duration of at least 1s, such as 720h (30 days)")
-	}
-
-	c.LogLevel = strings.ToLower(get("CALLSIGN_LOG_LEVEL", "info"))
-	switch c.LogLevel {
-	case "debug", "info", "warn", "error":
-	default:
-		return fail("CALLSIGN_LOG_LEVEL", "%q is not one of debug, info, warn, error", c.LogLevel)
+	if err := joinOneLine(errs); err != nil {
+		return Config{}, err
 	}
 	return c, nil
+}
+
+// rules are the checks and derived defaults that involve more than one
+// setting, in order: a derived default comes before what derives from it.
+var rules = []func(*Config) error{
+	defaultDatabaseURL,
+	defaultBaseURL,
+	defaultSMTPHostname,
+	defaultMXHost,
+	inflightFitsAMessage,
+	tlsCertWithKey,
+	implicitTLSHasACertificate,
+	dkimKeysPaired,
+	twilioCredentials,
+	previousKeysNeedAKey,
+	oidcClient,
+	retryMaxAtLeastRetry,
+}
+
+// badSetting is an error naming the variable at fault.
+func badSetting(name, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...))
+}
+
+func defaultDatabaseURL(c *Config) error {
+	if c.DatabaseURL != "" {
+		return nil
+	}
+	c.DatabaseURL = filepath.Join(c.DataDir, "callsign.db")
+	if msg := checkDatabaseURL(c.DatabaseURL); msg != "" {
+		return badSetting("CALLSIGN_DATABASE_URL", "%s (from CALLSIGN_DATA_DIR)", msg)
+	}
+	return nil
+}
+
+func defaultBaseURL(c *Config) error {
+	if c.BaseURL != "" {
+		return nil
+	}
+	c.BaseURL = "http://" + c.HTTPAddr
+	if err := checkBaseURL(c.BaseURL); err != nil {
+		return badSetting("CALLSIGN_BASE_URL", "%v (from CALLSIGN_HTTP_ADDR)", err)
+	}
+	return nil
+}
+
+// defaultSMTPHostname takes the host of the base URL. An IP address becomes
+// an address literal (RFC 5321 §4.1.3), since a bare IP is no valid EHLO
+// argument.
+func defaultSMTPHostname(c *Config) error {
+	if c.SMTPHostname != "" {
+		return nil
+	}
+	c.SMTPHostname = "localhost"
+	if u, err := url.Parse(c.BaseURL); err == nil && u.Hostname() != "" {
+		c.SMTPHostname = addressLiteral(u.Hostname())
+	}
+	return nil
+}
+
+// defaultMXHost takes our SMTP name when that is a host name. It stays ""
+// when all we know is an address (the default base URL's 127.0.0.1): an MX
+// record names a host, never an address, so custom domains are told what
+// to set instead.
+func defaultMXHost(c *Config) error {
+	if c.MXHost == "" && !strings.HasPrefix(c.SMTPHostname, "[") {
+		c.MXHost = c.SMTPHostname
+	}
+	return nil
+}
+
+// A message of the largest size must fit, or its sender would retry forever.
+func inflightFitsAMessage(c *Config) error {
+	if c.SMTPMaxInflightBytes < c.SMTPMaxBytes {
+		return badSetting("CALLSIGN_SMTP_MAX_INFLIGHT_BYTES", "want a size such as 256MiB, at least CALLSIGN_SMTP_MAX_BYTES")
+	}
+	return nil
+}
+
+func tlsCertWithKey(c *Config) error {
+	if (c.SMTPTLSCert == "") != (c.SMTPTLSKey == "") {
+		return badSetting("CALLSIGN_SMTP_TLS_CERT", "set both CALLSIGN_SMTP_TLS_CERT and CALLSIGN_SMTP_TLS_KEY, or neither")
+	}
+	return nil
+}
+
+func implicitTLSHasACertificate(c *Config) error {
+	if c.IMAPSAddr != "" && c.SMTPTLSCert == "" {
+		return badSetting("CALLSIGN_IMAPS_ADDR", "implicit TLS needs a certificate: set CALLSIGN_SMTP_TLS_CERT and CALLSIGN_SMTP_TLS_KEY")
+	}
+	return nil
+}
+
+// dkimKeysPaired checks the key files and selectors, which the two settings
+// put in PlatformDKIM in order, pair up.
+func dkimKeysPaired(c *Config) error {
+	var files, selectors int
+	for _, k := range c.PlatformDKIM {
+		if k.Path != "" {
+			files++
+		}
+		if k.Selector != "" {
+			selectors++
+		}
+	}
+	switch {
+	case files != selectors:
+		return badSetting("CALLSIGN_DKIM_KEY_FILE", "name one selector per key file in CALLSIGN_DKIM_SELECTOR, in the same order (%d files, %d selectors)", files, selectors)
+	case files > MaxPlatformDKIMKeys:
+		return badSetting("CALLSIGN_DKIM_KEY_FILE", "at most %d keys (an RSA and an Ed25519 one), not %d", MaxPlatformDKIMKeys, files)
+	}
+	for i := 1; i < len(c.PlatformDKIM); i++ {
+		if s := c.PlatformDKIM[i].Selector; s == c.PlatformDKIM[0].Selector {
+			return badSetting("CALLSIGN_DKIM_SELECTOR", "each key needs its own selector: %q is named twice", s)
+		}
+	}
+	return nil
+}
+
+func twilioCredentials(c *Config) error {
+	if c.Telephony != "twilio" {
+		return nil
+	}
+	var missing []error
+	if c.TwilioAccountSID == "" {
+		missing = append(missing, badSetting("TWILIO_ACCOUNT_SID", "required when CALLSIGN_TELEPHONY=twilio"))
+	}
+	if c.TwilioAuthToken == "" {
+		missing = append(missing, badSetting("TWILIO_AUTH_TOKEN", "required when CALLSIGN_TELEPHONY=twilio"))
+	}
+	return joinOneLine(missing)
+}
+
+func previousKeysNeedAKey(c *Config) error {
+	if len(c.VaultPreviousKeys) > 0 && c.VaultKey == nil {
+		return badSetting("CALLSIGN_VAULT_PREVIOUS_KEYS", "only meaningful with CALLSIGN_VAULT_KEY")
+	}
+	return nil
+}
+
+func oidcClient(c *Config) error {
+	if c.OIDCIssuer != "" && c.OIDCClientID == "" {
+		return badSetting("CALLSIGN_OIDC_CLIENT_ID", "required with CALLSIGN_OIDC_ISSUER")
+	}
+	return nil
+}
+
+func retryMaxAtLeastRetry(c *Config) error {
+	if c.OutboxRetryMax < c.OutboxRetry {
+		return badSetting("CALLSIGN_OUTBOX_RETRY_MAX", "shorter than CALLSIGN_OUTBOX_RETRY (%v)", c.OutboxRetry)
+	}
+	return nil
+}
+
+// joinOneLine joins errors as Load reports them; nil when there are none.
+func joinOneLine(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(errs))
+	for i, err := range errs {
+		msgs[i] = err.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // parseBool reads true/false (also 1/0, yes/no, on/off).
@@ -552,44 +466,36 @@ func parseRateLimit(s string) (float64, int, error) {
 	return rate, burst, nil
 }
 
-// smtpHostname checks a configured SMTP name, or derives one from the host
-// of the base URL. An IP address becomes an address literal (RFC 5321
-// §4.1.3), since a bare IP is no valid EHLO argument.
-func smtpHostname(configured, baseURL string) (string, error) {
-	if configured != "" {
-		name := strings.TrimSuffix(strings.ToLower(configured), ".")
-		if inner, ok := strings.CutPrefix(name, "["); ok && strings.HasSuffix(inner, "]") {
-			if net.ParseIP(strings.TrimPrefix(strings.TrimSuffix(inner, "]"), "ipv6:")) != nil {
-				return configured, nil
-			}
-		} else if isDomainName(name) {
-			return name, nil
-		}
-		return "", fmt.Errorf("%q is neither a domain name nor an address literal such as [192.0.2.1]", configured)
+// checkBaseURL accepts an absolute http(s) URL without a query.
+func checkBaseURL(s string) error {
+	if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+		return fmt.Errorf("%q is not an absolute http(s) URL", s)
 	}
-	u, err := url.Parse(baseURL)
-	if err != nil || u.Hostname() == "" {
-		return "localhost", nil
-	}
-	return addressLiteral(u.Hostname()), nil
+	return nil
 }
 
-// mxHost checks a configured MX host, or takes our SMTP name when that is a
-// host name. It is "" when all we know is an address (the default base URL's
-// 127.0.0.1): an MX record names a host, never an address, so custom domains
-// are told what to set instead.
-func mxHost(configured, smtpHostname string) (string, error) {
-	if configured != "" {
-		name := strings.TrimSuffix(strings.ToLower(configured), ".")
-		if !isDomainName(name) || net.ParseIP(name) != nil {
-			return "", fmt.Errorf("%q is not a host name (an MX record names a host, never an address)", configured)
+// checkSMTPHostname reads a configured SMTP name: a domain name, or an
+// address literal (RFC 5321 §4.1.3), since a bare IP is no valid EHLO
+// argument.
+func checkSMTPHostname(configured string) (string, error) {
+	name := strings.TrimSuffix(strings.ToLower(configured), ".")
+	if inner, ok := strings.CutPrefix(name, "["); ok && strings.HasSuffix(inner, "]") {
+		if net.ParseIP(strings.TrimPrefix(strings.TrimSuffix(inner, "]"), "ipv6:")) != nil {
+			return configured, nil
 		}
+	} else if isDomainName(name) {
 		return name, nil
 	}
-	if strings.HasPrefix(smtpHostname, "[") { // an address literal
-		return "", nil
+	return "", fmt.Errorf("%q is neither a domain name nor an address literal such as [192.0.2.1]", configured)
+}
+
+// checkMXHost reads a configured MX host: a name, never an address.
+func checkMXHost(configured string) (string, error) {
+	name := strings.TrimSuffix(strings.ToLower(configured), ".")
+	if !isDomainName(name) || net.ParseIP(name) != nil {
+		return "", fmt.Errorf("%q is not a host name (an MX record names a host, never an address)", configured)
 	}
-	return smtpHostname, nil
+	return name, nil
 }
 
 // DKIMKeyFile is a PEM private key that signs platform mail, and the
