@@ -8,7 +8,7 @@ BIN      := bin/callsign
 # The OpenAPI linter's npm package, pinned in its package-lock.json.
 OPENAPI_LINT := scripts/openapi-lint
 
-.PHONY: run build test test-faults bench bench-long lint tidy
+.PHONY: run build test test-faults bench bench-long lint tidy settings-doc
 
 run: build
 	./$(BIN) serve
@@ -78,6 +78,10 @@ lint:
 	npm ci --prefix $(OPENAPI_LINT) --no-audit --no-fund --silent
 	REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true $(OPENAPI_LINT)/node_modules/.bin/redocly lint \
 		--config $(OPENAPI_LINT)/redocly.yaml adapters/httpapi/openapi.yaml
+
+# The README's settings table is made from config/settings.go.
+settings-doc:
+	CALLSIGN_UPDATE_README=1 $(GO) test -tags $(TAGS) -count=1 -run TestReadmeSettingsTable ./config/
 
 # modernc.org/sqlite's test-only dependencies are not all on the proxy, so
 # tidy must tolerate them (see docs/design.md).
