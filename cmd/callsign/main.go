@@ -101,7 +101,7 @@ comes from CALLSIGN_* environment variables; see README.md.`,
 	for _, cmd := range []*cobra.Command{
 		leaf(&cobra.Command{Use: "serve", Short: "Run the service (the default)", RunE: c.serve}),
 		leaf(&cobra.Command{Use: "migrate", Short: "Apply database migrations and exit", RunE: c.migrate}),
-		c.accountCommand(), c.keyCommand(), c.vaultCommand(), c.doctorCommand(),
+		c.accountCommand(), c.keyCommand(), c.vaultCommand(), c.doctorCommand(), c.configCommand(),
 	} {
 		cmd.GroupID = "service"
 		root.AddCommand(cmd)
