@@ -54,28 +54,36 @@ func newBrowser(t *testing.T) context.Context {
 }
 
 // phone opens a tab in a fresh profile (no cookies), the size of a phone.
+// The tab's first action is run on its own context: the context of a
+// tab's first run is the one whose end closes it.
 func phone(t *testing.T, browser context.Context) context.Context {
 	tab, cancelTab := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancelTab)
-	do(t, tab, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
-	// The bound is for the tab's whole life, a dozen pages in the longest
-	// test: with the end-to-end tests side by side under -race, a minute
-	// was seen run out.
-	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
+	if err := chromedp.Do(tab, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile)); err != nil {
+		t.Fatal(err)
+	}
+	return tab
 }
+
+// stepLimit bounds each do and read, not the tab's whole life: a page or
+// two is seconds, but the longest test's dozen pages, run side by side
+// with the other end-to-end tests under -race, were seen take 4 minutes.
+const stepLimit = time.Minute
 
 func do(t *testing.T, tab context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(tab, steps...); err != nil {
+	ctx, cancel := context.WithTimeout(tab, stepLimit)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func read[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) T {
 	t.Helper()
-	v, err := chromedp.Run(tab, a)
+	ctx, cancel := context.WithTimeout(tab, stepLimit)
+	defer cancel()
+	v, err := chromedp.Run(ctx, a)
 	if err != nil {
 		t.Fatal(err)
 	}

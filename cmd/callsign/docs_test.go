@@ -30,7 +30,9 @@ func TestReferencePageRendersInABrowser(t *testing.T) {
 	t.Cleanup(cancelTab)
 	ctx, cancel := context.WithTimeout(tab, 2*time.Minute)
 	t.Cleanup(cancel)
-	do(t, ctx, chromedp.EmulateViewport(1280, 900))
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil { // its first run: on its own context (phone)
+		t.Fatal(err)
+	}
 	cdn := chromedp.Events(ctx, fetch.RequestPaused)
 	do(t, ctx, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := cdp.Call(ctx, target, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "https://*"}}})
