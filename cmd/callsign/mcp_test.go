@@ -359,15 +359,21 @@ func TestMCPEndpoint(t *testing.T) {
 		t.Errorf("Ada's session with Bob's key: %d", res.StatusCode)
 	}
 	// Ada's bucket (burst 40, one more a second) is spent by REST calls;
-	// /mcp then waits too. Calls until the first 429, not 41 of them: on a
-	// loaded machine 41 calls can take long enough to earn more tokens.
-	for i := 0; r.call("GET", "/api/health/whoami/", ada.key, nil, nil) != 429; i++ {
-		if i == 400 {
-			t.Fatal("400 calls and no 429 from a burst of 40")
+	// /mcp then waits too. REST calls go until the first 429, and /mcp is
+	// asked at once; on a loaded machine a second can pass between the two
+	// and earn a token, so the pair is tried again a few times.
+	refused := false
+	for try := 0; try < 5 && !refused; try++ {
+		for i := 0; r.call("GET", "/api/health/whoami/", ada.key, nil, nil) != 429; i++ {
+			if i == 400 {
+				t.Fatal("400 calls and no 429 from a burst of 40")
+			}
 		}
+		res := post(ada.key, session, list)
+		refused = res.StatusCode == 429 && res.Header.Get("Retry-After") != ""
 	}
-	if res := post(ada.key, session, list); res.StatusCode != 429 || res.Header.Get("Retry-After") == "" {
-		t.Errorf("over the limit: %d", res.StatusCode)
+	if !refused {
+		t.Error("/mcp was never refused over the key's rate limit")
 	}
 
 	// A key keeps 16 sessions: the 17th closes the oldest.
