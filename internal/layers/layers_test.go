@@ -46,6 +46,8 @@ var allowedInTests = map[string]string{
 	"adapters/storetest":             "the one contract suite every store passes",
 	"adapters/sqlstore/sqlstoretest": "a migrated store on either dialect",
 	"adapters/twilio/twiliotest":     "a local fake of Twilio's REST API",
+	"adapters/telnyx/telnyxtest":     "a local fake of Telnyx's REST API",
+	"adapters/telephonytest":         "the one contract suite every telephony provider passes",
 	"adapters/resolver/dnstest":      "a loopback DNS server",
 }
 
