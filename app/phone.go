@@ -28,13 +28,28 @@ type numbers struct {
 	publicURL string // where the provider's webhooks reach us
 }
 
-// Webhook paths under the public URL, where the provider reports to us.
-const (
-	SMSWebhookPath        = "/webhooks/twilio/sms/"
-	StatusWebhookPath     = "/webhooks/twilio/status/"
-	VoiceWebhookPath      = "/webhooks/twilio/voice/"
-	CallStatusWebhookPath = "/webhooks/twilio/call-status/"
+// WebhookPaths are where a provider reports to us, under the public URL.
+type WebhookPaths struct {
+	SMS, Status, Voice, CallStatus string
+}
+
+var (
+	// TwilioWebhooks are Twilio's; the simulator calls none.
+	TwilioWebhooks = WebhookPaths{SMS: "/webhooks/twilio/sms/", Status: "/webhooks/twilio/status/",
+		Voice: "/webhooks/twilio/voice/", CallStatus: "/webhooks/twilio/call-status/"}
+	// TelnyxWebhooks are Telnyx's: texts and their delivery reports come as
+	// events to the one URL of the messaging profile.
+	TelnyxWebhooks = WebhookPaths{SMS: "/webhooks/telnyx/messaging/", Status: "/webhooks/telnyx/messaging/",
+		Voice: "/webhooks/telnyx/voice/", CallStatus: "/webhooks/telnyx/call-status/"}
 )
+
+// webhooksOf are the paths of a provider's webhooks, by its name.
+func webhooksOf(t ports.Telephony) WebhookPaths {
+	if t.Name() == "telnyx" {
+		return TelnyxWebhooks
+	}
+	return TwilioWebhooks
+}
 
 // normalizeCountry checks an ISO 3166-1 alpha-2 code, upper-casing it.
 func normalizeCountry(code string) (string, error) {
@@ -51,13 +66,14 @@ func normalizeCountry(code string) (string, error) {
 // voiceWebhooks are where the provider tells us of calls: each call is
 // recorded there, then sent on to the identity's voice agent.
 func (n *numbers) voiceWebhooks() ports.VoiceWebhooks {
-	return ports.VoiceWebhooks{URL: n.publicURL + VoiceWebhookPath, StatusURL: n.publicURL + CallStatusWebhookPath}
+	paths := webhooksOf(n.telephony)
+	return ports.VoiceWebhooks{URL: n.publicURL + paths.Voice, StatusURL: n.publicURL + paths.CallStatus}
 }
 
 // buy asks the provider for a number for identityID, with its texts and
 // calls pointed at us. A rejection names the country_code field.
 func (n *numbers) buy(ctx context.Context, accountID, identityID, country string) (core.PhoneNumber, error) {
-	req := ports.BuyNumber{CountryCode: country, SMSWebhookURL: n.publicURL + SMSWebhookPath, Voice: n.voiceWebhooks()}
+	req := ports.BuyNumber{CountryCode: country, SMSWebhookURL: n.publicURL + webhooksOf(n.telephony).SMS, Voice: n.voiceWebhooks()}
 	bought, err := n.telephony.BuyNumber(ctx, req)
 	if err != nil {
 		return core.PhoneNumber{}, onField(err, "country_code")

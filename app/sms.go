@@ -68,7 +68,7 @@ func (s *SMS) Send(ctx context.Context, p core.Principal, requested, to, body st
 		return core.SMSMessage{}, err
 	}
 	sent, err := s.telephony.SendSMS(ctx, ports.SendSMS{From: phone.Number, To: to, Body: body,
-		StatusCallbackURL: s.publicURL + StatusWebhookPath})
+		StatusCallbackURL: s.publicURL + webhooksOf(s.telephony).Status})
 	if err != nil {
 		if derr := s.store.DeleteSMS(context.WithoutCancel(ctx), m.AccountID, m.ID); derr != nil {
 			s.log.Error("sms: removing a message the provider refused failed", "message", m.ID, "err", derr)

@@ -280,3 +280,15 @@ func TestShownInline(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSMSStatusTelnyxWords(t *testing.T) {
+	for word, want := range map[string]SMSStatus{
+		"queued": SMSQueued, "sending": SMSSent, "sent": SMSSent, "delivery_unconfirmed": SMSSent, "delivered": SMSDelivered,
+		"sending_failed": SMSFailed, "gw_timeout": SMSFailed, "delivery_failed": SMSUndelivered, "expired": SMSUndelivered,
+		"dlr_timeout": SMSUndelivered,
+	} {
+		if got, ok := ParseSMSStatus(word); !ok || got != want {
+			t.Errorf("ParseSMSStatus(%q) = %q, %v; want %q", word, got, ok, want)
+		}
+	}
+}

@@ -40,19 +40,21 @@ const (
 	SMSReceived    SMSStatus = "received"
 )
 
-// ParseSMSStatus maps a provider's status word onto ours; the provider's
-// intermediate states ("accepted", "sending", "scheduled") count as queued or sent.
+// ParseSMSStatus maps a provider's status word onto ours, Twilio's and
+// Telnyx's (their words do not clash); the intermediate states
+// ("accepted", "sending", "scheduled") count as queued or sent. Telnyx's
+// delivery_unconfirmed stays sent: the carrier never said.
 func ParseSMSStatus(s string) (SMSStatus, bool) {
 	switch strings.ToLower(s) {
 	case "queued", "accepted", "scheduled":
 		return SMSQueued, true
-	case "sending", "sent":
+	case "sending", "sent", "delivery_unconfirmed":
 		return SMSSent, true
 	case "delivered", "read":
 		return SMSDelivered, true
-	case "failed", "canceled":
+	case "failed", "canceled", "sending_failed", "gw_timeout":
 		return SMSFailed, true
-	case "undelivered":
+	case "undelivered", "delivery_failed", "expired", "dlr_timeout":
 		return SMSUndelivered, true
 	case "received", "receiving":
 		return SMSReceived, true

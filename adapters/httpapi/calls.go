@@ -72,15 +72,21 @@ func callTwiML(route app.CallRoute) []byte {
 	return []byte(b.String())
 }
 
-// voiceWebhook takes an incoming call from Twilio: the call is recorded,
-// then sent on to the identity's voice agent.
+// voiceWebhook takes an incoming call from Twilio.
 func (s *server) voiceWebhook(c *gin.Context) {
 	in, err := s.providerWebhook(c)
-	var route app.CallRoute
-	if err == nil {
-		route, err = s.app.Calls.Receive(c.Request.Context(), app.InboundCall{SID: in.text("CallSid"), From: in.text("From"),
-			To: in.text("To"), Status: in.text("CallStatus")})
+	if err != nil {
+		s.fail(c, err)
+		return
 	}
+	s.answerCall(c, in)
+}
+
+// answerCall records an incoming call (TwiML's parameters, which TeXML
+// shares), then sends it on to the identity's voice agent.
+func (s *server) answerCall(c *gin.Context, in *input) {
+	route, err := s.app.Calls.Receive(c.Request.Context(), app.InboundCall{SID: in.text("CallSid"), From: in.text("From"),
+		To: in.text("To"), Status: in.text("CallStatus")})
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -94,6 +100,11 @@ func (s *server) callStatusWebhook(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	return s.callStatus(c, in)
+}
+
+// callStatus records a report on a call's progress, in TwiML's parameters.
+func (s *server) callStatus(c *gin.Context, in *input) (int, any, error) {
 	return http.StatusNoContent, nil, s.app.Calls.StatusReport(c.Request.Context(), in.text("CallSid"), in.text("CallStatus"),
 		in.text("CallDuration"))
 }

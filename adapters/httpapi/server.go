@@ -49,6 +49,9 @@ type Options struct {
 	// Streams cap the event streams and long polls open at once per key
 	// and per account on this instance (CALLSIGN_MAX_STREAMS_PER_*).
 	Streams StreamLimits
+	// Telnyx, when set, checks Telnyx's webhook signatures; without it the
+	// routes under /webhooks/telnyx/ answer 404 (CALLSIGN_TELEPHONY=telnyx).
+	Telnyx TelnyxVerifier
 	// Closing, once closed, ends the event streams (the service closes it
 	// when it shuts down: a stream would otherwise hold the drain).
 	Closing <-chan struct{}
@@ -75,7 +78,8 @@ type server struct {
 	table         *routeTable
 	openAPI       servedSchema
 	closing       <-chan struct{}
-	console       ConsoleSignIn // nil without a console
+	console       ConsoleSignIn  // nil without a console
+	telnyx        TelnyxVerifier // nil without Telnyx
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -83,7 +87,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New builds the API's handler.
 func New(a *app.App, opts Options) http.Handler {
 	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes, version: opts.Version, requests: opts.Requests,
-		closing: opts.Closing}
+		closing: opts.Closing, telnyx: opts.Telnyx}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 25 << 20
 	}
@@ -257,6 +261,9 @@ func (s *server) routes(e *gin.Engine) {
 	hooks.POST("/twilio/status/", s.handle(s.statusWebhook))
 	hooks.POST("/twilio/voice/", s.voiceWebhook)
 	hooks.POST("/twilio/call-status/", s.handle(s.callStatusWebhook))
+	hooks.POST("/telnyx/messaging/", s.handle(s.telnyxMessagingWebhook)) // Telnyx signs the bodies
+	hooks.POST("/telnyx/voice/", s.telnyxVoiceWebhook)
+	hooks.POST("/telnyx/call-status/", s.handle(s.telnyxCallStatusWebhook))
 	hooks.POST("/sim/sms/", s.authenticate, s.throttleKey, s.handle(s.simulatedSMS))
 	hooks.POST("/sim/call/", s.authenticate, s.throttleKey, s.handle(s.simulatedCall))
 }

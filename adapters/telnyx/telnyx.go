@@ -219,32 +219,11 @@ func (t *Telnyx) SendSMS(ctx context.Context, req ports.SendSMS) (ports.SentSMS,
 	}
 	status := core.SMSQueued
 	if len(sent.Data.To) > 0 {
-		if s, ok := SMSStatus(sent.Data.To[0].Status); ok {
+		if s, ok := core.ParseSMSStatus(sent.Data.To[0].Status); ok {
 			status = s
 		}
 	}
 	return ports.SentSMS{SID: sent.Data.ID, Status: status}, nil
-}
-
-// SMSStatus maps a Telnyx message status
-// (https://developers.telnyx.com/docs/messaging/messages/message-detail-records)
-// onto ours. delivery_unconfirmed stays sent: the carrier never said.
-func SMSStatus(s string) (core.SMSStatus, bool) {
-	switch s {
-	case "queued":
-		return core.SMSQueued, true
-	case "sending", "sent", "delivery_unconfirmed":
-		return core.SMSSent, true
-	case "delivered":
-		return core.SMSDelivered, true
-	case "sending_failed", "gw_timeout":
-		return core.SMSFailed, true
-	case "delivery_failed", "expired", "dlr_timeout":
-		return core.SMSUndelivered, true
-	case "received", "webhook_delivered":
-		return core.SMSReceived, true
-	}
-	return "", false
 }
 
 // VerifyWebhook implements ports.Telephony for URL-and-form signatures,

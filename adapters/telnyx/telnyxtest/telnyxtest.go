@@ -333,3 +333,13 @@ func reply(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// NewVerifier checks webhooks signed with Sign, as the service checks
+// Telnyx's with TELNYX_PUBLIC_KEY = PublicKey.
+func NewVerifier() *telnyx.Verifier {
+	v, err := telnyx.NewVerifier(PublicKey, nil)
+	if err != nil {
+		panic(err) // PublicKey is a valid key
+	}
+	return v
+}
