@@ -38,11 +38,15 @@ type Config struct {
 	SMTPRelay   *Relay // nil: no external delivery
 	SMTPRelayCA string // PEM file of CAs to trust for the relay; "" means the system's
 
-	Telephony         string // "sim" or "twilio"
-	TwilioAccountSID  string
-	TwilioAuthToken   string
-	VaultKey          []byte   // nil: the key file in the data dir
-	VaultPreviousKeys [][]byte // keys still accepted for opening, during a rotation
+	Telephony        string // "sim", "twilio" or "telnyx"
+	TwilioAccountSID string
+	TwilioAuthToken  string
+	// Telnyx (CALLSIGN_TELEPHONY=telnyx): TELNYX_PUBLIC_KEY is checked where
+	// it is used, by the adapter's verifier.
+	TelnyxAPIKey, TelnyxPublicKey, TelnyxMessagingProfileID, TelnyxConnectionID string
+	TelnyxAPIBase                                                               string
+	VaultKey                                                                    []byte   // nil: the key file in the data dir
+	VaultPreviousKeys                                                           [][]byte // keys still accepted for opening, during a rotation
 
 	JWTSecret          []byte // nil: generated into the data dir
 	OIDCIssuer         string
@@ -178,6 +182,7 @@ var rules = []func(*Config) error{
 	implicitTLSHasACertificate,
 	dkimKeysPaired,
 	twilioCredentials,
+	telnyxSettings,
 	previousKeysNeedAKey,
 	oidcClient,
 	retryMaxAtLeastRetry,
@@ -293,6 +298,20 @@ func twilioCredentials(c *Config) error {
 	}
 	if c.TwilioAuthToken == "" {
 		missing = append(missing, badSetting("TWILIO_AUTH_TOKEN", "required when CALLSIGN_TELEPHONY=twilio"))
+	}
+	return joinOneLine(missing)
+}
+
+func telnyxSettings(c *Config) error {
+	if c.Telephony != "telnyx" {
+		return nil
+	}
+	var missing []error
+	for _, s := range []struct{ name, value string }{{"TELNYX_API_KEY", c.TelnyxAPIKey}, {"TELNYX_PUBLIC_KEY", c.TelnyxPublicKey},
+		{"TELNYX_MESSAGING_PROFILE_ID", c.TelnyxMessagingProfileID}, {"TELNYX_CONNECTION_ID", c.TelnyxConnectionID}} {
+		if s.value == "" {
+			missing = append(missing, badSetting(s.name, "required when CALLSIGN_TELEPHONY=telnyx"))
+		}
 	}
 	return joinOneLine(missing)
 }

@@ -96,6 +96,9 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_SMTP_RELAY", "http://relay", nil},
 		{"CALLSIGN_TELEPHONY", "pigeon", nil},
 		{"TWILIO_ACCOUNT_SID", "", map[string]string{"CALLSIGN_TELEPHONY": "twilio"}},
+		{"TELNYX_CONNECTION_ID", "", map[string]string{"CALLSIGN_TELEPHONY": "telnyx", "TELNYX_API_KEY": "k", "TELNYX_PUBLIC_KEY": "p",
+			"TELNYX_MESSAGING_PROFILE_ID": "m"}},
+		{"CALLSIGN_TELNYX_API_BASE", "api.telnyx.com", nil},
 		{"CALLSIGN_RATE_LIMIT", "fast", nil},
 		{"CALLSIGN_SMTP_MAX_BYTES", "lots", nil},
 		{"CALLSIGN_IMAPS_ADDR", "127.0.0.1:993", nil}, // implicit TLS without a certificate

@@ -151,12 +151,27 @@ var settings = []Setting{
 	{Name: "CALLSIGN_INBOUND_AUTH", Default: "on", Doc: "SPF, DKIM and DMARC checks of received mail: `on` checks every connection but loopback ones (local tools keep working offline), `all` checks loopback too, `off` checks nothing",
 		value: oneOf(func(c *Config) *string { return &c.InboundAuth }, "on", "all", "off")},
 
-	{Name: "CALLSIGN_TELEPHONY", Default: "sim", Doc: "`sim` or `twilio`",
-		value: oneOf(func(c *Config) *string { return &c.Telephony }, "sim", "twilio")},
+	{Name: "CALLSIGN_TELEPHONY", Default: "sim", Doc: "`sim`, `twilio` or `telnyx` (docs/providers.md)",
+		value: oneOf(func(c *Config) *string { return &c.Telephony }, "sim", "twilio", "telnyx")},
 	{Name: "TWILIO_ACCOUNT_SID", Doc: "Twilio's own name; required with `CALLSIGN_TELEPHONY=twilio`",
 		value: text(func(c *Config) *string { return &c.TwilioAccountSID })},
 	{Name: "TWILIO_AUTH_TOKEN", Doc: "Twilio's own name; required with `CALLSIGN_TELEPHONY=twilio`", Secret: true,
 		value: text(func(c *Config) *string { return &c.TwilioAuthToken })},
+	{Name: "TELNYX_API_KEY", Doc: "a Telnyx API key (v2); required with `CALLSIGN_TELEPHONY=telnyx`", Secret: true,
+		value: text(func(c *Config) *string { return &c.TelnyxAPIKey })},
+	{Name: "TELNYX_PUBLIC_KEY", Doc: "the account's base64 Ed25519 public key, which checks Telnyx's webhook signatures; required with `CALLSIGN_TELEPHONY=telnyx`",
+		value: text(func(c *Config) *string { return &c.TelnyxPublicKey })},
+	{Name: "TELNYX_MESSAGING_PROFILE_ID", Doc: "the messaging profile every number bought joins; its webhook URL is `{base_url}/webhooks/telnyx/messaging/`; required with `CALLSIGN_TELEPHONY=telnyx`",
+		value: text(func(c *Config) *string { return &c.TelnyxMessagingProfileID })},
+	{Name: "TELNYX_CONNECTION_ID", Doc: "the TeXML application every number's calls go to (voice URL `{base_url}/webhooks/telnyx/voice/`, status callback `{base_url}/webhooks/telnyx/call-status/`); required with `CALLSIGN_TELEPHONY=telnyx`",
+		value: text(func(c *Config) *string { return &c.TelnyxConnectionID })},
+	{Name: "CALLSIGN_TELNYX_API_BASE", Default: "https://api.telnyx.com/v2", Doc: "Telnyx's API, version included",
+		value: textAs(func(c *Config) *string { return &c.TelnyxAPIBase }, func(v string) (string, error) {
+			if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+				return "", fmt.Errorf("%q is not an absolute URL", v)
+			}
+			return strings.TrimSuffix(v, "/"), nil
+		})},
 	{Name: "CALLSIGN_VAULT_KEY", Unset: "generated once into the data dir (mode 0600)", Doc: "base64 32-byte key for vault encryption", Secret: true,
 		value: vaultKey()},
 	{Name: "CALLSIGN_VAULT_PREVIOUS_KEYS", Doc: "comma-separated base64 keys still accepted for reading during a key rotation", Secret: true,

@@ -162,6 +162,9 @@ func checkTelephony(ctx context.Context, cfg config.Config) checkResult {
 	if err := provider.Check(ctx); err != nil {
 		return failed("%s: %v", cfg.Telephony, err)
 	}
+	if cfg.Telephony == "telnyx" {
+		return ok("telnyx accepts the API key and has messaging profile %s", cfg.TelnyxMessagingProfileID)
+	}
 	return ok("%s accepts the credentials of account %s", cfg.Telephony, cfg.TwilioAccountSID)
 }
 
