@@ -16,7 +16,7 @@ type PhoneNumber struct {
 	Number       string // E.164
 	CountryCode  string // ISO 3166-1 alpha-2
 	Capabilities Capabilities
-	Provider     string // "twilio", "sim"
+	Provider     string // "twilio", "telnyx", "sim"
 	ProviderSID  string
 	CreatedAt    time.Time
 }

@@ -14,7 +14,7 @@ import (
 // the request (an invalid destination, a country it has no numbers in),
 // with the provider's reason as the message.
 type Telephony interface {
-	// Name is the provider's name as shown on phone numbers ("twilio", "sim").
+	// Name is the provider's name as shown on phone numbers ("twilio", "telnyx", "sim").
 	Name() string
 	// BuyNumber finds an available local number in a country and buys it,
 	// pointing its SMS webhook and its calls' webhooks at us.
