@@ -235,6 +235,7 @@ func (s *Outbox) attempt(ctx context.Context, e ports.OutboxEntry) {
 			switch {
 			case o.Err == nil:
 				fates.set(o.Recipient, core.RecipientSent, "")
+				fates.provided(o.Recipient, o.ProviderID)
 			case o.Permanent:
 				fail(o.Recipient, o.Err.Error(), o.Reply)
 			default:
@@ -243,7 +244,7 @@ func (s *Outbox) attempt(ctx context.Context, e ports.OutboxEntry) {
 			}
 		}
 		if refused {
-			log.Error("outbox: the relay refused our credentials; mail stays queued until CALLSIGN_SMTP_RELAY is fixed", "err", lastErr)
+			log.Error("outbox: the relay or mail provider refused our credentials or sender; mail stays queued until CALLSIGN_SMTP_RELAY or the provider's settings (CALLSIGN_MAIL_PROVIDER) are fixed", "err", lastErr)
 		}
 	}
 	e, outcome := s.settle(ctx, log, e, retry, lastErr, fates)
@@ -327,4 +328,15 @@ func (f *fates) set(addr string, status core.RecipientStatus, reason string) {
 		}
 	}
 	f.list = append(f.list, core.Recipient{Email: addr, Status: status, Error: reason})
+}
+
+// provided records the mail provider's id of the message it accepted for
+// addr, which its delivery events will name.
+func (f *fates) provided(addr, providerID string) {
+	for i := range f.list {
+		if strings.EqualFold(f.list[i].Email, addr) {
+			f.list[i].ProviderID = providerID
+			return
+		}
+	}
 }

@@ -23,6 +23,9 @@ type Recipient struct {
 	Status RecipientStatus
 	// Error is the last SMTP reply or report's diagnostic; "" while none.
 	Error string
+	// ProviderID is the mail provider's id of the message it accepted for
+	// this recipient (SES, Mailgun); "" through an SMTP relay.
+	ProviderID string
 }
 
 // DeliveryBounced is a message every recipient of which bounced after it

@@ -73,11 +73,17 @@ type RelayOutcome struct {
 	// Permanent marks an Err that retrying will not cure (a 5xx reply).
 	Permanent bool
 	// Reply is the relay's refusal as it sent it ("550 5.1.1 …"); "" when
-	// the relay did not answer.
+	// the relay did not answer in SMTP's words.
 	Reply string
+	// ProviderID is what an HTTP mail provider (SES, Mailgun) calls the
+	// accepted message, the handle its delivery events name; "" when the
+	// transport gives none (an SMTP relay).
+	ProviderID string
 }
 
-// MailRelay hands messages to the outside world.
+// MailRelay hands messages to the outside world: an SMTP relay or a mail
+// provider's API. Whatever the transport, raw goes out byte for byte, so a
+// DKIM signature made when the message was queued still verifies.
 type MailRelay interface {
 	// Relay offers raw to every recipient in one transaction and reports the
 	// outcome per recipient. A failure before any recipient was tried (the

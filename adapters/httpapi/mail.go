@@ -100,6 +100,8 @@ type recipientView struct {
 	Email  string  `json:"email"`
 	Status string  `json:"status"`
 	Error  *string `json:"error"`
+	// ProviderID is the mail provider's id of the accepted message.
+	ProviderID *string `json:"provider_id"`
 }
 
 type authView struct {
@@ -111,7 +113,7 @@ type authView struct {
 }
 
 func viewRecipient(r core.Recipient) recipientView {
-	return recipientView{Email: r.Email, Status: string(r.Status), Error: optString(r.Error)}
+	return recipientView{Email: r.Email, Status: string(r.Status), Error: optString(r.Error), ProviderID: optString(r.ProviderID)}
 }
 
 func viewAuthentication(a *core.Authentication) *authView {

@@ -341,6 +341,30 @@ func TestLocalAndUndeliverableRecipients(t *testing.T) {
 	}
 }
 
+// A mail provider's id of an accepted message is kept on its recipient,
+// for the provider's delivery events to find; a refused one has none.
+func TestRecipientsKeepTheProviderID(t *testing.T) {
+	h := newHarness(t)
+	h.runOutbox()
+	tn := newTenants(t, h)
+	h.relay.Outcome = func(rcpt string) ports.RelayOutcome {
+		if strings.HasPrefix(rcpt, "refused") {
+			return ports.RelayOutcome{Err: fmt.Errorf("mailgun refused the message: 400 to parameter is not a valid address"), Permanent: true}
+		}
+		return ports.RelayOutcome{ProviderID: "0100018c-" + rcpt}
+	}
+	m := h.do("POST", "/api/email-messages/compose/", map[string]any{"to_email": []any{"ok@example.org", "refused@example.org"}, "content": "hi"}, tn.keyOne).want(t, 201).object(t)
+	done := h.waitFor(tn.keyOne, m["id"])
+	got := map[string]any{}
+	for _, r := range done["recipients"].([]any) {
+		r := r.(map[string]any)
+		got[r["email"].(string)] = r["provider_id"]
+	}
+	if got["ok@example.org"] != "0100018c-ok@example.org" || got["refused@example.org"] != nil {
+		t.Fatalf("provider ids %v in %v", got, done["recipients"])
+	}
+}
+
 func TestNoRelayConfigured(t *testing.T) {
 	h := newHarnessWith(t, func(d *app.Deps) { d.Relay = nil })
 	h.runOutbox()

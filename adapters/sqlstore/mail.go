@@ -135,6 +135,8 @@ type recipientJSON struct {
 	Email  string `json:"email"`
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// ProviderID is kept in the same JSON column: no migration needed.
+	ProviderID string `json:"provider_id,omitempty"`
 }
 
 func parseRecipients(s string) []core.Recipient {
@@ -148,7 +150,7 @@ func parseRecipients(s string) []core.Recipient {
 	}
 	out := make([]core.Recipient, len(rows))
 	for i, r := range rows {
-		out[i] = core.Recipient{Email: r.Email, Status: core.RecipientStatus(r.Status), Error: r.Error}
+		out[i] = core.Recipient{Email: r.Email, Status: core.RecipientStatus(r.Status), Error: r.Error, ProviderID: r.ProviderID}
 	}
 	return out
 }
@@ -156,7 +158,7 @@ func parseRecipients(s string) []core.Recipient {
 func recipientsText(rs []core.Recipient) string {
 	rows := make([]recipientJSON, len(rs))
 	for i, r := range rs {
-		rows[i] = recipientJSON{Email: r.Email, Status: string(r.Status), Error: r.Error}
+		rows[i] = recipientJSON{Email: r.Email, Status: string(r.Status), Error: r.Error, ProviderID: r.ProviderID}
 	}
 	b, _ := json.Marshal(rows)
 	return string(b)

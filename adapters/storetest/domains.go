@@ -285,8 +285,11 @@ func testMailVerdictsAndRecipients(t *testing.T, f *fixture) {
 	_, err = f.s.MessageByBounceToken(f.ctx, "tttttttttttttttttttt")
 	wantKind(t, err, core.KindNotFound)
 
-	f.must(f.s.SetRecipients(f.ctx, byToken.ID, []core.Recipient{{Email: "ann@example.net", Status: core.RecipientSent},
+	f.must(f.s.SetRecipients(f.ctx, byToken.ID, []core.Recipient{{Email: "ann@example.net", Status: core.RecipientSent, ProviderID: "0100018c-ses"},
 		{Email: "bob@example.net", Status: core.RecipientSent}}))
+	if got, _ := f.s.Message(f.ctx, a.ID, byToken.ID); got.Recipients[0].ProviderID != "0100018c-ses" || got.Recipients[1].ProviderID != "" {
+		t.Fatalf("provider ids kept: %+v", got.Recipients)
+	}
 	m, bounced, err := f.s.ApplyReport(f.ctx, byToken.ID, []core.DSNRecipient{{FinalRecipient: "ann@example.net", Action: core.DSNFailed, Status: "5.1.1", Diagnostic: "smtp; 550 5.1.1 unknown"}})
 	f.must(err)
 	if len(bounced) != 1 || m.DeliveryStatus != core.DeliverySent || m.Recipients[0].Status != core.RecipientBounced || m.Recipients[0].Error != "smtp; 550 5.1.1 unknown" {
