@@ -48,6 +48,7 @@ var allowedInTests = map[string]string{
 	"adapters/twilio/twiliotest":     "a local fake of Twilio's REST API",
 	"adapters/telnyx/telnyxtest":     "a local fake of Telnyx's REST API",
 	"adapters/telephonytest":         "the one contract suite every telephony provider passes",
+	"adapters/transporttest":         "the one contract suite every mail transport passes",
 	"adapters/resolver/dnstest":      "a loopback DNS server",
 }
 
