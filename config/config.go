@@ -37,6 +37,13 @@ type Config struct {
 	SMTPTLSKey  string
 	SMTPRelay   *Relay // nil: no external delivery
 	SMTPRelayCA string // PEM file of CAs to trust for the relay; "" means the system's
+	// MailProvider carries outbound mail: "smtp" (SMTPRelay), "ses" or "mailgun".
+	MailProvider        string
+	SESRegion           string
+	SESEndpoint         string // "" means AWS's endpoint for SESRegion
+	SESConfigurationSet string
+	MailgunAPIKey       string
+	MailgunAPIBase      string // with its version, e.g. https://api.mailgun.net/v3
 
 	Telephony        string // "sim", "twilio" or "telnyx"
 	TwilioAccountSID string
@@ -45,8 +52,9 @@ type Config struct {
 	// it is used, by the adapter's verifier.
 	TelnyxAPIKey, TelnyxPublicKey, TelnyxMessagingProfileID, TelnyxConnectionID string
 	TelnyxAPIBase                                                               string
-	VaultKey                                                                    []byte   // nil: the key file in the data dir
-	VaultPreviousKeys                                                           [][]byte // keys still accepted for opening, during a rotation
+
+	VaultKey          []byte   // nil: the key file in the data dir
+	VaultPreviousKeys [][]byte // keys still accepted for opening, during a rotation
 
 	JWTSecret          []byte // nil: generated into the data dir
 	OIDCIssuer         string
@@ -183,6 +191,7 @@ var rules = []func(*Config) error{
 	dkimKeysPaired,
 	twilioCredentials,
 	telnyxSettings,
+	mailProviderSettings,
 	previousKeysNeedAKey,
 	oidcClient,
 	retryMaxAtLeastRetry,
@@ -302,6 +311,7 @@ func twilioCredentials(c *Config) error {
 	return joinOneLine(missing)
 }
 
+// telnyxSettings requires what the Telnyx adapter needs.
 func telnyxSettings(c *Config) error {
 	if c.Telephony != "telnyx" {
 		return nil
@@ -314,6 +324,17 @@ func telnyxSettings(c *Config) error {
 		}
 	}
 	return joinOneLine(missing)
+}
+
+// mailProviderSettings requires what the chosen mail provider needs.
+func mailProviderSettings(c *Config) error {
+	switch {
+	case c.MailProvider == "ses" && c.SESRegion == "":
+		return badSetting("CALLSIGN_SES_REGION", "required when CALLSIGN_MAIL_PROVIDER=ses (e.g. eu-west-1)")
+	case c.MailProvider == "mailgun" && c.MailgunAPIKey == "":
+		return badSetting("CALLSIGN_MAILGUN_API_KEY", "required when CALLSIGN_MAIL_PROVIDER=mailgun")
+	}
+	return nil
 }
 
 func previousKeysNeedAKey(c *Config) error {

@@ -117,6 +117,23 @@ var settings = []Setting{
 		value: relay()},
 	{Name: "CALLSIGN_SMTP_RELAY_CA", Unset: "unset: the system's roots", Doc: "PEM file of the CAs to trust for the relay's certificate",
 		value: text(func(c *Config) *string { return &c.SMTPRelayCA })},
+	{Name: "CALLSIGN_MAIL_PROVIDER", Default: "smtp", Doc: "what carries outbound mail: `smtp` (the relay of `CALLSIGN_SMTP_RELAY`), `ses` (Amazon SES) or `mailgun`; each sends our exact, DKIM-signed bytes (see docs/providers.md)",
+		value: oneOf(func(c *Config) *string { return &c.MailProvider }, "smtp", "ses", "mailgun")},
+	{Name: "CALLSIGN_SES_REGION", Doc: "the AWS region of the SES account (`eu-west-1`); required with `CALLSIGN_MAIL_PROVIDER=ses`. Credentials come from the AWS SDK's default chain (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, shared config, a role)",
+		value: textAs(func(c *Config) *string { return &c.SESRegion }, func(v string) (string, error) {
+			if v = strings.ToLower(v); !isDomainName(v) || strings.Contains(v, ".") {
+				return "", fmt.Errorf("%q is not an AWS region such as eu-west-1", v)
+			}
+			return v, nil
+		})},
+	{Name: "CALLSIGN_SES_ENDPOINT", Unset: "unset: AWS's endpoint for the region", Doc: "another SES API endpoint (an SES-compatible service)",
+		value: textAs(func(c *Config) *string { return &c.SESEndpoint }, absoluteURL)},
+	{Name: "CALLSIGN_SES_CONFIGURATION_SET", Doc: "the SES configuration set to send with (event destinations, dedicated IPs)",
+		value: text(func(c *Config) *string { return &c.SESConfigurationSet })},
+	{Name: "CALLSIGN_MAILGUN_API_KEY", Doc: "the Mailgun API key; required with `CALLSIGN_MAIL_PROVIDER=mailgun`", Secret: true,
+		value: text(func(c *Config) *string { return &c.MailgunAPIKey })},
+	{Name: "CALLSIGN_MAILGUN_API_BASE", Default: "https://api.mailgun.net/v3", Doc: "Mailgun's API with its version; `https://api.eu.mailgun.net/v3` for the EU region",
+		value: textAs(func(c *Config) *string { return &c.MailgunAPIBase }, absoluteURL)},
 	{Name: "CALLSIGN_SMTP_HOSTNAME", Unset: "the host of `CALLSIGN_BASE_URL` (an IP as an address literal, `[127.0.0.1]`)", Doc: "our name in the SMTP greeting, in EHLO to the relay and in `Received:`",
 		value: textAs(func(c *Config) *string { return &c.SMTPHostname }, checkSMTPHostname)},
 	{Name: "CALLSIGN_POSTMASTER", Unset: "unset: the service's oldest inbox", Doc: "the inbox that receives `postmaster@` each platform domain (RFC 5321 §4.5.1)",
@@ -613,4 +630,17 @@ func formatDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// absoluteURL is an http(s) URL with a host.
+func absoluteURL(v string) (string, error) {
+	v = strings.TrimSuffix(v, "/")
+	return v, absoluteURLCheck(v)
+}
+
+func absoluteURLCheck(v string) error {
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return fmt.Errorf("%q is not an absolute http(s) URL", v)
+	}
+	return nil
 }

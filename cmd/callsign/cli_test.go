@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/callsign/callsign/adapters/ses/sestest"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
 )
@@ -26,6 +27,12 @@ func TestMain(m *testing.M) {
 		invokedAs = "callsign"
 		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}
+	// The AWS SDK's default chain finds the SES fake's static credentials,
+	// and never asks for instance metadata (169.254.169.254) off this
+	// machine. Set here, before any test runs: parallel tests cannot Setenv.
+	os.Setenv("AWS_ACCESS_KEY_ID", sestest.AccessKeyID)
+	os.Setenv("AWS_SECRET_ACCESS_KEY", sestest.SecretAccessKey)
+	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
 	os.Exit(m.Run())
 }
 

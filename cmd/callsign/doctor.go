@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/callsign/callsign/adapters/mailgun"
+	"github.com/callsign/callsign/adapters/ses"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/config"
 )
@@ -31,7 +33,9 @@ func (c *cli) doctorCommand() *cobra.Command {
 		Short: "Check the database, the mail relay, the telephony provider, DNS and disk space",
 		Long: `Check what the service depends on, with the configuration 'serve' would use,
 and print one line per check: the database (reachable, migrated), the
-mail relay (connect, TLS, EHLO and AUTH, no mail sent), the telephony
+mail relay (connect, TLS, EHLO and AUTH, no mail sent) or the mail
+provider's credentials (SES: the account; Mailgun: the default mail
+domain; one read call, no mail sent), the telephony
 provider's credentials, DNS for the mail domains (MX records), and free
 space in the data directory. It changes nothing, and exits 1 when a check
 fails.`,
@@ -77,9 +81,13 @@ func (c *cli) doctor(dnsServer string) error {
 			return d.DialContext(ctx, network, dnsServer)
 		}}
 	}
+	mailOut := "relay"
+	if cfg.MailProvider != "smtp" {
+		mailOut = "mail-provider"
+	}
 	checks := []doctorCheck{
 		{"database", func(ctx context.Context) checkResult { return checkDatabase(ctx, cfg) }},
-		{"relay", func(ctx context.Context) checkResult { return checkRelay(ctx, cfg) }},
+		{mailOut, func(ctx context.Context) checkResult { return checkRelay(ctx, cfg) }},
 		{"telephony", func(ctx context.Context) checkResult { return checkTelephony(ctx, cfg) }},
 	}
 	for _, domain := range cfg.MailDomains {
@@ -131,8 +139,13 @@ func checkDatabase(ctx context.Context, cfg config.Config) checkResult {
 	return ok("%s answers, schema version %d", where, version)
 }
 
-// checkRelay opens a session with the relay as sending would, and quits.
+// checkRelay opens a session with the relay as sending would, and quits;
+// with a mail provider, it makes one harmless read call with our
+// credentials instead (SES: GetAccount; Mailgun: the default mail domain).
 func checkRelay(ctx context.Context, cfg config.Config) checkResult {
+	if cfg.MailProvider != "smtp" {
+		return checkMailProvider(ctx, cfg)
+	}
 	if cfg.SMTPRelay == nil {
 		return skip("CALLSIGN_SMTP_RELAY is not set: mail to other servers fails at once")
 	}
@@ -151,6 +164,26 @@ func checkRelay(ctx context.Context, cfg config.Config) checkResult {
 		how += ", AUTH as " + cfg.SMTPRelay.Username
 	}
 	return ok("%s accepts a session (%s); no mail sent", cfg.SMTPRelay.Addr(), how)
+}
+
+func checkMailProvider(ctx context.Context, cfg config.Config) checkResult {
+	transport, err := mailTransport(ctx, cfg)
+	if err != nil {
+		return failed("%v", err)
+	}
+	var detail string
+	switch t := transport.(type) {
+	case *ses.SES:
+		detail, err = t.Check(ctx)
+		detail = "SES (" + cfg.SESRegion + ") accepts the credentials: " + detail
+	case *mailgun.Mailgun:
+		detail, err = t.Check(ctx, cfg.MailDomains[0])
+		detail = "Mailgun accepts the key: " + detail
+	}
+	if err != nil {
+		return failed("%s: %v", cfg.MailProvider, err)
+	}
+	return ok("%s; no mail sent", detail)
 }
 
 // checkTelephony asks the provider whether it accepts our credentials.

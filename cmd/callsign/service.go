@@ -22,12 +22,14 @@ import (
 	"github.com/callsign/callsign/adapters/httpapi"
 	imapadapter "github.com/callsign/callsign/adapters/imap"
 	"github.com/callsign/callsign/adapters/mailauth"
+	"github.com/callsign/callsign/adapters/mailgun"
 	"github.com/callsign/callsign/adapters/mailmime"
 	"github.com/callsign/callsign/adapters/mcpserver"
 	"github.com/callsign/callsign/adapters/metrics"
 	"github.com/callsign/callsign/adapters/numberplan"
 	"github.com/callsign/callsign/adapters/relay"
 	"github.com/callsign/callsign/adapters/resolver"
+	"github.com/callsign/callsign/adapters/ses"
 	"github.com/callsign/callsign/adapters/simtel"
 	"github.com/callsign/callsign/adapters/smtpin"
 	"github.com/callsign/callsign/adapters/sqlstore"
@@ -126,13 +128,9 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention, OutboxLease: cfg.OutboxLease, Quotas: quotas(cfg),
 			Retry: app.RetryPolicy{First: cfg.OutboxRetry, Max: cfg.OutboxRetryMax, GiveUpAfter: app.DefaultRetry.GiveUpAfter}},
 	}
-	if cfg.SMTPRelay != nil {
-		r, err := newRelay(cfg)
-		if err != nil {
-			db.Close()
-			return nil, err
-		}
-		deps.Relay = r
+	if deps.Relay, err = mailTransport(ctx, cfg); err != nil {
+		db.Close()
+		return nil, err
 	}
 	if err := useMailTrust(cfg, &deps); err != nil {
 		db.Close()
@@ -214,6 +212,27 @@ func dkimWarning(keys []ports.DKIMKeyPair) string {
 	}
 	return "platform mail is signed with Ed25519 only, which most receivers cannot verify yet (RFC 8463): " +
 		"add an RSA key, e.g. CALLSIGN_DKIM_KEY_FILE=rsa.pem,ed25519.pem with CALLSIGN_DKIM_SELECTOR=<rsa selector>,<ed25519 selector>"
+}
+
+// mailTransport is what CALLSIGN_MAIL_PROVIDER says carries outbound
+// mail: the SMTP relay (nil when none is set), Amazon SES or Mailgun. Each
+// gets the same share of the outbox's lease per attempt.
+func mailTransport(ctx context.Context, cfg config.Config) (ports.MailRelay, error) {
+	timeout := app.AttemptBound(cfg.OutboxLease)
+	switch cfg.MailProvider {
+	case "ses":
+		s, err := ses.New(ctx, ses.Config{Region: cfg.SESRegion, Endpoint: cfg.SESEndpoint, ConfigurationSet: cfg.SESConfigurationSet, Timeout: timeout})
+		if err != nil {
+			return nil, fmt.Errorf("CALLSIGN_MAIL_PROVIDER=ses: %w", err)
+		}
+		return s, nil
+	case "mailgun":
+		return mailgun.New(mailgun.Config{APIKey: cfg.MailgunAPIKey, APIBase: cfg.MailgunAPIBase, Timeout: timeout}), nil
+	}
+	if cfg.SMTPRelay == nil {
+		return nil, nil // no external delivery: the outbox fails such mail at once
+	}
+	return newRelay(cfg)
 }
 
 // newRelay is the relay CALLSIGN_SMTP_RELAY names.

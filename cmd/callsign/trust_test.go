@@ -39,6 +39,7 @@ type apiDomain struct {
 type apiRecipient struct {
 	Email, Status string
 	Error         *string
+	ProviderID    *string `json:"provider_id"`
 }
 
 type apiSent struct {

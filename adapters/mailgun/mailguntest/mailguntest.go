@@ -59,6 +59,7 @@ type Server struct {
 	mode     Mode
 	failures int // sends left to answer with mode; <0: all
 	sent     []Sent
+	requests int // sends answered, whatever the answer
 	problems []string
 	seq      int
 }
@@ -83,6 +84,13 @@ func (s *Server) Sent() []Sent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Sent(nil), s.sent...)
+}
+
+// Requests counts the sends answered so far, refused ones included.
+func (s *Server) Requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
 }
 
 // Problems lists every request that broke the published reference.
@@ -159,6 +167,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, domain string) {
 	raw, _ := io.ReadAll(f)
 	f.Close()
 	s.mu.Lock()
+	s.requests++
 	mode := Accept
 	if s.failures != 0 {
 		mode = s.mode

@@ -65,6 +65,7 @@ type Server struct {
 	mode     Mode
 	failures int // sends left to answer with mode before accepting again; <0: all
 	sent     []Sent
+	requests int // sends answered, whatever the answer
 	problems []string
 	seq      int
 }
@@ -80,6 +81,13 @@ func (s *Server) Sent() []Sent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Sent(nil), s.sent...)
+}
+
+// Requests counts the sends answered so far, refused ones included.
+func (s *Server) Requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests
 }
 
 // Problems lists every request that broke the published reference; a test
@@ -167,6 +175,7 @@ func (s *Server) sendEmail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	s.requests++
 	mode := Accept
 	if s.failures != 0 {
 		mode = s.mode
