@@ -109,7 +109,7 @@ func TestRelayRefusingOurCredentials(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if logs := h.logs.String(); !strings.Contains(logs, `"level":"ERROR","msg":"outbox: the relay refused our credentials`) {
+	if logs := h.logs.String(); !strings.Contains(logs, `"level":"ERROR","msg":"outbox: the relay or mail provider refused our credentials`) {
 		t.Fatalf("no loud log line:\n%s", logs)
 	}
 }
