@@ -27,14 +27,48 @@ type bounces struct {
 // wrote email.bounced with the report (ApplyReport's transaction).
 func (s *bounces) bounced(ctx context.Context, m core.EmailMessage, rcpt, reason string, code int, enhanced string) {
 	s.log.Info("email bounced", "message", m.ID, "recipient", rcpt, "reason", reason)
-	if !core.SuppressesAddress(enhanced, code) {
-		return
+	if core.SuppressesAddress(enhanced, code) {
+		s.suppress(ctx, m, rcpt, reason)
 	}
+}
+
+// suppress records that the account no longer sends to rcpt.
+func (s *bounces) suppress(ctx context.Context, m core.EmailMessage, rcpt, reason string) {
 	err := s.suppressions.store.Suppress(ctx, core.Suppression{AccountID: m.AccountID, IdentityID: m.IdentityID,
 		Email: strings.ToLower(rcpt), Reason: reason, CreatedAt: s.now()})
 	if err != nil {
-		s.log.Error("suppressing a bounced address failed", "message", m.ID, "err", err)
+		s.log.Error("suppressing an address failed", "message", m.ID, "err", err)
 	}
+}
+
+// apply is the one way a report reaches a message we sent, whoever
+// reported (a DSN sent to a bounce address, a mail provider's
+// notification): the store applies it and writes its events in one
+// transaction; then the addresses it condemns are suppressed.
+func (s *bounces) apply(ctx context.Context, m core.EmailMessage, report []core.DSNRecipient) error {
+	now, applied, err := s.outbox.ApplyReport(ctx, m.ID, report)
+	if err != nil {
+		return err
+	}
+	for _, line := range applied {
+		s.log.Info("email report", "message", m.ID, "recipient", line.Address(), "action", string(line.Action), "reason", line.Error())
+		if line.Suppresses() {
+			s.suppress(ctx, now, line.Address(), line.SuppressionReason())
+		}
+	}
+	return nil
+}
+
+// Report applies what a mail provider said about one recipient of a
+// message we sent, found by its Message-ID. A report about a message we
+// do not have (deleted since, or never ours) is NotFound: the webhook
+// answers it as done, so the provider does not retry.
+func (s *Outbox) Report(ctx context.Context, r core.DeliveryReport) error {
+	m, err := s.outbox.SentMessageByMessageID(ctx, strings.Trim(strings.TrimSpace(r.MessageID), "<>"))
+	if err != nil {
+		return err
+	}
+	return s.bounces.apply(ctx, m, []core.DSNRecipient{r.DSN()})
 }
 
 // bounceRecipient accepts RCPT TO a bounce address whose token names a
@@ -89,13 +123,8 @@ func (s *bounces) takeReports(ctx context.Context, in InboundMail) ([]core.Inbox
 	}
 	reported := map[int64]bool{}
 	for _, m := range sent {
-		now, bounced, err := s.outbox.ApplyReport(ctx, m.ID, dsn.Recipients)
-		if err != nil {
+		if err := s.apply(ctx, m, dsn.Recipients); err != nil {
 			return nil, err
-		}
-		for _, b := range bounced {
-			code, enhanced := b.Codes()
-			s.bounced(ctx, now, b.Address(), b.Error(), code, enhanced)
 		}
 		reported[m.InboxID] = true
 	}

@@ -167,14 +167,27 @@ type InboundMail struct {
 	// Envelope are the RCPT TO addresses: a bounce address among them
 	// (bounces+<token>@…) makes the message a possible bounce report.
 	Envelope []string
-	// sourceHash is the hex SHA-256 of Raw as the SMTP sender sent it,
-	// which recognises its retries (core.FileMail); "" for other mail.
+	// Provider is the mail provider that received the message for us
+	// (SES, Mailgun: no MX of ours) and what its checks found; nil for
+	// mail that did not come through one.
+	Provider *ProviderReceipt
+	// sourceHash is the hex SHA-256 of Raw as the SMTP sender or the
+	// provider sent it, which recognises their retries (core.FileMail);
+	// "" for other mail.
 	sourceHash string
 	// traceContinued says that the sender's bytes begin with white space,
 	// which the parser reads as continuing the field before it: once our
 	// trace goes on top, the stored source no longer reads as the sender's
 	// bytes did, so the row keeps the HTML read at receipt.
 	traceContinued bool
+}
+
+// ProviderReceipt is a mail provider's word on a message it received
+// for us: we never saw the sending server, so its SPF, DKIM and DMARC
+// verdicts are the message's authentication, marked as the provider's.
+type ProviderReceipt struct {
+	Name           string // "ses", "mailgun": the stored checked_by
+	Authentication core.Authentication
 }
 
 // authCheckTimeout bounds the checks of one message: SPF may chain up to
@@ -185,6 +198,11 @@ const authCheckTimeout = 10 * time.Second
 // says: nil when it is not checked at all, core.Unchecked for a connection
 // the setting exempts (loopback under "on").
 func (s *Receiving) authenticate(ctx context.Context, in InboundMail) *core.Authentication {
+	if p := in.Provider; p != nil {
+		a := p.Authentication
+		a.Checked, a.CheckedBy = true, p.Name
+		return &a
+	}
 	if in.Origin == nil || s.mailAuth == nil || s.inboundAuth == "" || s.inboundAuth == core.InboundAuthOff {
 		return nil
 	}
@@ -221,7 +239,7 @@ func (s *Receiving) Deliver(ctx context.Context, in InboundMail) (stored []core.
 	if in.Inboxes, err = s.bounces.takeReports(ctx, in); err != nil || len(in.Inboxes) == 0 {
 		return nil, err
 	}
-	if in.Origin != nil && !in.Dedupe {
+	if (in.Origin != nil || in.Provider != nil) && !in.Dedupe {
 		sum := sha256.Sum256(in.Raw)
 		in.sourceHash = hex.EncodeToString(sum[:])
 	}
@@ -272,9 +290,10 @@ func (s *Receiving) judgeSender(ctx context.Context, in InboundMail, nm *ports.N
 }
 
 // stamp is what goes on top of a received message: the trace, then the
-// Authentication-Results field when the message was checked.
+// Authentication-Results field when we checked the message (a provider
+// writes its own fields into what it hands us).
 func (s *Receiving) stamp(trace []byte, auth *core.Authentication) []byte {
-	if auth == nil || s.mailAuth == nil {
+	if auth == nil || auth.CheckedBy != "" || s.mailAuth == nil {
 		return trace
 	}
 	return append(append([]byte(nil), trace...), s.mailAuth.ResultsField(*auth)...)

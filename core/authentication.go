@@ -55,7 +55,14 @@ type Authentication struct {
 	// Local marks mail that never crossed SMTP: sent by one of our own
 	// identities to another, authenticated by its API key.
 	Local bool
+	// CheckedBy names who reached these results when it was not us: the
+	// mail provider that received the message ("ses", "mailgun"), whose
+	// verdicts we keep since we never saw the sending server. "" is us.
+	CheckedBy string
 }
+
+// CheckedByUs is how the API names our own checks.
+const CheckedByUs = "callsign"
 
 // DKIMOutcome is one signature's result and signing domain (d=).
 type DKIMOutcome struct {

@@ -15,6 +15,9 @@ const (
 	RecipientSent     RecipientStatus = "sent"     // the next server (or our inbox) took it
 	RecipientDeferred RecipientStatus = "deferred" // a temporary failure; tried again
 	RecipientBounced  RecipientStatus = "bounced"  // refused for good, at once or by a later report
+	// RecipientDelivered: a provider (SES, Mailgun) reports that the
+	// recipient's own server took it, the last news we can have.
+	RecipientDelivered RecipientStatus = "delivered"
 )
 
 // Recipient is one address of an outgoing message.
@@ -77,6 +80,9 @@ const (
 	DSNDelivered DSNAction = "delivered"
 	DSNRelayed   DSNAction = "relayed"
 	DSNExpanded  DSNAction = "expanded"
+	// DSNComplained is no RFC 3464 action: a provider's feedback loop says
+	// the recipient marked the message as spam. It changes no status.
+	DSNComplained DSNAction = "complained"
 )
 
 // DSNRecipient is one recipient's part of a report.
@@ -88,6 +94,9 @@ type DSNRecipient struct {
 	Status            string // the enhanced status code, "5.1.1"
 	// Diagnostic is the remote server's reply, or the reporter's reason.
 	Diagnostic string
+	// BadAddress says the reporter itself judged the address bad, whatever
+	// the codes (SES: a Permanent bounce; Mailgun: an address it suppresses).
+	BadAddress bool
 }
 
 // DSN is a delivery status notification (RFC 3464) as read.
@@ -131,7 +140,78 @@ func (r DSNRecipient) Codes() (code int, enhanced string) {
 // Permanent reports whether a report says the recipient is lost for good:
 // a failed action, or a 5.x.x status.
 func (r DSNRecipient) Permanent() bool {
-	return r.Action == DSNFailed || strings.HasPrefix(r.Status, "5.")
+	return r.Action == DSNFailed || r.Action != DSNComplained && strings.HasPrefix(r.Status, "5.")
+}
+
+// Suppresses reports whether the line means we stop sending to the
+// address: a complaint, or a permanent failure of the address itself
+// (BadAddress, or codes SuppressesAddress names).
+func (r DSNRecipient) Suppresses() bool {
+	if r.Action == DSNComplained {
+		return true
+	}
+	code, enhanced := r.Codes()
+	return r.Permanent() && (r.BadAddress || SuppressesAddress(enhanced, code))
+}
+
+// SuppressionReason is what a suppression made by this line records.
+func (r DSNRecipient) SuppressionReason() string {
+	if r.Action == DSNComplained {
+		return ComplaintReason
+	}
+	return r.Error()
+}
+
+// ComplaintReason is the reason of an address suppressed by a complaint.
+const ComplaintReason = "complaint"
+
+// DeliveryOutcome is what a mail provider says became of one recipient.
+type DeliveryOutcome string
+
+const (
+	OutcomeDelivered  DeliveryOutcome = "delivered"  // the recipient's server took it
+	OutcomeBounced    DeliveryOutcome = "bounced"    // refused (Permanent says for good)
+	OutcomeDeferred   DeliveryOutcome = "deferred"   // delayed; the provider keeps trying
+	OutcomeComplained DeliveryOutcome = "complained" // the recipient marked it as spam
+)
+
+// DeliveryReport is what a mail provider (SES through SNS, Mailgun's
+// events) said about one recipient of a message we sent, provider-neutral:
+// it is applied exactly as a bounce report sent to a bounce address is.
+type DeliveryReport struct {
+	// MessageID is the message's Message-ID, as we wrote it (no brackets).
+	MessageID string
+	Recipient string
+	Outcome   DeliveryOutcome
+	// Permanent says a bounce is for good; a temporary one is only recorded.
+	Permanent bool
+	// BadAddress says the provider judged the address itself bad.
+	BadAddress bool
+	// Status is the enhanced status code when the provider gives one.
+	Status string
+	// Reason is the remote server's reply or the provider's words.
+	Reason   string
+	Provider string // "ses", "mailgun"
+}
+
+// DSN is the report as one line of a delivery status notification, the
+// form every report takes on its way to a message (ApplyReport).
+func (r DeliveryReport) DSN() DSNRecipient {
+	line := DSNRecipient{FinalRecipient: r.Recipient, Status: r.Status, Diagnostic: r.Reason, BadAddress: r.BadAddress}
+	switch {
+	case r.Outcome == OutcomeDelivered:
+		line.Action = DSNDelivered
+	case r.Outcome == OutcomeComplained:
+		line.Action = DSNComplained
+	case r.Outcome == OutcomeBounced && r.Permanent:
+		line.Action = DSNFailed
+	default:
+		line.Action = DSNDelayed
+		if strings.HasPrefix(line.Status, "5.") {
+			line.Status = "" // a temporary bounce whose code says otherwise stays temporary
+		}
+	}
+	return line
 }
 
 // Delayed reports whether a report only says delivery is late (4.x.x).
@@ -152,12 +232,15 @@ func NewRecipients(addrs []string) []Recipient {
 // recipients and status. Each reported recipient is found by address
 // (ignoring case), or, when the report names no recipient the message has
 // and the message has one, taken to be that one. A permanent failure
-// bounces the recipient; a delay only records its error; other actions
-// change nothing. The message becomes bounced once every recipient has
-// bounced, if it had been sent (a message the relay refused at once stays
-// failed). bounced lists the recipients this report bounced, with the
-// report's line for each.
-func ApplyReport(recipients []Recipient, status DeliveryStatus, report []DSNRecipient) (out []Recipient, newStatus DeliveryStatus, bounced []DSNRecipient) {
+// bounces the recipient; a delay only records its error; a delivery marks
+// a sent (or deferred) recipient delivered; a complaint changes nothing
+// but is reported; other actions change nothing. The message becomes
+// bounced once every recipient has bounced, if it had been sent (a
+// message the relay refused at once stays failed). applied lists the
+// lines that bounced a recipient, delivered one, or complained: what
+// events and suppressions follow (ReportEvents); a repeated bounce or
+// delivery is not listed again.
+func ApplyReport(recipients []Recipient, status DeliveryStatus, report []DSNRecipient) (out []Recipient, newStatus DeliveryStatus, applied []DSNRecipient) {
 	out = append([]Recipient(nil), recipients...)
 	find := func(r DSNRecipient) int {
 		for _, addr := range []string{r.OriginalRecipient, r.FinalRecipient} {
@@ -176,13 +259,18 @@ func ApplyReport(recipients []Recipient, status DeliveryStatus, report []DSNReci
 		i := find(r)
 		switch {
 		case i < 0:
+		case r.Action == DSNComplained:
+			applied = append(applied, r)
 		case r.Permanent():
 			if out[i].Status != RecipientBounced {
-				bounced = append(bounced, r)
+				applied = append(applied, r)
 			}
 			out[i].Status, out[i].Error = RecipientBounced, r.Error()
 		case r.Delayed():
 			out[i].Error = r.Error()
+		case r.Action == DSNDelivered && (out[i].Status == RecipientSent || out[i].Status == RecipientDeferred):
+			applied = append(applied, r)
+			out[i].Status, out[i].Error = RecipientDelivered, ""
 		}
 	}
 	newStatus = status
@@ -195,7 +283,7 @@ func ApplyReport(recipients []Recipient, status DeliveryStatus, report []DSNReci
 			newStatus = DeliveryBounced
 		}
 	}
-	return out, newStatus, bounced
+	return out, newStatus, applied
 }
 
 // Suppression is an address the account no longer sends to: it bounced

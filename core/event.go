@@ -16,6 +16,8 @@ const (
 	EmailSent        EventType = "email.sent"
 	EmailFailed      EventType = "email.failed"
 	EmailBounced     EventType = "email.bounced"
+	EmailDelivered   EventType = "email.delivered"
+	EmailComplained  EventType = "email.complained"
 	SMSReceivedEvent EventType = "sms.received"
 	SMSSentEvent     EventType = "sms.sent"
 	SMSStatusEvent   EventType = "sms.status"
@@ -30,7 +32,7 @@ const (
 )
 
 // EventTypes lists every type a filter may name, in the order the API documents them.
-var EventTypes = []EventType{EmailReceived, EmailSent, EmailFailed, EmailBounced, SMSReceivedEvent, SMSSentEvent, SMSStatusEvent,
+var EventTypes = []EventType{EmailReceived, EmailSent, EmailFailed, EmailBounced, EmailDelivered, EmailComplained, SMSReceivedEvent, SMSSentEvent, SMSStatusEvent,
 	CallReceived, CallCompleted, IdentityCreated, IdentityDeleted, InboxCreated, PhoneProvisioned, PhoneReleased, WebhookTest}
 
 // Event is one entry of an account's event log.
@@ -104,20 +106,38 @@ func DeliveryEvent(m EmailMessage) (NewEvent, bool) {
 	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: t, Subject: m}, true
 }
 
-// Bounce is what a bounce report said of a message we sent: the
-// recipients it bounced, each with the report's status and reason.
-type Bounce struct {
+// Report is what a report said of a message we sent: the recipients it
+// bounced, found delivered or complained of (one kind per event), each
+// with the report's status and reason.
+type Report struct {
 	Message    EmailMessage
 	Recipients []DSNRecipient
 }
 
-// BounceEvent is email.bounced, made when a report bounced at least one
-// recipient of the message (a repeated report bounces none again).
-func BounceEvent(m EmailMessage, bounced []DSNRecipient) (NewEvent, bool) {
-	if len(bounced) == 0 {
-		return NewEvent{}, false
+// ReportEvents are the events of the lines a report applied to m
+// (ApplyReport): email.bounced for the recipients it bounced,
+// email.delivered for those it found delivered, email.complained for
+// complaints; one event per kind.
+func ReportEvents(m EmailMessage, applied []DSNRecipient) []NewEvent {
+	kinds := []EventType{EmailBounced, EmailDelivered, EmailComplained}
+	lines := map[EventType][]DSNRecipient{}
+	for _, r := range applied {
+		switch {
+		case r.Action == DSNComplained:
+			lines[EmailComplained] = append(lines[EmailComplained], r)
+		case r.Action == DSNDelivered && !r.Permanent():
+			lines[EmailDelivered] = append(lines[EmailDelivered], r)
+		default:
+			lines[EmailBounced] = append(lines[EmailBounced], r)
+		}
 	}
-	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: EmailBounced, Subject: Bounce{Message: m, Recipients: bounced}}, true
+	var events []NewEvent
+	for _, t := range kinds {
+		if len(lines[t]) > 0 {
+			events = append(events, NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: t, Subject: Report{Message: m, Recipients: lines[t]}})
+		}
+	}
+	return events
 }
 
 // SMSEvent is the event a newly stored text makes: sms.received for one

@@ -421,10 +421,12 @@ type OutboxStore interface {
 	SetRecipients(ctx context.Context, messageID int64, recipients []core.Recipient) error
 	// MessageByBounceToken finds the sent message a VERP token names.
 	MessageByBounceToken(ctx context.Context, token string) (core.EmailMessage, error)
+	// SentMessageByMessageID finds the message we sent with that Message-ID
+	// (without brackets): the one a provider's delivery report names.
+	SentMessageByMessageID(ctx context.Context, messageID string) (core.EmailMessage, error)
 	// ApplyReport applies a delivery status notification to a sent message
 	// (core.ApplyReport, under the message's lock) and returns the message
-	// as it now is, and the report's lines that bounced a recipient;
-	// when there are any, email.bounced (core.BounceEvent) is written in
-	// the same transaction.
+	// as it now is, and the report's lines it applied; their events
+	// (core.ReportEvents) are written in the same transaction.
 	ApplyReport(ctx context.Context, messageID int64, report []core.DSNRecipient) (core.EmailMessage, []core.DSNRecipient, error)
 }

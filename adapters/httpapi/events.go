@@ -42,17 +42,20 @@ type messageEventView struct {
 	Preview string `json:"preview"`
 }
 
-// bounceEventView is email.bounced's data: the message as the other email
-// events show it, and the recipients the report bounced.
-type bounceEventView struct {
+// reportEventView is the data of email.bounced, email.delivered and
+// email.complained: the message as the other email events show it, and
+// the recipients the report was about, under the event's own word.
+type reportEventView struct {
 	messageEventView
-	Bounced []bouncedView `json:"bounced"`
+	Bounced    []reportedView `json:"bounced,omitempty"`
+	Delivered  []reportedView `json:"delivered,omitempty"`
+	Complained []reportedView `json:"complained,omitempty"`
 }
 
-// bouncedView is one recipient a bounce report bounced: the report's
+// reportedView is one recipient a report was about: the report's
 // enhanced status code and its reason (the remote server's reply, or the
 // status when the report gave none).
-type bouncedView struct {
+type reportedView struct {
 	Email  string `json:"email"`
 	Status string `json:"status"`
 	Reason string `json:"reason"`
@@ -72,10 +75,19 @@ func EventData(baseURL string) ports.EventEncoder {
 		switch subject := e.Subject.(type) {
 		case core.EmailMessage:
 			v = s.viewMessageEvent(subject)
-		case core.Bounce:
-			b := bounceEventView{messageEventView: s.viewMessageEvent(subject.Message)}
+		case core.Report:
+			b := reportEventView{messageEventView: s.viewMessageEvent(subject.Message)}
+			lines := make([]reportedView, 0, len(subject.Recipients))
 			for _, r := range subject.Recipients {
-				b.Bounced = append(b.Bounced, bouncedView{Email: r.Address(), Status: r.Status, Reason: r.Error()})
+				lines = append(lines, reportedView{Email: r.Address(), Status: r.Status, Reason: r.Error()})
+			}
+			switch e.Type {
+			case core.EmailDelivered:
+				b.Delivered = lines
+			case core.EmailComplained:
+				b.Complained = lines
+			default:
+				b.Bounced = lines
 			}
 			v = b
 		case core.SMSMessage:

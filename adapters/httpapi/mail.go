@@ -110,6 +110,9 @@ type authView struct {
 	DMARC       string  `json:"dmarc"`
 	Verdict     string  `json:"verdict"`
 	DMARCPolicy *string `json:"dmarc_policy"`
+	// CheckedBy is "callsign" for our own checks, else the mail provider
+	// whose verdicts these are.
+	CheckedBy string `json:"checked_by"`
 }
 
 func viewRecipient(r core.Recipient) recipientView {
@@ -120,7 +123,12 @@ func viewAuthentication(a *core.Authentication) *authView {
 	if a == nil {
 		return nil
 	}
-	return &authView{SPF: string(a.SPF), DKIM: string(a.DKIM), DMARC: string(a.DMARC), Verdict: string(a.Verdict), DMARCPolicy: optString(string(a.Policy))}
+	v := &authView{SPF: string(a.SPF), DKIM: string(a.DKIM), DMARC: string(a.DMARC), Verdict: string(a.Verdict), DMARCPolicy: optString(string(a.Policy)),
+		CheckedBy: a.CheckedBy}
+	if v.CheckedBy == "" {
+		v.CheckedBy = core.CheckedByUs
+	}
+	return v
 }
 
 func nonNil(l []string) []string {

@@ -503,6 +503,23 @@ func (s *Store) MessageByBounceToken(_ context.Context, token string) (core.Emai
 	return core.EmailMessage{}, core.NotFound("Message not found.")
 }
 
+func (s *Store) SentMessageByMessageID(_ context.Context, messageID string) (core.EmailMessage, error) {
+	if err := s.lock(); err != nil {
+		return core.EmailMessage{}, err
+	}
+	defer s.mu.Unlock()
+	var found *core.EmailMessage
+	for _, r := range s.mailTables().messages {
+		if r.Direction == core.Outgoing && r.MessageID == messageID && (found == nil || r.ID < found.ID) {
+			found = &r.EmailMessage
+		}
+	}
+	if found == nil {
+		return core.EmailMessage{}, core.NotFound("Message not found.")
+	}
+	return *found, nil
+}
+
 func (s *Store) ApplyReport(_ context.Context, messageID int64, report []core.DSNRecipient) (core.EmailMessage, []core.DSNRecipient, error) {
 	if err := s.lock(); err != nil {
 		return core.EmailMessage{}, nil, err
@@ -512,12 +529,10 @@ func (s *Store) ApplyReport(_ context.Context, messageID int64, report []core.DS
 	if !ok {
 		return core.EmailMessage{}, nil, core.NotFound("Message not found.")
 	}
-	var bounced []core.DSNRecipient
-	r.Recipients, r.DeliveryStatus, bounced = core.ApplyReport(r.Recipients, r.DeliveryStatus, report)
-	if e, ok := core.BounceEvent(r.EmailMessage, bounced); ok {
-		if err := s.writeEvents(e); err != nil {
-			return core.EmailMessage{}, nil, err
-		}
+	var applied []core.DSNRecipient
+	r.Recipients, r.DeliveryStatus, applied = core.ApplyReport(r.Recipients, r.DeliveryStatus, report)
+	if err := s.writeEvents(core.ReportEvents(r.EmailMessage, applied)...); err != nil {
+		return core.EmailMessage{}, nil, err
 	}
-	return r.EmailMessage, bounced, nil
+	return r.EmailMessage, applied, nil
 }

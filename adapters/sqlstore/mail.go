@@ -86,6 +86,7 @@ type messageRow struct {
 	AuthDMARC      string         `db:"auth_dmarc"`
 	AuthVerdict    string         `db:"auth_verdict"`
 	AuthPolicy     string         `db:"auth_policy"`
+	AuthCheckedBy  string         `db:"auth_checked_by"`
 	Recipients     string         `db:"recipients"`
 	BounceToken    sql.NullString `db:"bounce_token"`
 	VerifyCode     string         `db:"verification_code"`
@@ -102,7 +103,7 @@ func (r messageRow) core() core.EmailMessage {
 		Bcc: parseList(r.Bcc), Text: r.Text, HTML: r.HTML, Truncated: r.Truncated,
 		Direction: core.Direction(r.Direction), IsRead: r.IsRead, DeliveryStatus: core.DeliveryStatus(r.DeliveryStatus),
 		DeliveryError: r.DeliveryError, Recipients: parseRecipients(r.Recipients), BounceToken: r.BounceToken.String, SourceHash: r.SourceHash,
-		Authentication: authOf(r.AuthSPF, r.AuthDKIM, r.AuthDMARC, r.AuthVerdict, r.AuthPolicy),
+		Authentication: authOf(r.AuthSPF, r.AuthDKIM, r.AuthDMARC, r.AuthVerdict, r.AuthPolicy, r.AuthCheckedBy),
 		Verification:   core.NewVerification(r.VerifyCode, r.VerifyLink), Blocked: r.Blocked, CreatedAt: fromUS(r.CreatedAt)}
 }
 
@@ -115,20 +116,21 @@ func verificationColumns(v *core.Verification) (code, link string) {
 }
 
 // authOf reads the stored results; no verdict means no checks ran.
-func authOf(spf, dkim, dmarc, verdict, policy string) *core.Authentication {
+func authOf(spf, dkim, dmarc, verdict, policy, checkedBy string) *core.Authentication {
 	if verdict == "" {
 		return nil
 	}
 	return &core.Authentication{SPF: core.AuthResult(spf), DKIM: core.AuthResult(dkim), DMARC: core.AuthResult(dmarc),
-		Verdict: core.AuthResult(verdict), Policy: core.DMARCPolicy(policy), Checked: true}
+		Verdict: core.AuthResult(verdict), Policy: core.DMARCPolicy(policy), Checked: true, CheckedBy: checkedBy}
 }
 
-// authColumns are what a message's authentication stores: four results and the policy.
+// authColumns are what a message's authentication stores: four results,
+// the policy, and who checked.
 func authColumns(a *core.Authentication) []any {
 	if a == nil {
-		return []any{"", "", "", "", ""}
+		return []any{"", "", "", "", "", ""}
 	}
-	return []any{string(a.SPF), string(a.DKIM), string(a.DMARC), string(a.Verdict), string(a.Policy)}
+	return []any{string(a.SPF), string(a.DKIM), string(a.DMARC), string(a.Verdict), string(a.Policy), a.CheckedBy}
 }
 
 type recipientJSON struct {
@@ -169,7 +171,7 @@ func nullToken(t string) sql.NullString { return sql.NullString{String: t, Valid
 
 const messageColumns = `id, account_id, identity_id, inbox_id, thread_id, message_id, in_reply_to, refs, from_email, from_name,
 	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, html_in_source, body_truncated, direction, is_read, delivery_status,
-	delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, recipients, bounce_token, verification_code,
+	delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, auth_checked_by, recipients, bounce_token, verification_code,
 	verification_link, source_hash, blocked, created_at`
 
 // summaryColumns are messageColumns as a list reads them: the head of the
@@ -737,12 +739,22 @@ func (db *DB) MessageByBounceToken(ctx context.Context, token string) (core.Emai
 	return r.core(), nil
 }
 
-// ApplyReport implements ports.MailStore, writing email.bounced when the
-// report bounced a recipient; the account is locked first, as every
-// writer of events locks it.
+// SentMessageByMessageID implements ports.OutboxStore.
+func (db *DB) SentMessageByMessageID(ctx context.Context, messageID string) (core.EmailMessage, error) {
+	var r messageRow
+	if err := db.get(ctx, &r, db.q(`SELECT `+messageColumns+` FROM email_messages WHERE message_id = ? AND direction = 'outgoing' ORDER BY id LIMIT 1`),
+		messageID); err != nil {
+		return core.EmailMessage{}, notFound(err, "Message")
+	}
+	return r.core(), nil
+}
+
+// ApplyReport implements ports.MailStore, writing the report's events
+// (core.ReportEvents); the account is locked first, as every writer of
+// events locks it.
 func (db *DB) ApplyReport(ctx context.Context, messageID int64, report []core.DSNRecipient) (core.EmailMessage, []core.DSNRecipient, error) {
 	var m core.EmailMessage
-	var bounced []core.DSNRecipient
+	var applied []core.DSNRecipient
 	err := db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
 		var accountID string
 		if err := tx.GetContext(ctx, &accountID, db.q(`SELECT account_id FROM email_messages WHERE id = ?`), messageID); err != nil {
@@ -756,12 +768,12 @@ func (db *DB) ApplyReport(ctx context.Context, messageID int64, report []core.DS
 			return nil, notFound(err, "Message")
 		}
 		m = r.core()
-		m.Recipients, m.DeliveryStatus, bounced = core.ApplyReport(m.Recipients, m.DeliveryStatus, report)
+		m.Recipients, m.DeliveryStatus, applied = core.ApplyReport(m.Recipients, m.DeliveryStatus, report)
 		if _, err := tx.ExecContext(ctx, db.q(`UPDATE email_messages SET recipients = ?, delivery_status = ? WHERE id = ?`),
 			recipientsText(m.Recipients), string(m.DeliveryStatus), messageID); err != nil {
 			return nil, err
 		}
-		if len(bounced) == 0 {
+		if len(applied) == 0 {
 			return nil, nil
 		}
 		msgs := []core.EmailMessage{m} // the event shows the message as the other email events do
@@ -769,10 +781,9 @@ func (db *DB) ApplyReport(ctx context.Context, messageID int64, report []core.DS
 			return nil, err
 		}
 		m = msgs[0]
-		e, _ := core.BounceEvent(m, bounced)
-		return []core.NewEvent{e}, nil
+		return core.ReportEvents(m, applied), nil
 	})
-	return m, bounced, err
+	return m, applied, err
 }
 
 // updateThread writes a thread's summary; threadSummary gives its arguments.

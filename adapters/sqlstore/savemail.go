@@ -263,7 +263,7 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 const messageColumnsIn = `account_id, identity_id, inbox_id, thread_id, message_id,
 	in_reply_to, refs, from_email, from_name, to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, html_in_source,
 	body_truncated, direction, is_read, delivery_status, delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy,
-	recipients, bounce_token, verification_code, verification_link, source_hash, blocked, created_at, stored_bytes`
+	auth_checked_by, recipients, bounce_token, verification_code, verification_link, source_hash, blocked, created_at, stored_bytes`
 
 // insertMessage stores m's row and returns its id: the next of mt.ids
 // where they were drawn beforehand (PostgreSQL), else the one it got.
