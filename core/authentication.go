@@ -61,6 +61,18 @@ type Authentication struct {
 	CheckedBy string
 }
 
+// ProviderAuthentication is the authentication of mail a provider
+// received for us, from its SPF, DKIM and DMARC results: we cannot see
+// how they align, so only the provider's DMARC decides the verdict
+// (pass or fail); without one (Mailgun gives none) it is none.
+func ProviderAuthentication(spf, dkim, dmarc AuthResult) Authentication {
+	a := Authentication{SPF: spf, DKIM: dkim, DMARC: dmarc, Verdict: AuthNone, Checked: true}
+	if dmarc == AuthPass || dmarc == AuthFail {
+		a.Verdict = dmarc
+	}
+	return a
+}
+
 // CheckedByUs is how the API names our own checks.
 const CheckedByUs = "callsign"
 

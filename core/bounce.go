@@ -198,6 +198,9 @@ type DeliveryReport struct {
 // form every report takes on its way to a message (ApplyReport).
 func (r DeliveryReport) DSN() DSNRecipient {
 	line := DSNRecipient{FinalRecipient: r.Recipient, Status: r.Status, Diagnostic: r.Reason, BadAddress: r.BadAddress}
+	if line.Status == "" {
+		_, line.Status = SplitReply(r.Reason) // "550 5.1.1 …"
+	}
 	switch {
 	case r.Outcome == OutcomeDelivered:
 		line.Action = DSNDelivered

@@ -89,7 +89,8 @@ func newHarnessWith(t testing.TB, change func(*app.Deps)) *harness {
 		}
 	}
 	t.Cleanup(h.sim.Wait)
-	h.h = New(h.app, Options{Log: log, BaseURL: "http://api.test", MaxUploadBytes: 1 << 20, MCP: mcpStub})
+	h.h = New(h.app, Options{Log: log, BaseURL: "http://api.test", MaxUploadBytes: 1 << 20, MCP: mcpStub,
+		Mailgun: fakeMailgun{}, SNS: fakeSNS{}})
 	return h
 }
 

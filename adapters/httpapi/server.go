@@ -52,6 +52,10 @@ type Options struct {
 	// Telnyx, when set, checks Telnyx's webhook signatures; without it the
 	// routes under /webhooks/telnyx/ answer 404 (CALLSIGN_TELEPHONY=telnyx).
 	Telnyx TelnyxVerifier
+	// Mailgun checks Mailgun's webhooks; nil: they are refused (403).
+	Mailgun MailgunSignatures
+	// SNS checks Amazon SNS messages (SES); nil: they are refused (403).
+	SNS SNSMessages
 	// Closing, once closed, ends the event streams (the service closes it
 	// when it shuts down: a stream would otherwise hold the drain).
 	Closing <-chan struct{}
@@ -80,6 +84,8 @@ type server struct {
 	closing       <-chan struct{}
 	console       ConsoleSignIn  // nil without a console
 	telnyx        TelnyxVerifier // nil without Telnyx
+	mailgun       MailgunSignatures
+	sns           SNSMessages
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -87,7 +93,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New builds the API's handler.
 func New(a *app.App, opts Options) http.Handler {
 	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes, version: opts.Version, requests: opts.Requests,
-		closing: opts.Closing, telnyx: opts.Telnyx}
+		closing: opts.Closing, telnyx: opts.Telnyx, mailgun: opts.Mailgun, sns: opts.SNS}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 25 << 20
 	}
@@ -266,6 +272,11 @@ func (s *server) routes(e *gin.Engine) {
 	hooks.POST("/telnyx/call-status/", s.handle(s.telnyxCallStatusWebhook))
 	hooks.POST("/sim/sms/", s.authenticate, s.throttleKey, s.handle(s.simulatedSMS))
 	hooks.POST("/sim/call/", s.authenticate, s.throttleKey, s.handle(s.simulatedCall))
+	// Mail providers sign theirs (mailproviders.go). Mailgun posts a
+	// route's whole message only to a URL ending in "mime": no slash.
+	hooks.POST("/mailgun/events/", s.mailgunEvents)
+	hooks.POST("/mailgun/mime", s.mailgunMIME)
+	hooks.POST("/ses/", s.sesWebhook)
 }
 
 const principalKey = "callsign.principal"
