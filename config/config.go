@@ -53,6 +53,11 @@ type Config struct {
 	TelnyxAPIKey, TelnyxPublicKey, TelnyxMessagingProfileID, TelnyxConnectionID string
 	TelnyxAPIBase                                                               string
 
+	// Mail providers' webhooks (issue 29): unset, they are refused.
+	MailgunWebhookSigningKey string
+	SNSTopicARNs             []string
+	SNSCertFile              string // a PEM pinned for SNS signatures; "" fetches SNS's
+
 	VaultKey          []byte   // nil: the key file in the data dir
 	VaultPreviousKeys [][]byte // keys still accepted for opening, during a rotation
 
@@ -192,6 +197,7 @@ var rules = []func(*Config) error{
 	twilioCredentials,
 	telnyxSettings,
 	mailProviderSettings,
+	snsCertNeedsTopics,
 	previousKeysNeedAKey,
 	oidcClient,
 	retryMaxAtLeastRetry,
@@ -333,6 +339,15 @@ func mailProviderSettings(c *Config) error {
 		return badSetting("CALLSIGN_SES_REGION", "required when CALLSIGN_MAIL_PROVIDER=ses (e.g. eu-west-1)")
 	case c.MailProvider == "mailgun" && c.MailgunAPIKey == "":
 		return badSetting("CALLSIGN_MAILGUN_API_KEY", "required when CALLSIGN_MAIL_PROVIDER=mailgun")
+	}
+	return nil
+}
+
+// snsCertNeedsTopics: a pinned SNS certificate says SES is meant to post
+// here, which it cannot without a topic to accept.
+func snsCertNeedsTopics(c *Config) error {
+	if c.SNSCertFile != "" && len(c.SNSTopicARNs) == 0 {
+		return badSetting("CALLSIGN_SNS_TOPIC_ARNS", "required with CALLSIGN_SNS_CERT_FILE (the SNS topics whose messages are accepted)")
 	}
 	return nil
 }

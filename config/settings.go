@@ -168,6 +168,18 @@ var settings = []Setting{
 	{Name: "CALLSIGN_INBOUND_AUTH", Default: "on", Doc: "SPF, DKIM and DMARC checks of received mail: `on` checks every connection but loopback ones (local tools keep working offline), `all` checks loopback too, `off` checks nothing",
 		value: oneOf(func(c *Config) *string { return &c.InboundAuth }, "on", "all", "off")},
 
+	{Name: "CALLSIGN_MAILGUN_WEBHOOK_SIGNING_KEY", Unset: "unset: Mailgun's webhooks are refused (403)", Doc: "the Mailgun account's HTTP webhook signing key: `/webhooks/mailgun/events/` and `/webhooks/mailgun/mime` take posts signed with it (at most 5 minutes old, each token once)", Secret: true,
+		value: text(func(c *Config) *string { return &c.MailgunWebhookSigningKey })},
+	{Name: "CALLSIGN_SNS_TOPIC_ARNS", Unset: "unset: SNS messages are refused (403)", Doc: "comma-separated ARNs of the SNS topics SES publishes to; `/webhooks/ses/` takes messages of these topics only",
+		value: list(func(c *Config) *[]string { return &c.SNSTopicARNs }, func(v string) (string, error) {
+			if !strings.HasPrefix(v, "arn:") || strings.Count(v, ":") < 5 {
+				return "", fmt.Errorf("%q is not a topic ARN such as arn:aws:sns:eu-west-1:123456789012:callsign", v)
+			}
+			return v, nil
+		})},
+	{Name: "CALLSIGN_SNS_CERT_FILE", Unset: "unset: the certificate is fetched from `https://sns.<region>.amazonaws.com/` and cached", Doc: "a PEM certificate that SNS signatures must verify with (air-gapped installs, tests); then a message's `SigningCertURL` is not used and nothing is fetched",
+		value: text(func(c *Config) *string { return &c.SNSCertFile })},
+
 	{Name: "CALLSIGN_TELEPHONY", Default: "sim", Doc: "`sim`, `twilio` or `telnyx` (docs/providers.md)",
 		value: oneOf(func(c *Config) *string { return &c.Telephony }, "sim", "twilio", "telnyx")},
 	{Name: "TWILIO_ACCOUNT_SID", Doc: "Twilio's own name; required with `CALLSIGN_TELEPHONY=twilio`",

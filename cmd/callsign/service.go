@@ -425,6 +425,9 @@ func (s *service) serve(ctx context.Context) error {
 		return console.New(s.app, console.Options{Log: s.log, BaseURL: s.cfg.BaseURL, FormKey: s.consoleKey, Host: host,
 			MaxUploadBytes: s.cfg.SMTPMaxBytes})
 	}
+	if err := useMailProviderHooks(s.cfg, &apiOptions); err != nil {
+		return err
+	}
 	// Event streams end when shutdown begins, or they would hold the drain.
 	closing := make(chan struct{})
 	apiOptions.Closing = closing
