@@ -150,7 +150,12 @@ func TestMailProviderWebhooks(t *testing.T) {
 			"retry":  {mailgunSigned(form(), "tok-2", now), 200},
 			"replay": {mailgunSigned(form(), "tok-1", now), 200},
 			"stale":  {mailgunSigned(form(), "tok-3", now.Add(-6*time.Minute)), 403},
-			"forged": {func() url.Values { f := mailgunSigned(form(), "tok-4", now); f.Set("recipient", "other@agents.test"); f.Set("signature", "00"); return f }(), 403},
+			"forged": {func() url.Values {
+				f := mailgunSigned(form(), "tok-4", now)
+				f.Set("recipient", "other@agents.test")
+				f.Set("signature", "00")
+				return f
+			}(), 403},
 		} {
 			if got := r.post("/webhooks/mailgun/mime", formType, []byte(c.form.Encode())); got != c.want {
 				t.Errorf("%s: %d, want %d", name, got, c.want)
