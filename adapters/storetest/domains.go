@@ -284,6 +284,14 @@ func testMailVerdictsAndRecipients(t *testing.T, f *fixture) {
 	}
 	_, err = f.s.MessageByBounceToken(f.ctx, "tttttttttttttttttttt")
 	wantKind(t, err, core.KindNotFound)
+	// A provider's report names the message by its Message-ID alone.
+	byID, err := f.s.SentMessageByMessageID(f.ctx, byToken.MessageID)
+	f.must(err)
+	if byID.ID != byToken.ID || byID.Direction != core.Outgoing {
+		t.Fatalf("by Message-ID %+v", byID)
+	}
+	_, err = f.s.SentMessageByMessageID(f.ctx, "never-sent@example.net")
+	wantKind(t, err, core.KindNotFound)
 
 	f.must(f.s.SetRecipients(f.ctx, byToken.ID, []core.Recipient{{Email: "ann@example.net", Status: core.RecipientSent, ProviderID: "0100018c-ses"},
 		{Email: "bob@example.net", Status: core.RecipientSent}}))
