@@ -51,7 +51,7 @@ func (s *bounces) apply(ctx context.Context, m core.EmailMessage, report []core.
 		return err
 	}
 	for _, line := range applied {
-		s.log.Info("email report", "message", m.ID, "recipient", line.Address(), "action", string(line.Action), "reason", line.Error())
+		s.log.Info("email "+string(line.Outcome()), "message", m.ID, "recipient", line.Address(), "reason", line.Error())
 		if line.Suppresses() {
 			s.suppress(ctx, now, line.Address(), line.SuppressionReason())
 		}

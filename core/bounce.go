@@ -194,6 +194,18 @@ type DeliveryReport struct {
 	Provider string // "ses", "mailgun"
 }
 
+// Outcome is what a line ApplyReport applied did: complained, delivered,
+// or bounced.
+func (r DSNRecipient) Outcome() DeliveryOutcome {
+	switch {
+	case r.Action == DSNComplained:
+		return OutcomeComplained
+	case r.Action == DSNDelivered && !r.Permanent():
+		return OutcomeDelivered
+	}
+	return OutcomeBounced
+}
+
 // DSN is the report as one line of a delivery status notification, the
 // form every report takes on its way to a message (ApplyReport).
 func (r DeliveryReport) DSN() DSNRecipient {

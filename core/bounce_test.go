@@ -108,3 +108,30 @@ func TestApplyReport(t *testing.T) {
 		t.Fatalf("one recipient: %s %+v", status, out)
 	}
 }
+
+func TestProviderReportsAsDSNLines(t *testing.T) {
+	rcpts := []Recipient{{Email: "ann@example.net", Status: RecipientSent}, {Email: "bob@example.net", Status: RecipientSent}}
+	delivered := DeliveryReport{Recipient: "ann@example.net", Outcome: OutcomeDelivered, Reason: "250 2.6.0 ok"}.DSN()
+	complained := DeliveryReport{Recipient: "bob@example.net", Outcome: OutcomeComplained}.DSN()
+	temporary := DeliveryReport{Recipient: "bob@example.net", Outcome: OutcomeBounced, Reason: "550 5.1.1 full"}.DSN() // not Permanent
+	out, _, applied := ApplyReport(rcpts, DeliverySent, []DSNRecipient{delivered, complained, temporary})
+	if out[0].Status != RecipientDelivered || out[1].Status != RecipientSent || out[1].Error != "550 5.1.1 full" || len(applied) != 2 {
+		t.Fatalf("recipients %+v, applied %+v", out, applied)
+	}
+	if !complained.Suppresses() || complained.SuppressionReason() != ComplaintReason || delivered.Suppresses() || temporary.Suppresses() {
+		t.Fatal("only the complaint suppresses")
+	}
+	// Delivered twice is one event; a permanent bounce of a bad address
+	// suppresses, by its code or by the provider's word.
+	_, _, again := ApplyReport(out, DeliverySent, []DSNRecipient{delivered})
+	bad := DeliveryReport{Recipient: "ann@example.net", Outcome: OutcomeBounced, Permanent: true, Reason: "550 5.1.1 no such user"}.DSN()
+	policy := DeliveryReport{Recipient: "ann@example.net", Outcome: OutcomeBounced, Permanent: true, Reason: "550 5.7.1 spam"}.DSN()
+	ses := DeliveryReport{Recipient: "ann@example.net", Outcome: OutcomeBounced, Permanent: true, BadAddress: true, Status: "5.0.0"}.DSN()
+	if len(again) != 0 || !bad.Suppresses() || policy.Suppresses() || !ses.Suppresses() || bad.Status != "5.1.1" {
+		t.Fatalf("again %v, bad %v, policy %v, ses %v", again, bad.Suppresses(), policy.Suppresses(), ses.Suppresses())
+	}
+	events := ReportEvents(EmailMessage{}, append(applied, bad))
+	if len(events) != 3 || events[0].Type != EmailBounced || events[1].Type != EmailDelivered || events[2].Type != EmailComplained {
+		t.Fatalf("events %+v", events)
+	}
+}

@@ -119,22 +119,20 @@ type Report struct {
 // email.delivered for those it found delivered, email.complained for
 // complaints; one event per kind.
 func ReportEvents(m EmailMessage, applied []DSNRecipient) []NewEvent {
-	kinds := []EventType{EmailBounced, EmailDelivered, EmailComplained}
-	lines := map[EventType][]DSNRecipient{}
-	for _, r := range applied {
-		switch {
-		case r.Action == DSNComplained:
-			lines[EmailComplained] = append(lines[EmailComplained], r)
-		case r.Action == DSNDelivered && !r.Permanent():
-			lines[EmailDelivered] = append(lines[EmailDelivered], r)
-		default:
-			lines[EmailBounced] = append(lines[EmailBounced], r)
-		}
-	}
+	kinds := []struct {
+		outcome DeliveryOutcome
+		event   EventType
+	}{{OutcomeBounced, EmailBounced}, {OutcomeDelivered, EmailDelivered}, {OutcomeComplained, EmailComplained}}
 	var events []NewEvent
-	for _, t := range kinds {
-		if len(lines[t]) > 0 {
-			events = append(events, NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: t, Subject: Report{Message: m, Recipients: lines[t]}})
+	for _, k := range kinds {
+		var lines []DSNRecipient
+		for _, r := range applied {
+			if r.Outcome() == k.outcome {
+				lines = append(lines, r)
+			}
+		}
+		if len(lines) > 0 {
+			events = append(events, NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: k.event, Subject: Report{Message: m, Recipients: lines}})
 		}
 	}
 	return events

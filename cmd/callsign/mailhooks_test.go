@@ -40,7 +40,7 @@ type testSNS struct {
 	certFile string
 }
 
-func newTestSNS(t *testing.T) *testSNS {
+func newTestSNS(t testing.TB) *testSNS {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func newTestSNS(t *testing.T) *testSNS {
 
 // notification is an SNS Notification of message on topic, signed with
 // signature version 1 (SHA1withRSA) over the canonical string.
-func (s *testSNS) notification(t *testing.T, topic, id string, message any) []byte {
+func (s *testSNS) notification(t testing.TB, topic, id string, message any) []byte {
 	msg, _ := json.Marshal(message)
 	n := map[string]string{"Type": "Notification", "MessageId": id, "TopicArn": topic, "Message": string(msg),
 		"Timestamp": time.Now().UTC().Format(time.RFC3339), "SignatureVersion": "1",
