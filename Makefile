@@ -6,8 +6,9 @@ VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 BIN      := bin/callsign
 # The AWS SDK (SES) must never ask the EC2 instance metadata service for
-# credentials from a test or benchmark here: everything stays on loopback.
-export AWS_EC2_METADATA_DISABLED := true
+# credentials from a test or benchmark: everything they reach is on
+# loopback. (Not for run: a deployment on EC2 may take its role's.)
+test test-faults bench bench-long: export AWS_EC2_METADATA_DISABLED := true
 # The OpenAPI linter's npm package, pinned in its package-lock.json.
 OPENAPI_LINT := scripts/openapi-lint
 
