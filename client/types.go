@@ -94,6 +94,9 @@ type Recipient struct {
 	Email  string  `json:"email"`
 	Status string  `json:"status"`
 	Error  *string `json:"error"`
+	// ProviderID is the mail provider's id of the message it accepted for
+	// this recipient (SES, Mailgun); nil through an SMTP relay.
+	ProviderID *string `json:"provider_id"`
 }
 
 // Authentication is a received message's SPF, DKIM and DMARC results.
