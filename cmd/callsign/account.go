@@ -14,6 +14,7 @@ import (
 
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/internal/server"
 )
 
 // accountCommand is `callsign account …`, the operator's side of accounts.
@@ -26,12 +27,12 @@ func (c *cli) accountCommand() *cobra.Command {
 		Use:   "create --email E [flags]",
 		Short: "Create an account and print its first management key (shown once)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return c.withService(func(ctx context.Context, svc *service) error {
+			return c.withService(func(ctx context.Context, svc *server.Service) error {
 				password, err := c.password(passwordStdin)
 				if err != nil {
 					return err
 				}
-				b, err := svc.app.Accounts.Create(ctx, email, password)
+				b, err := svc.App().Accounts.Create(ctx, email, password)
 				if err != nil {
 					return err
 				}
@@ -47,12 +48,12 @@ func (c *cli) accountCommand() *cobra.Command {
 	setPassword := c.onAccount(&ref, &cobra.Command{
 		Use:   "set-password --account A --password-stdin",
 		Short: "Set or replace an account's sign-in password (ends its tokens and sessions)",
-	}, func(ctx context.Context, svc *service, acct core.Account) error {
+	}, func(ctx context.Context, svc *server.Service, acct core.Account) error {
 		password, err := c.password(true)
 		if err != nil {
 			return err
 		}
-		return svc.app.Accounts.SetPassword(ctx, acct.ID, password)
+		return svc.App().Accounts.SetPassword(ctx, acct.ID, password)
 	})
 	var fromStdin bool // required: the password is never an argument
 	setPassword.Flags().BoolVar(&fromStdin, "password-stdin", false, "read the password from the first line of standard input")
@@ -62,8 +63,8 @@ func (c *cli) accountCommand() *cobra.Command {
 	setSubscription := c.onAccount(&ref, &cobra.Command{
 		Use:   "set-subscription --account A --active=true|false",
 		Short: "Turn an account's subscription on or off (inactive accounts cannot create inboxes)",
-	}, func(ctx context.Context, svc *service, acct core.Account) error {
-		return svc.app.Accounts.SetSubscription(ctx, acct.ID, active)
+	}, func(ctx context.Context, svc *server.Service, acct core.Account) error {
+		return svc.App().Accounts.SetSubscription(ctx, acct.ID, active)
 	})
 	setSubscription.Flags().BoolVar(&active, "active", true, "whether the subscription is active")
 	_ = setSubscription.MarkFlagRequired("active")
@@ -71,8 +72,8 @@ func (c *cli) accountCommand() *cobra.Command {
 	remove := c.onAccount(&ref, &cobra.Command{
 		Use:   "delete --account A",
 		Short: "Delete an account with everything it owns",
-	}, func(ctx context.Context, svc *service, acct core.Account) error {
-		return svc.app.Accounts.Delete(ctx, acct.ID)
+	}, func(ctx context.Context, svc *server.Service, acct core.Account) error {
+		return svc.App().Accounts.Delete(ctx, acct.ID)
 	})
 
 	account.AddCommand(create, setPassword, setSubscription, remove)
@@ -81,9 +82,9 @@ func (c *cli) accountCommand() *cobra.Command {
 
 // onAccount makes a command that acts on the account --account names and
 // reports "done".
-func (c *cli) onAccount(ref *string, cmd *cobra.Command, act func(context.Context, *service, core.Account) error) *cobra.Command {
+func (c *cli) onAccount(ref *string, cmd *cobra.Command, act func(context.Context, *server.Service, core.Account) error) *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		return c.withAccount(*ref, func(ctx context.Context, svc *service, acct core.Account) error {
+		return c.withAccount(*ref, func(ctx context.Context, svc *server.Service, acct core.Account) error {
 			if err := act(ctx, svc, acct); err != nil {
 				return err
 			}
@@ -119,8 +120,8 @@ The key is printed once, as the API's key-creation response shows it.`,
 					return usageError{"--identity: not a uuid"}
 				}
 			}
-			return c.withAccount(ref, func(ctx context.Context, svc *service, acct core.Account) error {
-				k, err := svc.app.Accounts.CreateKey(ctx, acct.ID, app.KeyInput{Name: name, Identity: identity, CanProvision: canProvision})
+			return c.withAccount(ref, func(ctx context.Context, svc *server.Service, acct core.Account) error {
+				k, err := svc.App().Accounts.CreateKey(ctx, acct.ID, app.KeyInput{Name: name, Identity: identity, CanProvision: canProvision})
 				if err != nil {
 					return err
 				}
@@ -141,30 +142,30 @@ The key is printed once, as the API's key-creation response shows it.`,
 }
 
 // withService opens the service for one administrative command.
-func (c *cli) withService(f func(context.Context, *service) error) error {
+func (c *cli) withService(f func(context.Context, *server.Service) error) error {
 	cfg, err := c.config()
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	svc, err := openService(ctx, cfg, c.logger(cfg.LogLevel))
+	svc, err := server.Open(ctx, cfg, c.logger(cfg.LogLevel))
 	if err != nil {
 		return err
 	}
-	defer svc.close()
-	svc.noteGeneratedKeys(c.stderr)
+	defer svc.Close()
+	svc.NoteGeneratedKeys(c.stderr)
 	return f(ctx, svc)
 }
 
 // withAccount runs f on the account ref names (a uuid or an email).
-func (c *cli) withAccount(ref string, f func(context.Context, *service, core.Account) error) error {
+func (c *cli) withAccount(ref string, f func(context.Context, *server.Service, core.Account) error) error {
 	if !strings.Contains(ref, "@") {
 		if _, err := uuid.Parse(ref); err != nil {
 			return usageError{"--account: not a uuid or an email address"}
 		}
 	}
-	return c.withService(func(ctx context.Context, svc *service) error {
-		acct, err := svc.app.Accounts.Find(ctx, ref)
+	return c.withService(func(ctx context.Context, svc *server.Service) error {
+		acct, err := svc.App().Accounts.Find(ctx, ref)
 		if err != nil {
 			return err
 		}

@@ -100,7 +100,7 @@ func TestAgentCLI(t *testing.T) {
 		waited <- out
 	}()
 	d := deliverUntilStopped(t, func(n int) error {
-		return smtpSend(r.svc.smtpLn.Addr().String(), "alice@example.org", []string{ada.inbox}, plainMail(ada.inbox, "wait-"+time.Now().Format("150405.000000")+"@example.org", "Your code is 4821"))
+		return smtpSend(r.svc.SMTPAddr(), "alice@example.org", []string{ada.inbox}, plainMail(ada.inbox, "wait-"+time.Now().Format("150405.000000")+"@example.org", "Your code is 4821"))
 	})
 	out := <-waited
 	d.stop()

@@ -32,7 +32,7 @@ func TestNULAndInvalidUTF8AreStored(t *testing.T) {
 			"subject": head + "Subject: =?utf-8?B?" + base64.StdEncoding.EncodeToString([]byte("nul\x00 and\r\nBcc: x@evil.example")) + "?=\r\n" +
 				"Message-ID: <nul-3@example.org>\r\nContent-Type: text/plain\r\n\r\nhello\r\n",
 		}
-		smtpAddr := r.svc.smtpLn.Addr().String()
+		smtpAddr := r.svc.SMTPAddr()
 		for name, raw := range mails {
 			if err := smtpSend(smtpAddr, "zed@example.org", []string{ident.Inbox}, raw); err != nil {
 				t.Fatalf("%s: %v", name, err)
@@ -94,7 +94,7 @@ func TestSMTPRetryMakesNoCopy(t *testing.T) {
 		var ident struct{ UUID, Inbox string }
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Retry"}, &ident)
 		raw := "From: zed@example.org\r\nTo: " + ident.Inbox + "\r\nSubject: once\r\nMessage-ID: <retry-1@example.org>\r\n\r\nhello\r\n"
-		smtpAddr := r.svc.smtpLn.Addr().String()
+		smtpAddr := r.svc.SMTPAddr()
 		for range 3 {
 			sendSMTP(t, smtpAddr, "zed@example.org", []string{ident.Inbox}, raw)
 		}

@@ -171,7 +171,7 @@ func BenchmarkSMS(b *testing.B) {
 			r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "bench", "provision_phone": true}, &ident)
 			var key struct{ Key string }
 			r.call("POST", "/api/auth/keys/identity/", mgmt, map[string]any{"identity": ident.UUID}, &key)
-			public := r.svc.cfg.BaseURL + "/webhooks/twilio/sms/"
+			public := r.svc.Config().BaseURL + "/webhooks/twilio/sms/"
 			var seq atomic.Int64
 			for _, c := range []int{1, 16} {
 				b.Run(fmt.Sprintf("webhook/clients=%d", c), func(b *testing.B) {
@@ -204,7 +204,7 @@ func BenchmarkSMS(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for n := range next {
-						_, err := r.svc.app.SMS.Receive(ctx, app.InboundSMS{From: fmt.Sprintf("+1415777%04d", n%1000), To: ident.Phone,
+						_, err := r.svc.App().SMS.Receive(ctx, app.InboundSMS{From: fmt.Sprintf("+1415777%04d", n%1000), To: ident.Phone,
 							Body: "filler", SID: fmt.Sprintf("SMfill%d", n)})
 						if err != nil {
 							b.Error(err)
@@ -237,7 +237,7 @@ func BenchmarkSMS(b *testing.B) {
 func BenchmarkMCPReadEmail(b *testing.B) {
 	r := start(b, sqlstore.SQLite, nil)
 	ada := r.newAgent(r.bootstrap("bench@example.com"), "Ada")
-	sendSMTP(b, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{ada.inbox}, plainMail(ada.inbox, "bench@example.org", "Bench"))
+	sendSMTP(b, r.svc.SMTPAddr(), "alice@example.org", []string{ada.inbox}, plainMail(ada.inbox, "bench@example.org", "Bench"))
 	var page apiPage
 	r.call("GET", "/api/email-messages/", ada.key, nil, &page)
 	id := page.Results[0].ID

@@ -30,7 +30,7 @@ func TestListsCarryPreviewsNotBodies(t *testing.T) {
 		var ident struct{ UUID, Inbox string }
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Bulk"}, &ident)
 		const size = 3 << 20
-		smtpAddr := r.svc.smtpLn.Addr().String()
+		smtpAddr := r.svc.SMTPAddr()
 		for i := range 3 {
 			sendSMTP(t, smtpAddr, "bulk@example.org", []string{ident.Inbox}, bigMail(ident.Inbox, fmt.Sprint("big-", i), size))
 		}
@@ -84,7 +84,7 @@ func BenchmarkListBigMessages(b *testing.B) {
 	var ident struct{ UUID, Inbox string }
 	r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Bulk"}, &ident)
 	for i := range 4 {
-		sendSMTP(b, r.svc.smtpLn.Addr().String(), "bulk@example.org", []string{ident.Inbox}, bigMail(ident.Inbox, fmt.Sprint("big-", i), 20<<20))
+		sendSMTP(b, r.svc.SMTPAddr(), "bulk@example.org", []string{ident.Inbox}, bigMail(ident.Inbox, fmt.Sprint("big-", i), 20<<20))
 	}
 	var before, after runtime.MemStats
 	runtime.GC()

@@ -145,7 +145,7 @@ func TestCallRecordsWithTwilio(t *testing.T) {
 	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
 		r, fake := startWithTwilio(t, d)
-		public := r.svc.cfg.BaseURL
+		public := r.svc.Config().BaseURL
 		mgmt := r.bootstrap("twilio-calls@example.com")
 		var ident struct{ UUID, Phone string }
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Caller", "provision_phone": true}, &ident)

@@ -87,7 +87,7 @@ func TestTwoInstancesOnePostgres(t *testing.T) {
 
 	// Both take mail over SMTP; each lists what the other took.
 	reader, readerKey := a.agentWithKey(mgmt, "Reader")
-	smtpA, smtpB := childA.addr(t, "accepting mail over SMTP"), b.svc.smtpLn.Addr().String()
+	smtpA, smtpB := childA.addr(t, "accepting mail over SMTP"), b.svc.SMTPAddr()
 	sendSMTP(t, smtpA, "alice@example.org", []string{reader}, plainMail(reader, "via-a@example.org", "Via A"))
 	sendSMTP(t, smtpB, "alice@example.org", []string{reader}, plainMail(reader, "via-b@example.org", "Via B"))
 	for _, r := range []*running{a, b} {

@@ -32,7 +32,7 @@ func BenchmarkConsolePages(b *testing.B) {
 			var ident struct{ UUID, Phone string }
 			r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "bench", "email_identifier": "bench", "provision_phone": true}, &ident)
 			ctx := context.Background()
-			inbox, err := r.svc.app.Receiving.ResolveRecipient(ctx, "bench@example.org", "bench@agents.test")
+			inbox, err := r.svc.App().Receiving.ResolveRecipient(ctx, "bench@example.org", "bench@agents.test")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -42,7 +42,7 @@ func BenchmarkConsolePages(b *testing.B) {
 					raw += "In-Reply-To: <" + inReplyTo + ">\r\nReferences: <" + inReplyTo + ">\r\n"
 				}
 				raw += "Date: Sat, 21 Nov 2026 08:00:00 +0000\r\n\r\nHello, this is message " + fmt.Sprint(n) + " of the benchmark's inbox.\r\n"
-				if _, err := r.svc.app.Receiving.Deliver(ctx, app.InboundMail{EnvelopeFrom: "s@example.org", Inboxes: []core.Inbox{inbox}, Raw: []byte(raw)}); err != nil {
+				if _, err := r.svc.App().Receiving.Deliver(ctx, app.InboundMail{EnvelopeFrom: "s@example.org", Inboxes: []core.Inbox{inbox}, Raw: []byte(raw)}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -64,7 +64,7 @@ func BenchmarkConsolePages(b *testing.B) {
 				deliver(n, fmt.Sprintf("m%d@example.org", n-1))
 			}
 			for n := range 100 {
-				if _, err := r.svc.app.SMS.Receive(ctx, app.InboundSMS{From: fmt.Sprintf("+1415777%04d", n%20), To: ident.Phone, Body: "hello", SID: fmt.Sprintf("SMc%d", n)}); err != nil {
+				if _, err := r.svc.App().SMS.Receive(ctx, app.InboundSMS{From: fmt.Sprintf("+1415777%04d", n%20), To: ident.Phone, Body: "hello", SID: fmt.Sprintf("SMc%d", n)}); err != nil {
 					b.Fatal(err)
 				}
 			}

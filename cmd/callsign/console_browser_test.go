@@ -132,7 +132,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		"--b2\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + html + "\r\n--b2--\r\n" +
 		"--b1\r\nContent-Type: text/plain; name=plan.txt\r\nContent-Disposition: attachment; filename=plan.txt\r\n\r\nstep one\r\n--b1--\r\n"
 	do(t, tab, chromedp.Sleep(500*time.Millisecond)) // the script's first poll
-	sendSMTP(t, r.svc.smtpLn.Addr().String(), "bob@example.org", []string{"ada@agents.test"}, raw)
+	sendSMTP(t, r.svc.SMTPAddr(), "bob@example.org", []string{"ada@agents.test"}, raw)
 	liveCtx, cancelLive := context.WithTimeout(tab, 25*time.Second)
 	do(t, liveCtx, chromedp.WaitVisible(chromedp.CSS(`#live a`)))
 	cancelLive()

@@ -148,7 +148,7 @@ func TestConsoleGuards(t *testing.T) {
 			"MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=b1\r\n\r\n" +
 			"--b1\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + htmlBody + "\r\n" +
 			"--b1\r\nContent-Type: text/html; name=page.html\r\nContent-Disposition: attachment; filename=page.html\r\n\r\n<script>alert(1)</script>\r\n--b1--\r\n"
-		sendSMTP(t, r.svc.smtpLn.Addr().String(), "bob@example.org", []string{"ada@agents.test"}, raw)
+		sendSMTP(t, r.svc.SMTPAddr(), "bob@example.org", []string{"ada@agents.test"}, raw)
 		_, _, mail := ann.get(adaPath + "mail/")
 		thread := regexp.MustCompile(`href="(/console/threads/[^"]+)"`).FindStringSubmatch(mail)
 		if thread == nil || !strings.Contains(mail, "Plans") {
@@ -182,7 +182,7 @@ func TestConsoleGuards(t *testing.T) {
 
 		// Fifty threads to a page; "Older" continues after the last one.
 		for n := range 55 {
-			sendSMTP(t, r.svc.smtpLn.Addr().String(), "bob@example.org", []string{"ada@agents.test"}, plainMail("ada@agents.test", fmt.Sprintf("p%d@example.org", n), fmt.Sprintf("Paged %d", n)))
+			sendSMTP(t, r.svc.SMTPAddr(), "bob@example.org", []string{"ada@agents.test"}, plainMail("ada@agents.test", fmt.Sprintf("p%d@example.org", n), fmt.Sprintf("Paged %d", n)))
 		}
 		rows := regexp.MustCompile(`class="row-title" href="/console/threads/`)
 		_, _, first := ann.get(adaPath + "mail/")
@@ -381,7 +381,7 @@ func TestConsoleLiveStream(t *testing.T) {
 		return lines
 	}
 	annLines, beaLines := listen(ann), listen(bea)
-	sendSMTP(t, r.svc.smtpLn.Addr().String(), "bob@example.org", []string{"ada@agents.test"}, plainMail("ada@agents.test", "live@example.org", "Live"))
+	sendSMTP(t, r.svc.SMTPAddr(), "bob@example.org", []string{"ada@agents.test"}, plainMail("ada@agents.test", "live@example.org", "Live"))
 	select {
 	case line := <-annLines:
 		if line != "event: changed" {

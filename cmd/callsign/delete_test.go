@@ -29,7 +29,7 @@ func TestDeletes(t *testing.T) {
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Ann", "provision_phone": true}, &ann)
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Bob", "provision_phone": true}, &bob)
 		annKey, bobKey := identityKey(r, mgmt, ann.UUID), identityKey(r, mgmt, bob.UUID)
-		smtpAddr := r.svc.smtpLn.Addr().String()
+		smtpAddr := r.svc.SMTPAddr()
 
 		var more struct {
 			ID    int64
@@ -41,26 +41,26 @@ func TestDeletes(t *testing.T) {
 		}
 		var sent apiSMS
 		r.call("POST", "/api/messages/send/", bobKey, map[string]any{"to": *ann.Phone, "body": "first"}, &sent)
-		r.svc.sim.Wait() // delivered to Ann, and reported so
+		r.svc.Sim().Wait() // delivered to Ann, and reported so
 		var pg apiPage
 		if r.call("GET", "/api/email-messages/?identity="+ann.UUID, mgmt, nil, &pg); pg.Count != 2 {
 			t.Fatalf("mail before the delete: %+v", pg)
 		}
 
-		held := len(r.svc.sim.Held())
+		held := len(r.svc.Sim().Held())
 		if s := r.call("DELETE", "/api/identities/"+ann.UUID+"/?confirm=true", mgmt, nil, nil); s != 204 {
 			t.Fatalf("delete an identity: %d", s)
 		}
 		if s := r.call("GET", "/api/health/whoami/", annKey, nil, nil); s != 401 {
 			t.Fatalf("a deleted identity's key: %d", s)
 		}
-		for _, n := range r.svc.sim.Held() {
+		for _, n := range r.svc.Sim().Held() {
 			if n == *ann.Phone {
 				t.Fatalf("the number %s is still held at the simulator", n)
 			}
 		}
-		if len(r.svc.sim.Held()) != held-1 {
-			t.Fatalf("held %d numbers, then %d", held, len(r.svc.sim.Held()))
+		if len(r.svc.Sim().Held()) != held-1 {
+			t.Fatalf("held %d numbers, then %d", held, len(r.svc.Sim().Held()))
 		}
 		for _, addr := range []string{ann.Inbox, more.Email} {
 			if err := rcpt(smtpAddr, addr); err == nil || err.Code != 550 {

@@ -17,6 +17,7 @@ import (
 	"github.com/callsign/callsign/adapters/ses"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/config"
+	"github.com/callsign/callsign/internal/server"
 )
 
 // doctorCheckTimeout bounds each check.
@@ -114,7 +115,7 @@ func (c *cli) doctor(dnsServer string) error {
 // checkDatabase connects without migrating: it reports a database that
 // lacks this build's migrations instead of applying them.
 func checkDatabase(ctx context.Context, cfg config.Config) checkResult {
-	where := describeDatabase(cfg.DatabaseURL)
+	where := server.DescribeDatabase(cfg.DatabaseURL)
 	if !sqlstore.IsPostgresURL(cfg.DatabaseURL) {
 		if _, err := os.Stat(cfg.DatabaseURL); err != nil {
 			return failed("%s: %v (callsign serve or callsign migrate creates it)", where, err)
@@ -149,7 +150,7 @@ func checkRelay(ctx context.Context, cfg config.Config) checkResult {
 	if cfg.SMTPRelay == nil {
 		return skip("CALLSIGN_SMTP_RELAY is not set: mail to other servers fails at once")
 	}
-	r, err := newRelay(cfg)
+	r, err := server.NewRelay(cfg)
 	if err != nil {
 		return failed("%v", err)
 	}
@@ -167,7 +168,7 @@ func checkRelay(ctx context.Context, cfg config.Config) checkResult {
 }
 
 func checkMailProvider(ctx context.Context, cfg config.Config) checkResult {
-	transport, err := mailTransport(ctx, cfg)
+	transport, err := server.MailTransport(ctx, cfg)
 	if err != nil {
 		return failed("%v", err)
 	}
@@ -188,7 +189,7 @@ func checkMailProvider(ctx context.Context, cfg config.Config) checkResult {
 
 // checkTelephony asks the provider whether it accepts our credentials.
 func checkTelephony(ctx context.Context, cfg config.Config) checkResult {
-	provider, canCheck := telephony(cfg).(interface{ Check(context.Context) error })
+	provider, canCheck := server.Telephony(cfg).(interface{ Check(context.Context) error })
 	if !canCheck {
 		return skip("the built-in simulator (CALLSIGN_TELEPHONY=%s) has no credentials", cfg.Telephony)
 	}
@@ -231,7 +232,7 @@ func checkMailDomain(ctx context.Context, resolver *net.Resolver, domain string)
 
 // checkDisk reports the free space where the data directory lives.
 func checkDisk(cfg config.Config) checkResult {
-	if !storesInDataDir(cfg) {
+	if !server.StoresInDataDir(cfg) {
 		return skip("nothing is kept in CALLSIGN_DATA_DIR (PostgreSQL, and both keys configured)")
 	}
 	dir, note := cfg.DataDir, ""

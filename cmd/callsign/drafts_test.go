@@ -32,7 +32,7 @@ func TestDraftsAndApproval(t *testing.T) {
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Drafter"}, &ident)
 		var drafter struct{ Key string }
 		r.call("POST", "/api/auth/keys/identity/", mgmt, map[string]any{"identity": ident.UUID, "can_send": false}, &drafter)
-		sendSMTP(t, r.svc.smtpLn.Addr().String(), "carol@example.org", []string{ident.Inbox}, plainMail(ident.Inbox, "q1@example.org", "Question"))
+		sendSMTP(t, r.svc.SMTPAddr(), "carol@example.org", []string{ident.Inbox}, plainMail(ident.Inbox, "q1@example.org", "Question"))
 		var inbound apiPage
 		poll(t, "the inbound message", func() bool {
 			r.call("GET", "/api/email-messages/?direction=incoming&limit=5", drafter.Key, nil, &inbound)

@@ -56,7 +56,7 @@ func BenchmarkIngestWebhook(b *testing.B) {
 						b.Fatalf("webhook: %d", s)
 					}
 				}
-				ingest(b, r.svc.smtpLn.Addr().String(), ident.Inbox, messages, 16)
+				ingest(b, r.svc.SMTPAddr(), ident.Inbox, messages, 16)
 			})
 		}
 	}
@@ -77,7 +77,7 @@ func BenchmarkEventToWebhook(b *testing.B) {
 			b.ResetTimer()
 			begin := time.Now()
 			for i := range b.N {
-				sendSMTP(b, r.svc.smtpLn.Addr().String(), "a@example.org", []string{ident.Inbox}, string(benchMail(i)))
+				sendSMTP(b, r.svc.SMTPAddr(), "a@example.org", []string{ident.Inbox}, string(benchMail(i)))
 				got := rec.wait(i + 1)
 				arrived := time.Now()
 				lat = append(lat, arrived.Sub(createdAt([]byte(got.Body))))
@@ -164,7 +164,7 @@ func BenchmarkEventToSSE(b *testing.B) {
 			b.ResetTimer()
 			begin := time.Now()
 			for i := range b.N {
-				sendSMTP(b, r.svc.smtpLn.Addr().String(), "a@example.org", []string{ident.Inbox}, string(benchMail(i)))
+				sendSMTP(b, r.svc.SMTPAddr(), "a@example.org", []string{ident.Inbox}, string(benchMail(i)))
 				for range n {
 					a := <-arrivals
 					lat = append(lat, a.at.Sub(a.created))

@@ -71,7 +71,7 @@ func TestEventsFromRealActions(t *testing.T) {
 		}
 		cursor := evs[len(evs)-1].ID
 
-		sendSMTP(t, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{ev.Inbox},
+		sendSMTP(t, r.svc.SMTPAddr(), "alice@example.org", []string{ev.Inbox},
 			"From: alice@example.org\r\nTo: "+ev.Inbox+"\r\nSubject: Over SMTP\r\nMessage-ID: <ev-smtp@example.org>\r\n\r\nHello   there,\r\nagent.\r\n")
 		got := r.eventsUntil(key, "", cursor, 1)
 		var data map[string]any
@@ -220,7 +220,7 @@ func TestEventStreamResumesAcrossARestart(t *testing.T) {
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "streamer"}, &ident)
 		s := r.stream(mgmt, "?types=email.*", "")
 		mail := func(r *running, i int) {
-			sendSMTP(t, r.svc.smtpLn.Addr().String(), "a@example.org", []string{ident.Inbox},
+			sendSMTP(t, r.svc.SMTPAddr(), "a@example.org", []string{ident.Inbox},
 				fmt.Sprintf("From: a@example.org\r\nSubject: %d\r\nMessage-ID: <s%d@example.org>\r\n\r\nx\r\n", i, i))
 		}
 		var seen []string
@@ -302,7 +302,7 @@ func TestEventsFromNow(t *testing.T) {
 		mails := 0
 		mail := func() {
 			mails++
-			sendSMTP(t, r.svc.smtpLn.Addr().String(), "a@example.org", []string{ident.Inbox},
+			sendSMTP(t, r.svc.SMTPAddr(), "a@example.org", []string{ident.Inbox},
 				fmt.Sprintf("From: a@example.org\r\nSubject: %d\r\nMessage-ID: <now%d@example.org>\r\n\r\nx\r\n", mails, mails))
 		}
 		mail()

@@ -23,7 +23,7 @@ func TestRemoteClientsFollowTheEventFeed(t *testing.T) {
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
-	smtpAddr := r.svc.smtpLn.Addr().String()
+	smtpAddr := r.svc.SMTPAddr()
 	ctx := context.Background()
 	api := client.New(r.baseURL, ada.key, nil)
 

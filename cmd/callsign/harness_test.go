@@ -18,6 +18,7 @@ import (
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/config"
+	"github.com/callsign/callsign/internal/server"
 )
 
 // running is the whole service started in-process on loopback ports, on a
@@ -25,7 +26,7 @@ import (
 type running struct {
 	t       testing.TB
 	env     map[string]string
-	svc     *service
+	svc     *server.Service
 	baseURL string
 	client  *http.Client
 	// logFile holds what the service logged (at CALLSIGN_LOG_LEVEL, error by default).
@@ -70,24 +71,25 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { logs.Close() })
-	svc, err := openService(ctx, cfg, (&cli{stderr: logs}).logger(cfg.LogLevel), tune...)
+	svc, err := server.Open(ctx, cfg, server.NewLogger(logs, cfg.LogLevel), tune...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.listen(); err != nil {
+	svc.Version = version
+	if err := svc.Listen(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- svc.serve(ctx) }()
+	go func() { done <- svc.Serve(ctx) }()
 	stop := sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			t.Errorf("serve: %v", err)
 		}
-		svc.close()
+		svc.Close()
 	})
 	t.Cleanup(stop)
-	r := &running{t: t, env: e, svc: svc, baseURL: "http://" + svc.httpLn.Addr().String(), logFile: logs.Name(), stop: stop,
+	r := &running{t: t, env: e, svc: svc, baseURL: "http://" + svc.HTTPAddr(), logFile: logs.Name(), stop: stop,
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	return r
 }

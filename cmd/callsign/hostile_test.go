@@ -58,7 +58,7 @@ func newAuditFixture(t *testing.T, d sqlstore.Dialect) *auditFixture {
 		t.Fatalf("drafter key: %d", s)
 	}
 	f.drafter, f.drafterID, f.sender = drafter.Key, drafter.ID, identityKey(r, f.mgmt, ident.UUID)
-	smtpAddr := r.svc.smtpLn.Addr().String()
+	smtpAddr := r.svc.SMTPAddr()
 	sendSMTP(t, smtpAddr, "carol@example.org", []string{ident.Inbox}, plainMail(ident.Inbox, "audit-q@example.org", "Question"))
 	sendSMTP(t, smtpAddr, "carol@example.org", []string{foreign.Inbox}, plainMail(foreign.Inbox, "audit-f@example.org", "Foreign"))
 	receive := func(key, to string) int64 {

@@ -41,7 +41,7 @@ func TestIMAPServerEndToEnd(t *testing.T) {
 		r := start(t, d, nil)
 		mgmt := r.bootstrap("imap@example.com")
 		inbox, key := r.agentWithKey(mgmt, "Reader")
-		smtpAddr, imapAddr := r.svc.smtpLn.Addr().String(), r.svc.imapLn.Addr().String()
+		smtpAddr, imapAddr := r.svc.SMTPAddr(), r.svc.IMAPAddr()
 		sendSMTP(t, smtpAddr, "alice@example.org", []string{inbox}, plainMail(inbox, "first@example.org", "First"))
 
 		c, err := imapclient.DialInsecure(imapAddr, nil)

@@ -133,7 +133,7 @@ func TestMailCorpus(t *testing.T) {
 	mgmt := r.bootstrap("corpus@example.com")
 	inbox, key := r.agentWithKey(mgmt, "Corpus")
 
-	c, err := smtp.Dial(r.svc.smtpLn.Addr().String())
+	c, err := smtp.Dial(r.svc.SMTPAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestMailCorpus(t *testing.T) {
 		}
 	}
 
-	ic, err := imapclient.DialInsecure(r.svc.imapLn.Addr().String(), nil)
+	ic, err := imapclient.DialInsecure(r.svc.IMAPAddr(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestMbsyncSync(t *testing.T) {
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("mbsync@example.com")
 	inbox, key := r.agentWithKey(mgmt, "Synced")
-	smtpAddr := r.svc.smtpLn.Addr().String()
+	smtpAddr := r.svc.SMTPAddr()
 	for i, subject := range []string{"One", "Two", "Three"} {
 		sendSMTP(t, smtpAddr, "alice@example.org", []string{inbox}, plainMail(inbox, fmt.Sprintf("sync-%d@example.org", i), subject))
 	}
@@ -254,7 +254,7 @@ func TestMbsyncSync(t *testing.T) {
 
 	dir := t.TempDir()
 	maildir := filepath.Join(dir, "mail")
-	host, port, _ := strings.Cut(r.svc.imapLn.Addr().String(), ":")
+	host, port, _ := strings.Cut(r.svc.IMAPAddr(), ":")
 	rc := fmt.Sprintf(`IMAPAccount callsign
 Host %s
 Port %s
@@ -392,7 +392,7 @@ func TestHTMLOfMailBeginningWithSpace(t *testing.T) {
 			mgmt := r.bootstrap("space@example.com")
 			inbox, key := r.agentWithKey(mgmt, "Space")
 			raw := " Content-Type: text/html\r\nSubject: s\r\n\r\n<p>Hello</p>\r\n"
-			c, err := smtp.Dial(r.svc.smtpLn.Addr().String())
+			c, err := smtp.Dial(r.svc.SMTPAddr())
 			if err != nil {
 				t.Fatal(err)
 			}

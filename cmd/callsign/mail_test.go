@@ -231,7 +231,7 @@ func TestMailEndToEnd(t *testing.T) {
 		raw := "From: Alice Example <alice@example.org>\r\nTo: " + ident.Inbox + "\r\nSubject: Help needed\r\n" +
 			"Message-ID: <ext-1@example.org>\r\nDate: Sat, 21 Nov 2026 08:00:00 +0000\r\nMIME-Version: 1.0\r\n" +
 			"Content-Type: text/plain; charset=utf-8\r\n\r\nMy order has not arrived.\r\n"
-		sendSMTP(t, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{ident.Inbox}, raw)
+		sendSMTP(t, r.svc.SMTPAddr(), "alice@example.org", []string{ident.Inbox}, raw)
 
 		var pg apiPage
 		r.call("GET", "/api/email-messages/?created_after=2026-01-01T00:00:00Z", key.Key, nil, &pg)
@@ -326,7 +326,7 @@ func TestCursorUnderConcurrentDelivery(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cl, err := smtp.Dial(r.svc.smtpLn.Addr().String())
+				cl, err := smtp.Dial(r.svc.SMTPAddr())
 				if err != nil {
 					errs <- err
 					return

@@ -38,7 +38,7 @@ func BenchmarkIngestProviders(b *testing.B) {
 					for i := range messages {
 						messages[i] = []byte(message(i))
 					}
-					ingest(b, r.svc.smtpLn.Addr().String(), ident.Inbox, messages, 16)
+					ingest(b, r.svc.SMTPAddr(), ident.Inbox, messages, 16)
 					return
 				}
 				posts := make([][]byte, b.N)

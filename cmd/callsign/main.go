@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/callsign/callsign/config"
+	"github.com/callsign/callsign/internal/server"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -175,7 +176,5 @@ func (c *cli) config() (config.Config, error) {
 }
 
 func (c *cli) logger(level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	return slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: l}))
+	return server.NewLogger(c.stderr, level)
 }

@@ -99,7 +99,7 @@ func TestMCPManagementKeyNamesTheIdentity(t *testing.T) {
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
-	sendSMTP(t, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{bob.inbox}, plainMail(bob.inbox, "b1@example.org", "For Bob"))
+	sendSMTP(t, r.svc.SMTPAddr(), "alice@example.org", []string{bob.inbox}, plainMail(bob.inbox, "b1@example.org", "For Bob"))
 	var bobMail apiPage
 	r.call("GET", "/api/email-messages/", bob.key, nil, &bobMail)
 	var bobSecret struct{ UUID string }
@@ -250,7 +250,7 @@ func TestMCPNotifiesSubscribers(t *testing.T) {
 	r := start(t, sqlstore.SQLite, map[string]string{"CALLSIGN_LOG_LEVEL": "debug"})
 	mgmt := r.bootstrap("ops@example.com")
 	ada := r.newAgent(mgmt, "Ada")
-	smtpAddr := r.svc.smtpLn.Addr().String()
+	smtpAddr := r.svc.SMTPAddr()
 	sendSMTP(t, smtpAddr, "alice@example.org", []string{ada.inbox}, plainMail(ada.inbox, "first@example.org", "Plans"))
 	var page apiPage
 	r.call("GET", "/api/email-messages/", ada.key, nil, &page)
@@ -422,7 +422,7 @@ func TestMCPResourcesOutOfReach(t *testing.T) {
 	mgmt, otherMgmt := r.bootstrap("ops@example.com"), r.bootstrap("other@example.com")
 	ada, eve := r.newAgent(mgmt, "Ada"), r.newAgent(otherMgmt, "Eve")
 	bob := r.newAgent(mgmt, "Bob")
-	smtpAddr := r.svc.smtpLn.Addr().String()
+	smtpAddr := r.svc.SMTPAddr()
 	threadOf := func(a agent, id string) string {
 		sendSMTP(t, smtpAddr, "alice@example.org", []string{a.inbox}, plainMail(a.inbox, id, "Private"))
 		var page apiPage

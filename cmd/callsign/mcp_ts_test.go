@@ -63,7 +63,7 @@ func TestMCPWithTheTypeScriptSDK(t *testing.T) {
 	r := start(t, sqlstore.SQLite, nil)
 	mgmt := r.bootstrap("ops@example.com")
 	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
-	smtpAddr := r.svc.smtpLn.Addr().String()
+	smtpAddr := r.svc.SMTPAddr()
 	sendSMTP(t, smtpAddr, "alice@example.org", []string{ada.inbox}, mailWithAttachment(ada.inbox, "a1@example.org", "Quarterly numbers", "The numbers are in.", "revenue: 42"))
 	sendSMTP(t, smtpAddr, "alice@example.org", []string{bob.inbox}, mailWithAttachment(bob.inbox, "b1@example.org", "Bob's private note", "For Bob only.", "bob's secret notes"))
 

@@ -36,7 +36,7 @@ func TestWhereAMessageWent(t *testing.T) {
 	// Mail in, over SMTP.
 	raw := "From: Alice <alice@example.org>\r\nTo: " + ident.Inbox + "\r\nSubject: SUBJECT-in-7f3a\r\n" +
 		"Message-ID: <trace-1@example.org>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\nBODY-in-7f3a\r\n"
-	sendSMTP(t, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{ident.Inbox}, raw)
+	sendSMTP(t, r.svc.SMTPAddr(), "alice@example.org", []string{ident.Inbox}, raw)
 	var page apiPage
 	r.call("GET", "/api/email-messages/", key.Key, nil, &page)
 	if page.Count != 1 {
@@ -88,7 +88,7 @@ func TestWhereAMessageWent(t *testing.T) {
 	}
 
 	// The metrics, scraped as Prometheus would.
-	res, err = http.Get("http://" + r.svc.metricsLn.Addr().String() + "/metrics")
+	res, err = http.Get("http://" + r.svc.MetricsAddr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestWhereAMessageWent(t *testing.T) {
 			t.Errorf("the metrics lack %s:\n%s", want, scraped)
 		}
 	}
-	problems, err := testutil.GatherAndLint(r.svc.metrics.Registry())
+	problems, err := testutil.GatherAndLint(r.svc.Metrics().Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func TestTelephonyWithTwilio(t *testing.T) {
 			s, _ := r.signedPost(path, form, signature)
 			return s
 		}
-		public := r.svc.cfg.BaseURL // what Twilio was told, and signs
+		public := r.svc.Config().BaseURL // what Twilio was told, and signs
 		n := 0
 		telephonyFlow(t, r, func(_, from, to, body string) int {
 			n++

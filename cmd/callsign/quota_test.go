@@ -71,10 +71,10 @@ func TestQuotas(t *testing.T) {
 		// (the sender keeps the message), until mail is deleted.
 		big := fmt.Sprintf("From: carol@example.org\r\nTo: %s\r\nSubject: big\r\nMessage-ID: <big@example.org>\r\n\r\n%s\r\n",
 			ada.Inbox, strings.Repeat("0123456789abcdef", 1100))
-		if err := smtpSend(r.svc.smtpLn.Addr().String(), "carol@example.org", []string{ada.Inbox}, big); err != nil {
+		if err := smtpSend(r.svc.SMTPAddr(), "carol@example.org", []string{ada.Inbox}, big); err != nil {
 			t.Fatal(err)
 		}
-		if e := rcpt(r.svc.smtpLn.Addr().String(), ada.Inbox); e == nil || e.Code != 452 || e.EnhancedCode != [3]int{4, 2, 2} {
+		if e := rcpt(r.svc.SMTPAddr(), ada.Inbox); e == nil || e.Code != 452 || e.EnhancedCode != [3]int{4, 2, 2} {
 			t.Fatalf("RCPT over the storage quota: %+v", e)
 		}
 		var list struct{ Results []struct{ ID int64 } }
@@ -85,7 +85,7 @@ func TestQuotas(t *testing.T) {
 		if s := r.call("DELETE", "/api/email-messages/"+strconv.FormatInt(list.Results[0].ID, 10)+"/", mgmt, nil, nil); s != 204 {
 			t.Fatalf("delete: %d", s)
 		}
-		if e := rcpt(r.svc.smtpLn.Addr().String(), ada.Inbox); e != nil {
+		if e := rcpt(r.svc.SMTPAddr(), ada.Inbox); e != nil {
 			t.Fatalf("RCPT after deleting mail: %+v", e)
 		}
 	})

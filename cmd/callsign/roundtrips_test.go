@@ -57,7 +57,7 @@ func TestEverydayDetails(t *testing.T) {
 
 		// Over SMTP, the line break that ends the last line is not the sender's text.
 		raw := "From: alice@example.org\r\nTo: " + ident.Inbox + "\r\nSubject: Hello\r\nMessage-ID: <smtp-1@example.org>\r\n\r\nAre you there?\r\n"
-		sendSMTP(t, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{ident.Inbox}, raw)
+		sendSMTP(t, r.svc.SMTPAddr(), "alice@example.org", []string{ident.Inbox}, raw)
 		r.call("GET", "/api/email-messages/?identity="+ident.UUID+"&from_email=alice@example.org", mgmt, nil, &pg)
 		var over apiMessage
 		if pg.Count == 1 {

@@ -27,7 +27,7 @@ func TestRules(t *testing.T) {
 			t.Fatalf("allow: %d", s)
 		}
 
-		smtpAddr := r.svc.smtpLn.Addr().String()
+		smtpAddr := r.svc.SMTPAddr()
 		err := smtpSend(smtpAddr, "stranger@elsewhere.example", []string{ident.Inbox}, plainMail(ident.Inbox, "s1@elsewhere.example", "Stranger"))
 		var refused *smtp.SMTPError
 		if !errors.As(err, &refused) || refused.Code != 550 || refused.EnhancedCode != (smtp.EnhancedCode{5, 7, 1}) {
@@ -51,7 +51,7 @@ func TestRules(t *testing.T) {
 		}
 
 		// IMAP shows the customer's message only.
-		c, err := imapclient.DialInsecure(r.svc.imapLn.Addr().String(), nil)
+		c, err := imapclient.DialInsecure(r.svc.IMAPAddr(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

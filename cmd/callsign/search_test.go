@@ -32,7 +32,7 @@ func TestSearchMail(t *testing.T) {
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "finder"}, &ident)
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "other"}, &other)
 		key, otherKey := identityKey(r, mgmt, ident.UUID), identityKey(r, mgmt, other.UUID)
-		addr := r.svc.smtpLn.Addr().String()
+		addr := r.svc.SMTPAddr()
 		send := func(to, from, subject, body string, extra ...string) {
 			t.Helper()
 			n := strings.NewReplacer("@", ".", " ", "-").Replace(from + subject)

@@ -54,7 +54,7 @@ func TestTelephonyWithTelnyx(t *testing.T) {
 		r := start(t, d, map[string]string{"CALLSIGN_TELEPHONY": "telnyx", "TELNYX_API_KEY": telnyxtest.APIKey,
 			"TELNYX_PUBLIC_KEY": telnyxtest.PublicKey, "TELNYX_MESSAGING_PROFILE_ID": telnyxtest.MessagingProfileID,
 			"TELNYX_CONNECTION_ID": telnyxtest.ConnectionID, "CALLSIGN_TELNYX_API_BASE": srv.URL + "/v2"})
-		public := r.svc.cfg.BaseURL
+		public := r.svc.Config().BaseURL
 		mgmt := r.bootstrap("telnyx@example.com")
 		var ident struct{ UUID, Phone string }
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Caller", "provision_phone": true}, &ident)

@@ -38,7 +38,7 @@ func BenchmarkIngestVerdicts(b *testing.B) {
 				mgmt := r.bootstrap("bench@example.com")
 				var ident struct{ Inbox string }
 				r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "agent"}, &ident)
-				ingest(b, r.svc.smtpLn.Addr().String(), ident.Inbox, messages[:], 16)
+				ingest(b, r.svc.SMTPAddr(), ident.Inbox, messages[:], 16)
 				if mode == "all" {
 					var pg apiPage
 					r.call("GET", "/api/email-messages/?authenticated=true&limit=1", mgmt, nil, &pg)

@@ -137,7 +137,7 @@ func TestOwnDomainSignedMailAndBounces(t *testing.T) {
 			t.Fatal(err)
 		}
 		report := strings.NewReplacer("bounces+aaaaaaaaaaaaaaaaaaaa@agents.example", out.from, "nobody@example.net", "ann@example.net").Replace(string(dsn))
-		sendSMTP(t, r.svc.smtpLn.Addr().String(), "", []string{"BOUNCES+" + strings.ToUpper(token) + "@acme.example"}, report)
+		sendSMTP(t, r.svc.SMTPAddr(), "", []string{"BOUNCES+" + strings.ToUpper(token) + "@acme.example"}, report)
 		poll(t, "the bounce applied", func() bool {
 			r.call("GET", fmt.Sprintf("/api/email-messages/%d/", sent.ID), key.Key, nil, &sent)
 			return sent.DeliveryStatus == "bounced"
@@ -173,7 +173,7 @@ func TestOwnDomainSignedMailAndBounces(t *testing.T) {
 			t.Fatalf("sending to a suppressed address: %d %v", s, refusal)
 		}
 		// Mail to an unknown bounce address is refused at RCPT.
-		c, err := smtp.Dial(r.svc.smtpLn.Addr().String())
+		c, err := smtp.Dial(r.svc.SMTPAddr())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +261,7 @@ func TestInboundVerdicts(t *testing.T) {
 		mgmt := r.bootstrap("agent-owner@example.com")
 		var ident struct{ UUID, Inbox string }
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "Payer"}, &ident)
-		smtpAddr := r.svc.smtpLn.Addr().String()
+		smtpAddr := r.svc.SMTPAddr()
 
 		msg := func(subject string) string {
 			return "From: Bank <alerts@bank.example>\r\nTo: " + ident.Inbox + "\r\nSubject: " + subject +
@@ -380,7 +380,7 @@ func TestPlatformDomainSignedWithKeyFile(t *testing.T) {
 				"CALLSIGN_DKIM_SELECTOR": strings.Join(tc.selectors, ","),
 				"CALLSIGN_LOG_LEVEL":     "warn",
 			}, fastRetry)
-			r.svc.announce()
+			r.svc.Announce()
 			if warned := strings.Contains(r.logs(), "Ed25519 only"); warned != tc.warned {
 				t.Errorf("warned about Ed25519 only: %v, want %v\n%s", warned, tc.warned, r.logs())
 			}

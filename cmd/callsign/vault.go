@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/callsign/callsign/adapters/vaultcipher"
+	"github.com/callsign/callsign/internal/server"
 )
 
 func (c *cli) vaultCommand() *cobra.Command {
@@ -46,7 +47,7 @@ func (c *cli) rotateVaultKey(keepOld bool) error {
 	fileMode := cfg.VaultKey == nil
 	var newKey []byte
 	if fileMode {
-		path := vaultKeyFile(cfg)
+		path := server.VaultKeyFile(cfg)
 		keys, err := vaultcipher.ReadKeyFile(path)
 		if err != nil {
 			return err
@@ -64,24 +65,24 @@ func (c *cli) rotateVaultKey(keepOld bool) error {
 		report["key_id"] = vaultcipher.KeyID(cfg.VaultKey)
 	}
 
-	svc, err := openService(ctx, cfg, c.logger(cfg.LogLevel))
+	svc, err := server.Open(ctx, cfg, c.logger(cfg.LogLevel))
 	if err != nil {
 		return err
 	}
-	defer svc.close()
-	svc.noteGeneratedKeys(c.stderr)
-	first, err := svc.app.Vault.Reseal(ctx)
+	defer svc.Close()
+	svc.NoteGeneratedKeys(c.stderr)
+	first, err := svc.App().Vault.Reseal(ctx)
 	if err != nil {
 		return fmt.Errorf("re-encrypting: %w", err)
 	}
-	sweep, err := svc.app.Vault.Reseal(ctx)
+	sweep, err := svc.App().Vault.Reseal(ctx)
 	if err != nil {
 		return fmt.Errorf("re-encrypting: %w", err)
 	}
 	report["checked"] = first.Checked
 	report["resealed"] = first.Resealed + sweep.Resealed
 	if fileMode && !keepOld {
-		if err := vaultcipher.WriteKeyFile(vaultKeyFile(cfg), [][]byte{newKey}); err != nil {
+		if err := vaultcipher.WriteKeyFile(server.VaultKeyFile(cfg), [][]byte{newKey}); err != nil {
 			return err
 		}
 		report["old_keys_retired"] = true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/vaultcipher"
+	"github.com/callsign/callsign/internal/server"
 )
 
 // rawRows reads every column of every row of table as bytes, straight from
@@ -98,7 +99,7 @@ func TestRotateKeyWhileServing(t *testing.T) {
 	for i := range 5 {
 		r.call("POST", "/api/secrets/"+q, mgmt, map[string]any{"key": fmt.Sprint("K", i), "value": fmt.Sprint("value-", i)}, nil)
 	}
-	path := vaultKeyFile(r.svc.cfg)
+	path := server.VaultKeyFile(r.svc.Config())
 	oldKeys, err := vaultcipher.ReadKeyFile(path)
 	if err != nil || len(oldKeys) != 1 {
 		t.Fatalf("key file: %v %d", err, len(oldKeys))

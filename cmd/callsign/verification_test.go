@@ -31,7 +31,7 @@ func TestVerificationsEndToEnd(t *testing.T) {
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "other"}, &other)
 		key, otherKey := identityKey(r, mgmt, ident.UUID), identityKey(r, mgmt, other.UUID)
 		list := "/api/identities/" + ident.UUID + "/verifications/"
-		smtpAddr := r.svc.smtpLn.Addr().String()
+		smtpAddr := r.svc.SMTPAddr()
 
 		// Nothing yet: an empty list, and a wait that ends empty.
 		var got []apiVerification

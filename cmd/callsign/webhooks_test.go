@@ -197,7 +197,7 @@ func TestWebhooksSignedDurableAndRetried(t *testing.T) {
 		var flaky apiWebhook
 		r.call("POST", "/api/webhooks/", mgmt, map[string]any{"url": "http://" + downAddr + "/hook", "identities": []string{ident.UUID}}, &flaky)
 
-		sendSMTP(t, r.svc.smtpLn.Addr().String(), "alice@example.org", []string{ident.Inbox},
+		sendSMTP(t, r.svc.SMTPAddr(), "alice@example.org", []string{ident.Inbox},
 			"From: alice@example.org\r\nSubject: Hooked\r\nMessage-ID: <hook-1@example.org>\r\n\r\nHello\r\n")
 		first := ok.wait(1)
 		var ev struct {

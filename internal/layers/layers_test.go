@@ -33,6 +33,15 @@ var inner = map[string][]string{
 	"config": nil,
 }
 
+// roots are the composition roots besides the commands: like cmd, they
+// wire adapters together. Each names who else may import it (a command
+// may import any).
+var roots = map[string][]string{
+	"internal/server": {"internal/cli", "e2e"}, // the service's wiring
+	"internal/cli":    {"e2e"},                 // the command line
+	"e2e":             nil,                     // the end-to-end tests
+}
+
 // allowed are the imports between adapters that the rule permits, each
 // with its reason. Production code has one; the rest are tests wiring real
 // neighbours or shared test helpers.
@@ -102,6 +111,8 @@ func TestLayersCatchABreach(t *testing.T) {
 		{ImportPath: module + "adapters/httpapi", TestImports: []string{module + "adapters/memory"}},
 		{ImportPath: module + "adapters/mcpserver", Imports: []string{module + "client"}},
 		{ImportPath: module + "adapters/twilio", Imports: []string{module + "cmd/callsign"}},
+		{ImportPath: module + "adapters/console", Imports: []string{module + "internal/server"}},
+		{ImportPath: module + "internal/server", Imports: []string{module + "internal/cli", module + "adapters/relay"}},
 		{ImportPath: "fmt", Standard: true},
 	}
 	got := violations(pkgs)
@@ -111,6 +122,8 @@ func TestLayersCatchABreach(t *testing.T) {
 		"adapters/relay imports adapters/egress",
 		"adapters/smtpin's tests import adapters/sqlstore",
 		"adapters/twilio imports cmd/callsign",
+		"adapters/console imports internal/server",
+		"internal/server imports internal/cli",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("violations:\n%s\nwant %d of them", strings.Join(got, "\n"), len(want))
@@ -161,8 +174,9 @@ func violations(pkgs []pkg) []string {
 }
 
 // edges checks one package's direct imports of the module's own packages:
-// nothing but a command imports a command, and an adapter (or the Go client)
-// is imported only by cmd, or where the allow-lists say why.
+// nothing but a command imports a command, a composition root is imported
+// only by a command or where roots says, and an adapter (or the Go client)
+// is imported only by cmd and the roots, or where the allow-lists say why.
 func edges(name string, imports []string, test bool) []string {
 	who := name + " imports"
 	if test {
@@ -175,7 +189,11 @@ func edges(name string, imports []string, test bool) []string {
 		case !ours || sameAdapter(name, dep):
 		case strings.HasPrefix(dep, "cmd/"):
 			found = append(found, fmt.Sprintf("%s %s: a command is imported by nothing", who, dep))
-		case strings.HasPrefix(name, "cmd/"), !isAdapter(dep) && dep != "client":
+		case isRoot(dep):
+			if !strings.HasPrefix(name, "cmd/") && !slices.Contains(roots[dep], name) {
+				found = append(found, fmt.Sprintf("%s %s: only cmd and %v import it", who, dep, roots[dep]))
+			}
+		case strings.HasPrefix(name, "cmd/"), isRoot(name), !isAdapter(dep) && dep != "client":
 		case allowed[[2]string{name, dep}] != "":
 		case test && (allowedInTests[dep] != "" || allowedTestPairs[[2]string{name, dep}] != ""):
 		default:
@@ -186,6 +204,8 @@ func edges(name string, imports []string, test bool) []string {
 }
 
 func isAdapter(name string) bool { return strings.HasPrefix(name, "adapters/") }
+
+func isRoot(name string) bool { _, ok := roots[name]; return ok }
 
 // sameAdapter reports whether two packages are one adapter and its helpers
 // (adapters/sqlstore and adapters/sqlstore/sqlstoretest).

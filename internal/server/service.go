@@ -1,4 +1,8 @@
-package main
+// Package server assembles Callsign from the adapters the configuration
+// selects and runs it: the REST API, SMTP and IMAP listeners, and the
+// workers. The CLI (internal/cli) serves with it and runs administrative
+// commands on it; the end-to-end tests (e2e) start it in-process.
+package server
 
 import (
 	"context"
@@ -45,8 +49,12 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
-// service is Callsign assembled from the adapters the configuration selects.
-type service struct {
+// Service is Callsign assembled from the adapters the configuration selects.
+type Service struct {
+	// Version is the build's version, which the API and the MCP server
+	// report.
+	Version string
+
 	cfg config.Config
 	log *slog.Logger
 	db  *sqlstore.DB
@@ -76,9 +84,9 @@ type service struct {
 	sourceOptions imapadapter.SupervisorOptions
 }
 
-// openService opens and migrates the database and builds the app. tune,
+// Open opens and migrates the database and builds the app. tune,
 // for tests, adjusts the app's dependencies before it is built.
-func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune ...func(*app.Deps)) (*service, error) {
+func Open(ctx context.Context, cfg config.Config, log *slog.Logger, tune ...func(*app.Deps)) (*Service, error) {
 	if err := checkDataDir(cfg); err != nil {
 		return nil, err
 	}
@@ -97,7 +105,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 	db, err := sqlstore.Open(octx, cfg.DatabaseURL, dbOptions)
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("CALLSIGN_DATABASE_URL: cannot open %s: %w", describeDatabase(cfg.DatabaseURL), err)
+		return nil, fmt.Errorf("CALLSIGN_DATABASE_URL: cannot open %s: %w", DescribeDatabase(cfg.DatabaseURL), err)
 	}
 	if err := db.Migrate(ctx); err != nil {
 		db.Close()
@@ -122,13 +130,13 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 	}
 	deps := app.Deps{
 		Ports: app.Ports{Store: db, Clock: system.Clock{}, IDs: system.IDs{}, Cipher: keyring, Log: log,
-			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: telephony(cfg), NumberPlan: numberplan.Plan{},
+			Parser: mailmime.Parser{}, Composer: mailmime.Composer{}, Telephony: Telephony(cfg), NumberPlan: numberplan.Plan{},
 			OTP: totp.Generator{}},
 		Settings: app.Settings{MailDomains: cfg.MailDomains, PublicURL: cfg.BaseURL, MaxMessageBytes: cfg.SMTPMaxBytes,
 			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention, OutboxLease: cfg.OutboxLease, Quotas: quotas(cfg),
 			Retry: app.RetryPolicy{First: cfg.OutboxRetry, Max: cfg.OutboxRetryMax, GiveUpAfter: app.DefaultRetry.GiveUpAfter}},
 	}
-	if deps.Relay, err = mailTransport(ctx, cfg); err != nil {
+	if deps.Relay, err = MailTransport(ctx, cfg); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -156,7 +164,7 @@ func openService(ctx context.Context, cfg config.Config, log *slog.Logger, tune 
 		}
 		sim.Report = a.SMS.SimulatedReport
 	}
-	return &service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, consoleKey: signIn.consoleKey, sim: sim, telnyx: telnyxHooks, generatedKeys: generated, metrics: m,
+	return &Service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, consoleKey: signIn.consoleKey, sim: sim, telnyx: telnyxHooks, generatedKeys: generated, metrics: m,
 		platformKeys: deps.PlatformKeys}, nil
 }
 
@@ -214,10 +222,10 @@ func dkimWarning(keys []ports.DKIMKeyPair) string {
 		"add an RSA key, e.g. CALLSIGN_DKIM_KEY_FILE=rsa.pem,ed25519.pem with CALLSIGN_DKIM_SELECTOR=<rsa selector>,<ed25519 selector>"
 }
 
-// mailTransport is what CALLSIGN_MAIL_PROVIDER says carries outbound
+// MailTransport is what CALLSIGN_MAIL_PROVIDER says carries outbound
 // mail: the SMTP relay (nil when none is set), Amazon SES or Mailgun. Each
 // gets the same share of the outbox's lease per attempt.
-func mailTransport(ctx context.Context, cfg config.Config) (ports.MailRelay, error) {
+func MailTransport(ctx context.Context, cfg config.Config) (ports.MailRelay, error) {
 	timeout := app.AttemptBound(cfg.OutboxLease)
 	switch cfg.MailProvider {
 	case "ses":
@@ -232,11 +240,11 @@ func mailTransport(ctx context.Context, cfg config.Config) (ports.MailRelay, err
 	if cfg.SMTPRelay == nil {
 		return nil, nil // no external delivery: the outbox fails such mail at once
 	}
-	return newRelay(cfg)
+	return NewRelay(cfg)
 }
 
-// newRelay is the relay CALLSIGN_SMTP_RELAY names.
-func newRelay(cfg config.Config) (*relay.Relay, error) {
+// NewRelay is the relay CALLSIGN_SMTP_RELAY names.
+func NewRelay(cfg config.Config) (*relay.Relay, error) {
 	r := cfg.SMTPRelay
 	rc := relay.Config{Host: r.Host, Port: r.Port, ImplicitTLS: r.ImplicitTLS, Username: r.Username, Password: r.Password, HeloName: cfg.SMTPHostname,
 		Timeout: app.AttemptBound(cfg.OutboxLease)}
@@ -268,7 +276,7 @@ func instrumentDB(m *metrics.Metrics, db *sqlstore.DB) {
 }
 
 // requestObserver is the API's request observer: the metrics, when on.
-func (s *service) requestObserver() httpapi.RequestObserver {
+func (s *Service) requestObserver() httpapi.RequestObserver {
 	if s.metrics == nil {
 		return nil
 	}
@@ -284,8 +292,8 @@ func quotas(cfg config.Config) core.Limits {
 	return limits
 }
 
-// telephony is the provider CALLSIGN_TELEPHONY selects.
-func telephony(cfg config.Config) ports.Telephony {
+// Telephony is the provider CALLSIGN_TELEPHONY selects.
+func Telephony(cfg config.Config) ports.Telephony {
 	switch cfg.Telephony {
 	case "twilio":
 		return twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken})
@@ -296,7 +304,8 @@ func telephony(cfg config.Config) ports.Telephony {
 	return simtel.New()
 }
 
-func (s *service) close() error {
+// Close stops the app's work and closes the database, after Serve returned.
+func (s *Service) Close() error {
 	s.app.Close()
 	if s.sim != nil {
 		s.sim.Wait()
@@ -304,9 +313,9 @@ func (s *service) close() error {
 	return s.db.Close()
 }
 
-// vaultKeyFile is where the generated vault keys live when
+// VaultKeyFile is where the generated vault keys live when
 // CALLSIGN_VAULT_KEY is not set.
-func vaultKeyFile(cfg config.Config) string { return filepath.Join(cfg.DataDir, "vault.key") }
+func VaultKeyFile(cfg config.Config) string { return filepath.Join(cfg.DataDir, "vault.key") }
 
 // openKeyring loads the vault keys: from the configuration when
 // CALLSIGN_VAULT_KEY is set, else from (or into) the data directory.
@@ -314,13 +323,13 @@ func openKeyring(cfg config.Config) (*vaultcipher.Keyring, error) {
 	if cfg.VaultKey != nil {
 		return vaultcipher.FromKeys(cfg.VaultKey, cfg.VaultPreviousKeys...)
 	}
-	return vaultcipher.OpenFile(vaultKeyFile(cfg))
+	return vaultcipher.OpenFile(VaultKeyFile(cfg))
 }
 
-// listen binds every listener, so that a port in use fails start-up at once
+// Listen binds every listener, so that a port in use fails start-up at once
 // and tests can learn the addresses chosen for port 0. The HTTP and SMTP
 // listeners count their open connections, for what shutdown waits for.
-func (s *service) listen() error {
+func (s *Service) Listen() error {
 	httpLn, err := net.Listen("tcp", s.cfg.HTTPAddr)
 	if err != nil {
 		return fmt.Errorf("CALLSIGN_HTTP_ADDR: %w", err)
@@ -352,8 +361,8 @@ func (s *service) listen() error {
 	return nil
 }
 
-// closeListeners closes what listen bound, when start-up fails after it.
-func (s *service) closeListeners() {
+// closeListeners closes what Listen bound, when start-up fails after it.
+func (s *Service) closeListeners() {
 	for _, ln := range []net.Listener{s.httpLn, s.smtpLn, s.imapLn, s.imapsLn, s.metricsLn} {
 		if ln != nil {
 			ln.Close()
@@ -362,7 +371,7 @@ func (s *service) closeListeners() {
 }
 
 // smtpTLS loads the listener's certificate, when one is configured.
-func (s *service) smtpTLS() (*tls.Config, error) {
+func (s *Service) smtpTLS() (*tls.Config, error) {
 	if s.cfg.SMTPTLSCert == "" {
 		return nil, nil
 	}
@@ -373,8 +382,8 @@ func (s *service) smtpTLS() (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// announce logs where the service listens.
-func (s *service) announce() {
+// Announce logs where the service listens.
+func (s *Service) Announce() {
 	if w := dkimWarning(s.platformKeys); w != "" {
 		s.log.Warn(w)
 	}
@@ -396,10 +405,10 @@ func (s *service) announce() {
 	}
 }
 
-// serve runs the listeners and workers until ctx ends, then drains them:
+// Serve runs the listeners and workers until ctx ends, then drains them:
 // it waits up to CALLSIGN_SHUTDOWN_GRACE for what is still running, saying
 // what that is, and fails naming whatever outlived the grace period.
-func (s *service) serve(ctx context.Context) error {
+func (s *Service) Serve(ctx context.Context) error {
 	tlsConfig, err := s.smtpTLS()
 	if err != nil {
 		return err
@@ -411,13 +420,13 @@ func (s *service) serve(ctx context.Context) error {
 	apiOptions := httpapi.Options{Log: s.log, BaseURL: s.cfg.BaseURL, MaxUploadBytes: s.cfg.SMTPMaxBytes,
 		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
 		Streams:        httpapi.StreamLimits{PerKey: s.cfg.MaxStreamsPerKey, PerAccount: s.cfg.MaxStreamsPerAccount},
-		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey, Version: version, Requests: s.requestObserver()}
+		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey, Version: s.Version, Requests: s.requestObserver()}
 	if s.telnyx != nil { // a nil *Verifier in the interface would not read as unset
 		apiOptions.Telnyx = s.telnyx
 	}
 	if s.cfg.MCP {
 		apiOptions.MCP = func(api http.Handler) http.Handler {
-			mcpEndpoint = mcpserver.NewHTTP(api, s.app, mcpserver.HTTPOptions{Options: mcpserver.Options{Version: version}, BaseURL: s.cfg.BaseURL})
+			mcpEndpoint = mcpserver.NewHTTP(api, s.app, mcpserver.HTTPOptions{Options: mcpserver.Options{Version: s.Version}, BaseURL: s.cfg.BaseURL})
 			return mcpEndpoint
 		}
 	}

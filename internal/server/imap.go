@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // listenIMAP binds the IMAP listeners: plaintext (with STARTTLS when a
 // certificate is configured) and, when asked for, implicit TLS.
-func (s *service) listenIMAP() error {
+func (s *Service) listenIMAP() error {
 	var err error
 	if s.imapLn, err = net.Listen("tcp", s.cfg.IMAPAddr); err != nil {
 		return fmt.Errorf("CALLSIGN_IMAP_ADDR: %w", err)
@@ -34,7 +34,7 @@ func isLoopback(ln net.Listener) bool {
 }
 
 // serveIMAP runs the IMAP server and the source workers in g until ctx ends.
-func (s *service) serveIMAP(ctx context.Context, g *errgroup.Group, tlsConfig *tls.Config) {
+func (s *Service) serveIMAP(ctx context.Context, g *errgroup.Group, tlsConfig *tls.Config) {
 	// Without TLS, a password may cross the wire in the clear only where
 	// no one else can hear it.
 	plaintextAuth := isLoopback(s.imapLn)
