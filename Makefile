@@ -3,7 +3,7 @@ GO       ?= go
 # gin's msgpack codec is unused; leaving it out saves a fifth of the build.
 TAGS     := nomsgpack
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X main.version=$(VERSION)
+LDFLAGS  := -s -w -X github.com/callsign/callsign/internal/cli.Version=$(VERSION)
 BIN      := bin/callsign
 # The AWS SDK (SES) must never ask the EC2 instance metadata service for
 # credentials from a test or benchmark: everything they reach is on

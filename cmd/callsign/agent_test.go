@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/internal/cli"
 )
 
 // agentCLI runs the built program (this test binary as callsign) as a
@@ -190,16 +191,16 @@ func TestAgentCLIUsesStoredLogins(t *testing.T) {
 	save := func(r *running, name string, at time.Time) agent {
 		mgmt := r.bootstrap(name + "@example.com")
 		a := r.newAgent(mgmt, name)
-		login := savedLogin{SavedAt: at}
+		login := cli.SavedLogin{SavedAt: at}
 		login.ManagementKey, login.IdentityKey = mgmt, a.key
 		login.Identity.UUID, login.Identity.Name, login.Identity.Inbox = a.uuid, name, a.inbox
 		path := filepath.Join(home, ".config", "callsign", "credentials.json")
-		var creds credentials
+		var creds cli.Credentials
 		if data, err := os.ReadFile(path); err == nil {
 			json.Unmarshal(data, &creds)
 		}
 		if creds.Servers == nil {
-			creds.Servers = map[string]savedLogin{}
+			creds.Servers = map[string]cli.SavedLogin{}
 		}
 		creds.Servers[r.baseURL] = login
 		os.MkdirAll(filepath.Dir(path), 0o700)
@@ -230,7 +231,7 @@ func mustManagementKey(t *testing.T, home, server string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var creds credentials
+	var creds cli.Credentials
 	json.Unmarshal(data, &creds)
 	return creds.Servers[server].ManagementKey
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/callsign/callsign/adapters/oidc/oidctest"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/internal/cli"
 )
 
 // requireAllVar, set to 1 (CI sets it), turns a missing browser into a failure.
@@ -134,7 +135,7 @@ func TestDeviceLoginInABrowser(t *testing.T) {
 
 	// startDevice is a client that is not the CLI.
 	startDevice := func(t *testing.T) (deviceCode, pageURL string) {
-		var st deviceStart
+		var st cli.DeviceStart
 		if s := r.call("POST", "/api/auth/device/", "", map[string]string{"client_name": "test client"}, &st); s != 200 {
 			t.Fatalf("start: %d", s)
 		}
@@ -142,7 +143,7 @@ func TestDeviceLoginInABrowser(t *testing.T) {
 	}
 	poll := func(t *testing.T, deviceCode string) (int, map[string]any) {
 		var answer map[string]any
-		s := r.call("POST", "/api/auth/device/token/", "", map[string]string{"device_code": deviceCode, "grant_type": deviceGrantType}, &answer)
+		s := r.call("POST", "/api/auth/device/token/", "", map[string]string{"device_code": deviceCode, "grant_type": cli.DeviceGrantType}, &answer)
 		return s, answer
 	}
 

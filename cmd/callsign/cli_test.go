@@ -18,14 +18,15 @@ import (
 	"github.com/callsign/callsign/adapters/ses/sestest"
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
+	"github.com/callsign/callsign/internal/cli"
 )
 
 // TestMain lets a test run this binary as the callsign command in a child
 // process, for what only a real process shows: signals and exit statuses.
 func TestMain(m *testing.M) {
 	if os.Getenv("CALLSIGN_TEST_RUN_MAIN") == "1" {
-		invokedAs = "callsign"
-		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+		cli.InvokedAs = "callsign"
+		os.Exit(cli.Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}
 	// The AWS SDK's default chain finds the SES fake's static credentials,
 	// and never asks for instance metadata (169.254.169.254) off this
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 // runCLI runs a command in-process without configuration.
 func runCLI(args ...string) (stdout, stderr string, code int) {
 	var out, errOut strings.Builder
-	code = run(args, strings.NewReader(""), &out, &errOut, func(string) string { return "" })
+	code = cli.Run(args, strings.NewReader(""), &out, &errOut, func(string) string { return "" })
 	return out.String(), errOut.String(), code
 }
 
@@ -52,7 +53,7 @@ func TestHelpAndVersionExitZeroOnStdout(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}} {
-		if out, _, code := runCLI(args...); code != 0 || out != "callsign "+version+"\n" {
+		if out, _, code := runCLI(args...); code != 0 || out != "callsign "+cli.Version+"\n" {
 			t.Errorf("%v: exit %d, %q", args, code, out)
 		}
 	}
@@ -195,7 +196,7 @@ func TestStartupErrorsAreOneLineNamingTheVariable(t *testing.T) {
 	} {
 		for _, cmd := range [][]string{{"serve"}, {"migrate"}, {"account", "create", "--email", "a@example.com"}} {
 			var out, errOut strings.Builder
-			code := run(cmd, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] })
+			code := cli.Run(cmd, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] })
 			lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
 			if code != 1 || len(lines) != 1 || !strings.HasPrefix(lines[0], "callsign: "+name+": ") {
 				t.Errorf("%s, %v: exit %d, stderr %q", name, cmd, code, errOut.String())
@@ -347,7 +348,7 @@ func TestFirstRunGuidesTheOperator(t *testing.T) {
 
 	var out, errOut strings.Builder
 	getenv := func(k string) string { return env[k] }
-	if code := run([]string{"account", "create", "--email", "first@example.com"}, strings.NewReader(""), &out, &errOut, getenv); code != 0 {
+	if code := cli.Run([]string{"account", "create", "--email", "first@example.com"}, strings.NewReader(""), &out, &errOut, getenv); code != 0 {
 		t.Fatalf("account create: %s", errOut.String())
 	}
 	second := startChild(t, env)
@@ -412,14 +413,14 @@ func TestKeyCreateOnEachDatabase(t *testing.T) {
 		env := map[string]string{"CALLSIGN_DATA_DIR": t.TempDir(), "CALLSIGN_DATABASE_URL": sqlstoretest.URL(t, d)}
 		getenv := func(k string) string { return env[k] }
 		var out, errOut strings.Builder
-		if code := run([]string{"account", "create", "--email", "db@example.com"}, strings.NewReader(""), &out, &errOut, getenv); code != 0 {
+		if code := cli.Run([]string{"account", "create", "--email", "db@example.com"}, strings.NewReader(""), &out, &errOut, getenv); code != 0 {
 			t.Fatalf("account create: %s", errOut.String())
 		}
 		out.Reset()
-		if code := run([]string{"key", "create", "--account", "db@example.com", "--identity", "00000000-0000-4000-8000-000000000000"}, strings.NewReader(""), &out, &errOut, getenv); code != 1 {
+		if code := cli.Run([]string{"key", "create", "--account", "db@example.com", "--identity", "00000000-0000-4000-8000-000000000000"}, strings.NewReader(""), &out, &errOut, getenv); code != 1 {
 			t.Fatalf("an unknown identity: exit %d %s", code, errOut.String())
 		}
-		if code := run([]string{"key", "create", "--account", "db@example.com"}, strings.NewReader(""), &out, &errOut, getenv); code != 0 || !strings.Contains(out.String(), "svc_mgmt_") {
+		if code := cli.Run([]string{"key", "create", "--account", "db@example.com"}, strings.NewReader(""), &out, &errOut, getenv); code != 0 || !strings.Contains(out.String(), "svc_mgmt_") {
 			t.Fatalf("key create: %d %s %s", code, out.String(), errOut.String())
 		}
 	})

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/callsign/callsign/internal/cli"
 )
 
 // callsign config prints each setting's effective value and source, and
@@ -29,7 +31,7 @@ func TestConfigCommand(t *testing.T) {
 		env[k] = v
 	}
 	var out, errOut strings.Builder
-	if code := run([]string{"config"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }); code != 0 {
+	if code := cli.Run([]string{"config"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	rows := map[string][]string{}
@@ -71,7 +73,7 @@ func TestConfigCommand(t *testing.T) {
 	env["CALLSIGN_SMTP_MAX_BYTES"] = "lots"
 	out.Reset()
 	errOut.Reset()
-	if code := run([]string{"config"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }); code != 1 || !strings.Contains(errOut.String(), "CALLSIGN_SMTP_MAX_BYTES: ") {
+	if code := cli.Run([]string{"config"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] }); code != 1 || !strings.Contains(errOut.String(), "CALLSIGN_SMTP_MAX_BYTES: ") {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/internal/cli"
 )
 
 // dnsServer answers DNS over UDP on loopback from a table of MX and A
@@ -63,7 +64,7 @@ func dnsServer(t *testing.T, mx map[string]string, a map[string]string) string {
 func doctorLines(t *testing.T, env map[string]string, args ...string) (map[string]string, string, int) {
 	t.Helper()
 	var out, errOut strings.Builder
-	code := run(append([]string{"doctor"}, args...), strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] })
+	code := cli.Run(append([]string{"doctor"}, args...), strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] })
 	lines := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		if line == "" {

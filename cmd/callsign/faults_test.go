@@ -27,6 +27,7 @@ import (
 
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
+	"github.com/callsign/callsign/internal/cli"
 )
 
 // faultService is a data directory and database that children of this
@@ -49,7 +50,7 @@ func newFaultService(t *testing.T, d sqlstore.Dialect, dbURL string) *faultServi
 	env["CALLSIGN_DATABASE_URL"] = dbURL
 	fs := &faultService{t: t, d: d, env: env}
 	var out, errOut bytes.Buffer
-	if code := run([]string{"account", "create", "--email", "faults@example.com"}, strings.NewReader(""), &out, &errOut,
+	if code := cli.Run([]string{"account", "create", "--email", "faults@example.com"}, strings.NewReader(""), &out, &errOut,
 		func(k string) string { return env[k] }); code != 0 {
 		t.Fatalf("account create: %d %s", code, errOut.String())
 	}

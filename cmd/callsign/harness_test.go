@@ -18,6 +18,7 @@ import (
 	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/config"
+	"github.com/callsign/callsign/internal/cli"
 	"github.com/callsign/callsign/internal/server"
 )
 
@@ -75,7 +76,7 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.Version = version
+	svc.Version = cli.Version
 	if err := svc.Listen(); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func
 // cli runs a callsign command against the same configuration.
 func (r *running) cli(stdin string, args ...string) (string, string, int) {
 	var out, errOut bytes.Buffer
-	code := run(args, strings.NewReader(stdin), &out, &errOut, func(k string) string { return r.env[k] })
+	code := cli.Run(args, strings.NewReader(stdin), &out, &errOut, func(k string) string { return r.env[k] })
 	return out.String(), errOut.String(), code
 }
 

@@ -2,15 +2,12 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -23,6 +20,7 @@ import (
 
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/internal/cli"
 )
 
 const ownerPassword = "correct horse battery staple"
@@ -85,7 +83,7 @@ func (r *running) loginInBackground() (string, <-chan loginResult) {
 	exited := make(chan loginResult, 1)
 	go func() {
 		var errOut strings.Builder
-		code := run([]string{"login", "--server", r.env["CALLSIGN_BASE_URL"], "--name", "e2e test"}, strings.NewReader(""), pw, &errOut, func(string) string { return "" })
+		code := cli.Run([]string{"login", "--server", r.env["CALLSIGN_BASE_URL"], "--name", "e2e test"}, strings.NewReader(""), pw, &errOut, func(string) string { return "" })
 		pw.Close()
 		exited <- loginResult{code: code, errOut: errOut.String()}
 	}()
@@ -186,7 +184,7 @@ func (p *pageClient) approve(pageURL, email, identityName string) {
 }
 
 // storedKeys reads what login saved for the server.
-func storedKeys(t *testing.T, path, server string) deviceKeys {
+func storedKeys(t *testing.T, path, server string) cli.DeviceKeys {
 	t.Helper()
 	info, err := os.Stat(path)
 	if err != nil {
@@ -197,11 +195,11 @@ func storedKeys(t *testing.T, path, server string) deviceKeys {
 		t.Fatalf("credentials mode %v, directory %v", info.Mode(), dir.Mode())
 	}
 	data, _ := os.ReadFile(path)
-	var creds credentials
+	var creds cli.Credentials
 	if err := json.Unmarshal(data, &creds); err != nil {
 		t.Fatal(err)
 	}
-	return creds.Servers[server].deviceKeys
+	return creds.Servers[server].DeviceKeys
 }
 
 func TestLoginCommand(t *testing.T) {
@@ -255,73 +253,9 @@ func TestLoginCommandUsage(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"login"}, {"login", "--server", "ftp://x"}, {"login", "--server", "http://x/?a=b"}} {
 		var out, errOut strings.Builder
-		if code := run(args, strings.NewReader(""), &out, &errOut, func(string) string { return "" }); code != 2 {
+		if code := cli.Run(args, strings.NewReader(""), &out, &errOut, func(string) string { return "" }); code != 2 {
 			t.Errorf("%v: exit %d, %s", args, code, errOut.String())
 		}
-	}
-}
-
-// TestLoginPollsPolitely runs the client's polling against a scripted
-// server and records every wait instead of sleeping.
-func TestLoginPollsPolitely(t *testing.T) {
-	t.Parallel()
-	script := []func(w http.ResponseWriter){
-		oauthAnswer("authorization_pending"),
-		oauthAnswer("slow_down"),
-		func(w http.ResponseWriter) {
-			w.Header().Set("Retry-After", "9")
-			w.WriteHeader(http.StatusTooManyRequests)
-			fmt.Fprint(w, `{"detail": "Request was throttled. Expected available in 9 seconds."}`)
-		},
-		func(w http.ResponseWriter) { http.Error(w, "upstream down", http.StatusBadGateway) },
-		oauthAnswer("authorization_pending"),
-		func(w http.ResponseWriter) {
-			fmt.Fprint(w, `{"management_key": "svc_mgmt_x", "identity_key": "svc_id_x", "identity": {"uuid": "u", "name": "n", "inbox": "n@x"}}`)
-		},
-	}
-	var polls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ParseForm() != nil || r.PostForm.Get("device_code") != "dc" || r.PostForm.Get("grant_type") != deviceGrantType {
-			http.Error(w, "bad poll", http.StatusTeapot)
-			return
-		}
-		script[polls.Add(1)-1](w)
-	}))
-	defer srv.Close()
-	var waits []time.Duration
-	dc := &deviceClient{base: srv.URL, http: srv.Client(), wait: func(_ context.Context, d time.Duration) error {
-		waits = append(waits, d)
-		return nil
-	}}
-	keys, err := dc.poll(context.Background(), deviceStart{DeviceCode: "dc", Interval: 2, ExpiresIn: 900})
-	if err != nil || keys.IdentityKey != "svc_id_x" {
-		t.Fatalf("poll: %+v %v", keys, err)
-	}
-	// 2 s, pending: 2 s, slow_down: 7 s from then on, 429: Retry-After 9 s,
-	// 502: twice the interval, pending: the interval.
-	want := []time.Duration{2, 2, 7, 9, 14, 7}
-	for i := range want {
-		want[i] *= time.Second
-	}
-	if fmt.Sprint(waits) != fmt.Sprint(want) {
-		t.Fatalf("waits %v, want %v", waits, want)
-	}
-
-	for answer, message := range map[string]string{"access_denied": "denied", "expired_token": "expired", "invalid_grant": "refused"} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { oauthAnswer(answer)(w) }))
-		dc := &deviceClient{base: srv.URL, http: srv.Client(), wait: func(context.Context, time.Duration) error { return nil }}
-		if _, err := dc.poll(context.Background(), deviceStart{DeviceCode: "dc", Interval: 1}); err == nil || !strings.Contains(err.Error(), message) {
-			t.Errorf("%s: %v", answer, err)
-		}
-		srv.Close()
-	}
-}
-
-func oauthAnswer(code string) func(http.ResponseWriter) {
-	return func(w http.ResponseWriter) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, `{"error": %q, "error_description": "x"}`, code)
 	}
 }
 

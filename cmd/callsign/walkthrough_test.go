@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/internal/cli"
 )
 
 // TestWalkthrough follows the README's five-minute walkthrough on each database.
@@ -53,7 +54,7 @@ func TestBadConfigurationStopsStartup(t *testing.T) {
 		"CALLSIGN_VAULT_KEY":    {"CALLSIGN_VAULT_KEY": "dG9vIHNob3J0"},
 	} {
 		var out, errOut strings.Builder
-		code := run([]string{"serve"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] })
+		code := cli.Run([]string{"serve"}, strings.NewReader(""), &out, &errOut, func(k string) string { return env[k] })
 		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
 		if code == 0 || len(lines) != 1 || !strings.Contains(lines[0], name) {
 			t.Errorf("%s: exit %d, stderr %q", name, code, errOut.String())

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -37,7 +37,7 @@ With --identity, a management key is bound to that one identity.`,
 				// Bound to one identity, the server acts as an identity key would.
 				who.KeyType, who.Identity = "identity", &id
 			}
-			server := mcpserver.New(api, who, mcpserver.Feed{}, mcpserver.Options{Version: version})
+			server := mcpserver.New(api, who, mcpserver.Feed{}, mcpserver.Options{Version: Version})
 			err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(c.stdin), Writer: nopWriteCloser{c.stdout}})
 			if ctx.Err() != nil {
 				return nil // stopped by a signal

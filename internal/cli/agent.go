@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -64,30 +64,30 @@ func (c *cli) agentClient() (*client.Client, error) {
 }
 
 // storedLogin is the login kept for server ("" for the most recent one).
-func storedLogin(server string) (savedLogin, string, error) {
+func storedLogin(server string) (SavedLogin, string, error) {
 	path, err := credentialsFile()
 	if err != nil {
-		return savedLogin{}, "", err
+		return SavedLogin{}, "", err
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return savedLogin{}, "", errors.New("not logged in: run callsign login --server URL, or set CALLSIGN_SERVER and CALLSIGN_API_KEY")
+		return SavedLogin{}, "", errors.New("not logged in: run callsign login --server URL, or set CALLSIGN_SERVER and CALLSIGN_API_KEY")
 	}
 	if err != nil {
-		return savedLogin{}, "", err
+		return SavedLogin{}, "", err
 	}
-	var creds credentials
+	var creds Credentials
 	if err := json.Unmarshal(data, &creds); err != nil {
-		return savedLogin{}, "", fmt.Errorf("%s is not a credentials file (%v); move it away and log in again", path, err)
+		return SavedLogin{}, "", fmt.Errorf("%s is not a credentials file (%v); move it away and log in again", path, err)
 	}
 	if server != "" {
 		base, err := serverURL(server)
 		if err != nil {
-			return savedLogin{}, "", usageError{"--server: " + err.Error()}
+			return SavedLogin{}, "", usageError{"--server: " + err.Error()}
 		}
 		login, ok := creds.Servers[base]
 		if !ok {
-			return savedLogin{}, "", fmt.Errorf("no login for %s is stored; run callsign login --server %s", base, base)
+			return SavedLogin{}, "", fmt.Errorf("no login for %s is stored; run callsign login --server %s", base, base)
 		}
 		return login, base, nil
 	}
@@ -98,7 +98,7 @@ func storedLogin(server string) (savedLogin, string, error) {
 		}
 	}
 	if newest == "" {
-		return savedLogin{}, "", errors.New("not logged in: run callsign login --server URL, or set CALLSIGN_SERVER and CALLSIGN_API_KEY")
+		return SavedLogin{}, "", errors.New("not logged in: run callsign login --server URL, or set CALLSIGN_SERVER and CALLSIGN_API_KEY")
 	}
 	return creds.Servers[newest], newest, nil
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (c *cli) serve(*cobra.Command, []string) error {
 		return err
 	}
 	defer svc.Close()
-	svc.Version = version
+	svc.Version = Version
 	stopWatching := c.watchInterrupts(svc, cancel)
 	defer stopWatching()
 	if err := svc.Listen(); err != nil {
@@ -105,7 +105,7 @@ func (c *cli) nextSteps(ctx context.Context, svc *server.Service) {
 		return
 	}
 	if !has {
-		fmt.Fprintf(c.stdout, "No account exists yet. Create one (in another terminal, with the same CALLSIGN_* settings); it prints a management key, shown once:\n  %s account create --email you@example.com\n", invokedAs)
+		fmt.Fprintf(c.stdout, "No account exists yet. Create one (in another terminal, with the same CALLSIGN_* settings); it prints a management key, shown once:\n  %s account create --email you@example.com\n", InvokedAs)
 	}
 }
 

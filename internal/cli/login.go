@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -82,11 +82,11 @@ func serverURL(s string) (string, error) {
 	return u.String(), nil
 }
 
-// deviceGrantType is RFC 8628's grant_type for polling.
-const deviceGrantType = "urn:ietf:params:oauth:grant-type:device_code"
+// DeviceGrantType is RFC 8628's grant_type for polling.
+const DeviceGrantType = "urn:ietf:params:oauth:grant-type:device_code"
 
-// deviceStart is the server's answer to a new request (RFC 8628 §3.2).
-type deviceStart struct {
+// DeviceStart is the server's answer to a new request (RFC 8628 §3.2).
+type DeviceStart struct {
 	DeviceCode              string `json:"device_code"`
 	UserCode                string `json:"user_code"`
 	VerificationURI         string `json:"verification_uri"`
@@ -95,8 +95,8 @@ type deviceStart struct {
 	Interval                int    `json:"interval"`
 }
 
-// deviceKeys is what a successful poll hands over.
-type deviceKeys struct {
+// DeviceKeys is what a successful poll hands over.
+type DeviceKeys struct {
 	ManagementKey string `json:"management_key"`
 	IdentityKey   string `json:"identity_key"`
 	Identity      struct {
@@ -145,19 +145,19 @@ func (dc *deviceClient) post(ctx context.Context, path string, form url.Values, 
 	return res, err
 }
 
-func (dc *deviceClient) start(ctx context.Context, clientName string) (deviceStart, error) {
+func (dc *deviceClient) start(ctx context.Context, clientName string) (DeviceStart, error) {
 	var answer struct {
-		deviceStart
+		DeviceStart
 		Detail string `json:"detail"`
 	}
 	res, err := dc.post(ctx, "/api/auth/device/", url.Values{"client_name": {clientName}}, &answer)
 	switch {
 	case err != nil:
-		return deviceStart{}, fmt.Errorf("asking %s for a code: %w", dc.base, err)
+		return DeviceStart{}, fmt.Errorf("asking %s for a code: %w", dc.base, err)
 	case res.StatusCode != http.StatusOK || answer.DeviceCode == "":
-		return deviceStart{}, fmt.Errorf("asking %s for a code: %s %s", dc.base, res.Status, answer.Detail)
+		return DeviceStart{}, fmt.Errorf("asking %s for a code: %s %s", dc.base, res.Status, answer.Detail)
 	}
-	return answer.deviceStart, nil
+	return answer.DeviceStart, nil
 }
 
 // pollBackoffLimit bounds the wait after a failure to reach the server.
@@ -167,35 +167,35 @@ const pollBackoffLimit = time.Minute
 // code expires. It slows down when told to (slow_down adds 5 seconds, for
 // good), waits out a 429's Retry-After, and rides out a server that is
 // briefly unreachable.
-func (dc *deviceClient) poll(ctx context.Context, st deviceStart) (deviceKeys, error) {
+func (dc *deviceClient) poll(ctx context.Context, st DeviceStart) (DeviceKeys, error) {
 	interval := time.Duration(st.Interval) * time.Second
 	if interval <= 0 {
 		interval = 5 * time.Second // RFC 8628 §3.2's default
 	}
 	deadline := time.Now().Add(time.Duration(st.ExpiresIn) * time.Second)
-	form := url.Values{"grant_type": {deviceGrantType}, "device_code": {st.DeviceCode}}
+	form := url.Values{"grant_type": {DeviceGrantType}, "device_code": {st.DeviceCode}}
 	wait := interval
 	for {
 		if err := dc.wait(ctx, wait); err != nil {
-			return deviceKeys{}, err
+			return DeviceKeys{}, err
 		}
 		if st.ExpiresIn > 0 && time.Now().After(deadline) {
-			return deviceKeys{}, errors.New("the code expired before it was approved; run callsign login again")
+			return DeviceKeys{}, errors.New("the code expired before it was approved; run callsign login again")
 		}
 		wait = interval
 		var answer struct {
-			deviceKeys
+			DeviceKeys
 			Error       string `json:"error"`
 			Description string `json:"error_description"`
 		}
 		res, err := dc.post(ctx, "/api/auth/device/token/", form, &answer)
 		switch {
 		case ctx.Err() != nil:
-			return deviceKeys{}, ctx.Err()
+			return DeviceKeys{}, ctx.Err()
 		case err != nil || res.StatusCode >= 500:
 			wait = min(2*interval, pollBackoffLimit) // the server is having trouble; give it room
 		case res.StatusCode == http.StatusOK:
-			return answer.deviceKeys, nil
+			return answer.DeviceKeys, nil
 		case res.StatusCode == http.StatusTooManyRequests:
 			if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && time.Duration(s)*time.Second > wait {
 				wait = time.Duration(s) * time.Second
@@ -205,11 +205,11 @@ func (dc *deviceClient) poll(ctx context.Context, st deviceStart) (deviceKeys, e
 			interval += 5 * time.Second
 			wait = interval
 		case answer.Error == "access_denied":
-			return deviceKeys{}, errors.New("the login was denied in the browser")
+			return DeviceKeys{}, errors.New("the login was denied in the browser")
 		case answer.Error == "expired_token":
-			return deviceKeys{}, errors.New("the code expired before it was approved; run callsign login again")
+			return DeviceKeys{}, errors.New("the code expired before it was approved; run callsign login again")
 		default:
-			return deviceKeys{}, fmt.Errorf("the server refused: %s %s", answer.Error, answer.Description)
+			return DeviceKeys{}, fmt.Errorf("the server refused: %s %s", answer.Error, answer.Description)
 		}
 	}
 }
@@ -232,13 +232,15 @@ func (dc *deviceClient) check(ctx context.Context, key string) error {
 	return nil
 }
 
-// credentials is the file login keeps keys in, one entry per server.
-type credentials struct {
-	Servers map[string]savedLogin `json:"servers"`
+// Credentials is the file login keeps keys in, one entry per server (the
+// end-to-end tests read and write it as login does).
+type Credentials struct {
+	Servers map[string]SavedLogin `json:"servers"`
 }
 
-type savedLogin struct {
-	deviceKeys
+// SavedLogin is one server's entry: the keys a login got, and when.
+type SavedLogin struct {
+	DeviceKeys
 	SavedAt time.Time `json:"saved_at"`
 }
 
@@ -255,12 +257,12 @@ func credentialsFile() (string, error) {
 // saveCredentials adds the server's keys to the credentials file, which
 // only the user may read (0600, in a 0700 directory); it is replaced
 // atomically, so a crash never leaves half a file.
-func saveCredentials(server string, keys deviceKeys) (string, error) {
+func saveCredentials(server string, keys DeviceKeys) (string, error) {
 	path, err := credentialsFile()
 	if err != nil {
 		return "", err
 	}
-	creds := credentials{Servers: map[string]savedLogin{}}
+	creds := Credentials{Servers: map[string]SavedLogin{}}
 	switch data, err := os.ReadFile(path); {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -270,10 +272,10 @@ func saveCredentials(server string, keys deviceKeys) (string, error) {
 			return "", fmt.Errorf("%s is not a credentials file (%v); move it away and log in again", path, err)
 		}
 		if creds.Servers == nil {
-			creds.Servers = map[string]savedLogin{}
+			creds.Servers = map[string]SavedLogin{}
 		}
 	}
-	creds.Servers[server] = savedLogin{deviceKeys: keys, SavedAt: time.Now().UTC()}
+	creds.Servers[server] = SavedLogin{DeviceKeys: keys, SavedAt: time.Now().UTC()}
 	data, err := json.MarshalIndent(creds, "", "  ")
 	if err != nil {
 		return "", err
