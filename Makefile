@@ -21,7 +21,7 @@ build:
 	@echo "Building $(BIN) (the first build downloads and compiles the dependencies: a minute or two)…"
 	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/callsign
 
-# The end-to-end tests in cmd/callsign start many real instances and run side
+# The end-to-end tests in e2e/ start many real instances and run side
 # by side (t.Parallel): most of their time is spent waiting on sockets,
 # timers and the browser, so eight at a time keep two cores busy.
 test:
@@ -43,7 +43,7 @@ FUZZTIME ?=
 FUZZ_TARGETS := ./adapters/mailmime:FuzzParse:150000x ./adapters/smtpin:FuzzSession:6000x \
 	./adapters/httpapi:FuzzReadInput:100000x ./adapters/imap:FuzzServerCommands:5000x
 test-faults:
-	$(GO) test -tags '$(TAGS) faults' -count=1 -timeout 15m -run '^TestFault' -v ./cmd/callsign/
+	$(GO) test -tags '$(TAGS) faults' -count=1 -timeout 15m -run '^TestFault' -v ./e2e/
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; fn=$${rest%%:*}; budget=$${rest#*:}; \
 		[ -n "$(FUZZTIME)" ] && budget=$(FUZZTIME); \

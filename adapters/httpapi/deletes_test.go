@@ -24,7 +24,7 @@ func (r *response) results(t *testing.T) []map[string]any {
 
 // TestDeletes walks every delete over the memory store, with the
 // simulator: a message, a text, an inbox, an identity. That SQL removes
-// what an identity held is cmd/callsign's TestDeletes.
+// what an identity held is e2e's TestDeletes.
 func TestDeletes(t *testing.T) {
 	h := newHarness(t)
 	h.sim.Report = h.app.SMS.SimulatedReport

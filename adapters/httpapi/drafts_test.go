@@ -85,7 +85,7 @@ func TestDraftWhoseTimePassed(t *testing.T) {
 // is the approval, and the message reaches the relay. Bad input is 400
 // naming the field, rules apply at send, a draft is sent once, and a
 // management key gives the right back. One draft approved and sent through
-// the real outbox on both databases is cmd/callsign's TestDraftsAndApproval.
+// the real outbox on both databases is e2e's TestDraftsAndApproval.
 func TestDraftsAndApproval(t *testing.T) {
 	h := newHarness(t)
 	h.runOutbox()

@@ -95,7 +95,7 @@ func newHarnessWith(t testing.TB, change func(*app.Deps)) *harness {
 }
 
 // mcpStub stands in for the MCP endpoint (adapters/mcpserver, tested end
-// to end in cmd/callsign): it answers every request with a JSON-RPC result
+// to end in e2e): it answers every request with a JSON-RPC result
 // that echoes the bearer key it was given.
 func mcpStub(api http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

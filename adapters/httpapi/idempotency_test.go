@@ -133,7 +133,7 @@ func TestIdempotencyRoutes(t *testing.T) {
 // send one message; each is answered 201 (once run, the others replayed
 // with the same body) or 409 naming the header while the first runs. A
 // repeat is replayed; another body under the key is 422; a malformed key
-// is 400. The same across two instances on PostgreSQL is cmd/callsign's
+// is 400. The same across two instances on PostgreSQL is e2e's
 // TestIdempotentSend.
 func TestIdempotentSendAtOnce(t *testing.T) {
 	h := newHarness(t)

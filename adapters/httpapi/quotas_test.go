@@ -14,7 +14,7 @@ import (
 // TestQuotas fills every quota of an account over the memory store: counts
 // and sizes are 403 naming the quota, sends per hour 429 with Retry-After,
 // and mail over the storage quota is refused at the recipient (the SMTP
-// listener's 452 4.2.2, tested end to end in cmd/callsign's TestQuotas)
+// listener's 452 4.2.2, tested end to end in e2e's TestQuotas)
 // until mail is deleted.
 func TestQuotas(t *testing.T) {
 	limits := core.Limits{core.QuotaStorage: 16 << 10, core.QuotaIdentities: 2, core.QuotaInboxes: 3, core.QuotaPhones: 1,

@@ -27,7 +27,7 @@ func (h *harness) deliverFrom(envelopeFrom, to, raw string) {
 
 // TestRules: an identity limited to @customer.example can mail and text no
 // one else, is reached by no one else (its recipient refuses the sender,
-// which the SMTP listener answers 550 5.7.1: cmd/callsign's TestRules), a
+// which the SMTP listener answers 550 5.7.1: e2e's TestRules), a
 // bounce-style message with an empty sender is stored blocked and hidden
 // from lists, threads, contacts and events, and a blocked number's text is
 // kept blocked. Only management keys change rules.
