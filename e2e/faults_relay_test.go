@@ -27,12 +27,14 @@ const (
 	faultLease    = 4 * time.Second
 )
 
-// relayFaults is a service that sends through a relay the test controls:
-// down, answering 451 or 550, slow to answer; and the service stopped or
-// killed in the middle of a delivery.
+// relayFaults is a service that sends through a relay the test controls
+// (out): the SMTP relay, down, answering 451 or 550, slow to answer; or a
+// provider's fake (SES, Mailgun), slow to answer; and the service stopped
+// or killed in the middle of a delivery.
 type relayFaults struct {
 	*faultService
-	relay *testRelay
+	out   mailFake
+	relay *testRelay // when out is the SMTP relay
 	c     *child
 	api   string
 	// queued is every message sent, by Message-ID: its id in the API.
@@ -45,21 +47,41 @@ type relayFaults struct {
 }
 
 func newRelayFaults(t *testing.T, d sqlstore.Dialect) *relayFaults {
-	rf := &relayFaults{faultService: newFaultService(t, d, ""), relay: newTestRelay(t), queued: map[string]int64{}, refused: map[string]bool{}}
-	rf.relay.refuse = map[string]*smtp.SMTPError{}
+	relay := newTestRelay(t)
+	relay.refuse = map[string]*smtp.SMTPError{}
 	for i := range 10 {
-		rf.relay.refuse[fmt.Sprintf("refused-%d@example.org", i)] = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
+		relay.refuse[fmt.Sprintf("refused-%d@example.org", i)] = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
 	}
 	// A port for the relay, which is not listening yet.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rf.relay.addr = ln.Addr().String()
+	relay.addr = ln.Addr().String()
 	ln.Close()
+	rf := newOutboxFaults(t, d, mailFake{
+		env: map[string]string{"CALLSIGN_SMTP_RELAY": "smtp://relayuser:relaypass@" + relay.addr, "CALLSIGN_SMTP_RELAY_CA": relay.caFile},
+		accepted: func() (raws [][]byte, _ []string) {
+			for _, m := range relay.received() {
+				raws = append(raws, []byte(m.data))
+			}
+			return raws, nil
+		},
+		problems: func() []string { return nil },
+		hold:     func(d time.Duration) { relay.replyDelay.Store(int64(d)) },
+	})
+	rf.relay = relay
+	return rf
+}
+
+// newOutboxFaults starts a service that sends through out, with the fault
+// tests' outbox timings.
+func newOutboxFaults(t *testing.T, d sqlstore.Dialect, out mailFake) *relayFaults {
+	rf := &relayFaults{faultService: newFaultService(t, d, ""), out: out, queued: map[string]int64{}, refused: map[string]bool{}}
+	for k, v := range out.env {
+		rf.env[k] = v
+	}
 	for k, v := range map[string]string{
-		"CALLSIGN_SMTP_RELAY":       "smtp://relayuser:relaypass@" + rf.relay.addr,
-		"CALLSIGN_SMTP_RELAY_CA":    rf.relay.caFile,
 		"CALLSIGN_OUTBOX_RETRY":     "200ms",
 		"CALLSIGN_OUTBOX_RETRY_MAX": faultRetryMax.String(),
 		"CALLSIGN_OUTBOX_LEASE":     faultLease.String(),
@@ -161,17 +183,23 @@ func (rf *relayFaults) waitAll(what string, ids []string, want func(apiMessage) 
 
 func isSent(m apiMessage) bool { return m.DeliveryStatus == "sent" }
 
-// atRelay counts the messages the relay kept, by Message-ID.
-func (rf *relayFaults) atRelay() map[string]int {
+// kept counts the messages the relay (or provider) kept, by Message-ID.
+func (rf *relayFaults) kept() map[string]int {
 	seen := map[string]int{}
-	for _, m := range rf.relay.received() {
-		msg, err := mail.ReadMessage(strings.NewReader(m.data))
-		if err != nil {
-			rf.t.Fatal(err)
-		}
-		seen[strings.Trim(msg.Header.Get("Message-Id"), "<>")]++
+	raws, _ := rf.out.accepted()
+	for _, raw := range raws {
+		seen[rf.messageID(raw)]++
 	}
 	return seen
+}
+
+// messageID reads a kept message's Message-ID, without angle brackets.
+func (rf *relayFaults) messageID(raw []byte) string {
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		rf.t.Fatal(err)
+	}
+	return strings.Trim(msg.Header.Get("Message-Id"), "<>")
 }
 
 // outbox reads what is waiting in the outbox: how many entries, the latest
@@ -266,16 +294,19 @@ func (rf *relayFaults) relayRefuses() {
 // answer to a message it has kept, starts it again, and waits for the rest.
 func (rf *relayFaults) stopDuringDelivery(sig syscall.Signal, hold time.Duration) {
 	name := map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGKILL: "kill -9"}[sig]
-	rf.relay.replyDelay.Store(int64(hold))
-	kept := len(rf.relay.received())
+	rf.out.hold(hold)
+	raws, _ := rf.out.accepted()
+	kept := len(raws)
 	ids := rf.queue(10, func(i int) string { return fmt.Sprintf("%s-%d@example.org", strings.ReplaceAll(name, " ", ""), i) })
 	deadline := time.Now().Add(30 * time.Second)
-	for len(rf.relay.received()) < kept+2 { // the second is being held
+	for len(raws) < kept+2 { // the second is being held
 		if time.Now().After(deadline) {
 			rf.t.Fatalf("%s: the relay got no mail", name)
 		}
 		time.Sleep(5 * time.Millisecond)
+		raws, _ = rf.out.accepted()
 	}
+	held := rf.messageID(raws[kept+1])
 	stoppedAt := time.Now()
 	rf.c.cmd.Process.Signal(sig)
 	<-rf.c.exited
@@ -294,10 +325,15 @@ func (rf *relayFaults) stopDuringDelivery(sig syscall.Signal, hold time.Duration
 	case claimed.After(stoppedAt.Add(faultLease)):
 		rf.t.Errorf("%s left an entry leased for %v, past one lease", name, claimed.Sub(stoppedAt))
 	}
-	rf.relay.replyDelay.Store(0)
+	rf.out.hold(0)
 	restartedAt := time.Now()
 	rf.restart()
 	rf.waitAll(name+": every message sent after the restart", ids, isSent)
+	// The message whose answer was held: a SIGTERM waits for the answer
+	// and records it; a kill -9 never hears it, so the message goes again.
+	if n, want := rf.kept()[held], map[syscall.Signal]int{syscall.SIGTERM: 1, syscall.SIGKILL: 2}[sig]; n != want {
+		rf.t.Errorf("%s: the message under way when the service stopped reached the relay %d times; want %d", name, n, want)
+	}
 	rf.note("%s during delivery: 10 queued, stopped in %v with %d waiting (one leased: %v); after the restart all sent in %v",
 		name, stopTook.Round(time.Millisecond), n, leased, time.Since(restartedAt).Round(time.Millisecond))
 }
@@ -305,9 +341,12 @@ func (rf *relayFaults) stopDuringDelivery(sig syscall.Signal, hold time.Duration
 // tally checks the relay's count of every message: once each (refused
 // ones never), with at most one more per kill -9 (the attempt under way
 // when the process died, sent again after its lease: the documented
-// at-least-once window).
+// at-least-once window), and none more than twice.
 func (rf *relayFaults) tally() {
-	seen := rf.atRelay()
+	for _, p := range rf.out.problems() {
+		rf.t.Errorf("a request broke the provider's published reference: %s", p)
+	}
+	seen := rf.kept()
 	delivered, duplicated, failed := 0, 0, 0
 	for id := range rf.queued {
 		n := seen[id]
@@ -319,6 +358,9 @@ func (rf *relayFaults) tally() {
 			}
 		case n == 0:
 			rf.t.Errorf("%s never reached the relay", id)
+		case n > 2:
+			rf.t.Errorf("%s reached the relay %d times; want at most twice", id, n)
+			fallthrough
 		default:
 			delivered++
 			duplicated += n - 1
@@ -349,4 +391,27 @@ func TestFaultRelay(t *testing.T) {
 		rf.c.cmd.Process.Signal(syscall.SIGTERM)
 		rf.c.exitCode(t)
 	})
+}
+
+// TestFaultRelayProviders: the service killed (kill -9) while SES or
+// Mailgun holds its answer to a message it has kept, on SQLite and
+// PostgreSQL: after the restart every message reaches the provider, at
+// most once more per kill (the attempt under way), as with the SMTP relay.
+func TestFaultRelayProviders(t *testing.T) {
+	for _, p := range []struct {
+		name string
+		fake func(*testing.T) mailFake
+	}{{"ses", sesFake}, {"mailgun", mailgunFake}} {
+		t.Run(p.name, func(t *testing.T) {
+			forEachDialectInTurn(t, func(t *testing.T, d sqlstore.Dialect) {
+				rf := newOutboxFaults(t, d, p.fake(t))
+				for range 3 {
+					rf.stopDuringDelivery(syscall.SIGKILL, 500*time.Millisecond)
+				}
+				rf.tally()
+				rf.c.cmd.Process.Signal(syscall.SIGTERM)
+				rf.c.exitCode(t)
+			})
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/callsign/callsign/adapters/mailauth"
 	"github.com/callsign/callsign/adapters/mailauth/dkimpytest"
@@ -22,21 +23,27 @@ import (
 )
 
 // mailFake is a provider's fake as the end-to-end tests see it: what it
-// accepted (bytes and the id it answered), and how often it was asked.
+// accepted (bytes and the id it answered), how often it was asked, and
+// the faults it can play: an outage (the next send hears 500) and a hold
+// on its answers once it has kept a message.
 type mailFake struct {
 	env      map[string]string
 	accepted func() (raws [][]byte, ids []string)
 	requests func() int
 	problems func() []string
+	outage   func()
+	hold     func(time.Duration)
 }
 
 func sesFake(t *testing.T) mailFake {
 	srv := &sestest.Server{}
-	srv.FailNext(1, sestest.Fail) // an outage: the first attempt hears 500
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	return mailFake{
-		env: map[string]string{"CALLSIGN_MAIL_PROVIDER": "ses", "CALLSIGN_SES_REGION": sestest.Region, "CALLSIGN_SES_ENDPOINT": hs.URL},
+		env: map[string]string{"CALLSIGN_MAIL_PROVIDER": "ses", "CALLSIGN_SES_REGION": sestest.Region, "CALLSIGN_SES_ENDPOINT": hs.URL,
+			// The SDK reads these from the process's environment: for a
+			// child process; the in-process service has them from TestMain.
+			"AWS_ACCESS_KEY_ID": sestest.AccessKeyID, "AWS_SECRET_ACCESS_KEY": sestest.SecretAccessKey, "AWS_EC2_METADATA_DISABLED": "true"},
 		accepted: func() (raws [][]byte, ids []string) {
 			for _, s := range srv.Sent() {
 				raws, ids = append(raws, s.Raw), append(ids, s.MessageID)
@@ -44,12 +51,12 @@ func sesFake(t *testing.T) mailFake {
 			return raws, ids
 		},
 		requests: srv.Requests, problems: srv.Problems,
+		outage: func() { srv.FailNext(1, sestest.Fail) }, hold: srv.HoldAnswers,
 	}
 }
 
 func mailgunFake(t *testing.T) mailFake {
 	srv := mailguntest.NewServer("agents.test")
-	srv.FailNext(1, mailguntest.Fail)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	return mailFake{
@@ -61,6 +68,7 @@ func mailgunFake(t *testing.T) mailFake {
 			return raws, ids
 		},
 		requests: srv.Requests, problems: srv.Problems,
+		outage: func() { srv.FailNext(1, mailguntest.Fail) }, hold: srv.HoldAnswers,
 	}
 }
 
@@ -98,6 +106,7 @@ func mailOutThrough(t *testing.T, d sqlstore.Dialect, fake mailFake) {
 	for k, v := range fake.env {
 		env[k] = v
 	}
+	fake.outage()
 	r := start(t, d, env, fastRetry)
 	mgmt := r.bootstrap("provider@example.com")
 	var ident struct{ UUID string }

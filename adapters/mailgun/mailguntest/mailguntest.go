@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // APIKey is the key the fake accepts.
@@ -62,6 +63,7 @@ type Server struct {
 	requests int // sends answered, whatever the answer
 	problems []string
 	seq      int
+	hold     time.Duration // between keeping a send and answering it
 }
 
 // NewServer makes a fake that sends for the domains given.
@@ -78,6 +80,12 @@ func (s *Server) SetMode(m Mode) { s.mu.Lock(); s.mode, s.failures = m, -1; s.mu
 
 // FailNext makes the next n sends answer m, then accepts again.
 func (s *Server) FailNext(n int, m Mode) { s.mu.Lock(); s.mode, s.failures = m, n; s.mu.Unlock() }
+
+// HoldAnswers makes every following accepted send wait d between being
+// kept (listed by Sent) and being answered: a provider that has taken the
+// message and not yet said so, the window in which a sender that dies
+// sends it again. The wait ends early if the sender goes away.
+func (s *Server) HoldAnswers(d time.Duration) { s.mu.Lock(); s.hold = d; s.mu.Unlock() }
 
 // Sent lists the accepted messages, in order.
 func (s *Server) Sent() []Sent {
@@ -200,7 +208,14 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, domain string) {
 	s.seq++
 	id := fmt.Sprintf("<20261206100000.%d.callsignfake@%s>", s.seq, domain)
 	s.sent = append(s.sent, Sent{Domain: domain, Recipients: rcpts, Raw: raw, ID: id})
+	hold := s.hold
 	s.mu.Unlock()
+	if hold > 0 {
+		select {
+		case <-time.After(hold):
+		case <-r.Context().Done():
+		}
+	}
 	answer(w, http.StatusOK, map[string]any{"id": id, "message": "Queued. Thank you."})
 }
 

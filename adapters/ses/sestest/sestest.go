@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Credentials and region the fake accepts; tests give them to the SDK.
@@ -68,6 +69,7 @@ type Server struct {
 	requests int // sends answered, whatever the answer
 	problems []string
 	seq      int
+	hold     time.Duration // between keeping a send and answering it
 }
 
 // SetMode makes every following send answer m.
@@ -75,6 +77,12 @@ func (s *Server) SetMode(m Mode) { s.mu.Lock(); s.mode, s.failures = m, -1; s.mu
 
 // FailNext makes the next n sends answer m, then accepts again.
 func (s *Server) FailNext(n int, m Mode) { s.mu.Lock(); s.mode, s.failures = m, n; s.mu.Unlock() }
+
+// HoldAnswers makes every following accepted send wait d between being
+// kept (listed by Sent) and being answered: a provider that has taken the
+// message and not yet said so, the window in which a sender that dies
+// sends it again. The wait ends early if the sender goes away.
+func (s *Server) HoldAnswers(d time.Duration) { s.mu.Lock(); s.hold = d; s.mu.Unlock() }
 
 // Sent lists the accepted messages, in order.
 func (s *Server) Sent() []Sent {
@@ -215,7 +223,14 @@ func (s *Server) sendEmail(w http.ResponseWriter, r *http.Request) {
 		sent.ConfigurationSet = *in.ConfigurationSetName
 	}
 	s.sent = append(s.sent, sent)
+	hold := s.hold
 	s.mu.Unlock()
+	if hold > 0 {
+		select {
+		case <-time.After(hold):
+		case <-r.Context().Done():
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]string{"MessageId": id})
 }
