@@ -221,11 +221,13 @@ type lines struct {
 	mu    sync.Mutex
 	all   []string
 	added chan struct{}
+	done  chan struct{} // closed once the stream has ended
 }
 
 func collect(t *testing.T, r io.Reader) *lines {
-	l := &lines{added: make(chan struct{}, 1)}
+	l := &lines{added: make(chan struct{}, 1), done: make(chan struct{})}
 	go func() {
+		defer close(l.done)
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
 			l.mu.Lock()
@@ -283,7 +285,9 @@ func startChild(t *testing.T, env map[string]string) *child {
 		t.Fatal(err)
 	}
 	c := &child{cmd: cmd, stdout: collect(t, stdout), stderr: collect(t, stderr), exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(c.exited) }()
+	// Wait closes the pipes, so it comes after both are read to their end
+	// (os/exec: reads must complete first), or the last lines can be lost.
+	go func() { <-c.stdout.done; <-c.stderr.done; _ = cmd.Wait(); close(c.exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		<-c.exited
