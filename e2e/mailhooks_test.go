@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-imap/v2/imapclient"
+
 	"github.com/callsign/callsign/adapters/sqlstore"
 )
 
@@ -183,6 +185,18 @@ func TestMailProviderWebhooks(t *testing.T) {
 		}
 		if auth := m["authentication"].(map[string]any); n != 2 || auth["checked_by"] != "ses" || auth["verdict"] != "pass" {
 			t.Fatalf("after the SES posts: %d %v", n, m)
+		}
+		// Mail clients see both as mail like any other.
+		c, err := imapclient.DialInsecure(r.svc.IMAPAddr(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.Login("agent@agents.test", key).Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if sel, err := c.Select("INBOX", nil).Wait(); err != nil || sel.NumMessages != 2 {
+			t.Fatalf("IMAP SELECT after the Mailgun and SES posts: %v %+v", err, sel)
 		}
 
 		// A message we sent, then SES's Permanent bounce of it.
