@@ -19,6 +19,7 @@ import (
 	"github.com/callsign/callsign/adapters/resolver/dnstest"
 	"github.com/callsign/callsign/adapters/ses/sestest"
 	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/adapters/transporttest"
 	"github.com/callsign/callsign/core"
 )
 
@@ -51,7 +52,7 @@ func sesFake(t *testing.T) mailFake {
 			return raws, ids
 		},
 		requests: srv.Requests, problems: srv.Problems,
-		outage: func() { srv.FailNext(1, sestest.Fail) }, hold: srv.HoldAnswers,
+		outage: func() { srv.FailNext(1, transporttest.Fail) }, hold: srv.HoldAnswers,
 	}
 }
 
@@ -68,7 +69,7 @@ func mailgunFake(t *testing.T) mailFake {
 			return raws, ids
 		},
 		requests: srv.Requests, problems: srv.Problems,
-		outage: func() { srv.FailNext(1, mailguntest.Fail) }, hold: srv.HoldAnswers,
+		outage: func() { srv.FailNext(1, transporttest.Fail) }, hold: srv.HoldAnswers,
 	}
 }
 

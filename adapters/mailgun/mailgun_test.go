@@ -2,7 +2,6 @@ package mailgun
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -11,38 +10,16 @@ import (
 	"github.com/callsign/callsign/core"
 )
 
-// fake drives mailguntest.Server as the contract suite asks.
-type fake struct{ *mailguntest.Server }
-
-func (f fake) Received() []transporttest.Sent {
-	var out []transporttest.Sent
-	for _, s := range f.Sent() {
-		out = append(out, transporttest.Sent{Recipients: s.Recipients, Raw: s.Raw})
-	}
-	return out
-}
-
-func (f fake) Answer(a transporttest.Answer) {
-	f.SetMode(map[transporttest.Answer]mailguntest.Mode{transporttest.Accept: mailguntest.Accept, transporttest.Throttle: mailguntest.Throttle,
-		transporttest.Refuse: mailguntest.Reject, transporttest.Unreachable: mailguntest.Disconnect}[a])
-}
-
 func serve(tb testing.TB, key string) (*Mailgun, *mailguntest.Server) {
 	srv := mailguntest.NewServer("agents.test")
 	srv.Reason = transporttest.Reason
-	hs := httptest.NewServer(srv)
-	tb.Cleanup(func() {
-		hs.Close()
-		for _, p := range srv.Problems() {
-			tb.Errorf("the request broke Mailgun's reference: %s", p)
-		}
-	})
+	hs := transporttest.ServeFake(tb, "Mailgun", srv)
 	return New(Config{APIKey: key, APIBase: hs.URL + "/v3"}), srv
 }
 
 func harness(tb testing.TB) transporttest.Harness {
 	m, srv := serve(tb, mailguntest.APIKey)
-	return transporttest.Harness{Transport: m, Fake: fake{srv}, IDs: true, From: "bounces+token@agents.test"}
+	return transporttest.Harness{Transport: m, Fake: srv, IDs: true, From: "bounces+token@agents.test"}
 }
 
 func TestTransportContract(t *testing.T) {
@@ -75,7 +52,7 @@ func TestFailuresThatWait(t *testing.T) {
 	if o.Err == nil || o.Permanent || core.KindOf(o.Err) != core.KindUnauthorized || !strings.Contains(o.Err.Error(), "Domain not found") {
 		t.Fatalf("unknown domain: %+v", o)
 	}
-	srv.SetMode(mailguntest.Fail)
+	srv.Answer(transporttest.Fail)
 	o = m.Relay(context.Background(), "a@agents.test", []string{"ann@example.net"}, []byte("x\r\n"))[0]
 	if o.Err == nil || o.Permanent || !strings.Contains(o.Err.Error(), "Mailgun 500") {
 		t.Fatalf("500: %+v", o)

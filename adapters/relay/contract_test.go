@@ -51,8 +51,11 @@ type fakeSession struct {
 }
 
 func (s *fakeSession) Mail(string, *smtp.MailOptions) error {
-	if s.f.now() == transporttest.Throttle {
+	switch s.f.now() {
+	case transporttest.Throttle:
 		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 7, 1}, Message: "slow down"}
+	case transporttest.Fail:
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "local error in processing"}
 	}
 	return nil
 }

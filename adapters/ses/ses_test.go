@@ -2,7 +2,6 @@ package ses
 
 import (
 	"context"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -24,31 +23,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// fake drives sestest.Server as the contract suite asks.
-type fake struct{ *sestest.Server }
-
-func (f fake) Received() []transporttest.Sent {
-	var out []transporttest.Sent
-	for _, s := range f.Sent() {
-		out = append(out, transporttest.Sent{Recipients: s.Recipients, Raw: s.Raw})
-	}
-	return out
-}
-
-func (f fake) Answer(a transporttest.Answer) {
-	f.SetMode(map[transporttest.Answer]sestest.Mode{transporttest.Accept: sestest.Accept, transporttest.Throttle: sestest.Throttle,
-		transporttest.Refuse: sestest.Reject, transporttest.Unreachable: sestest.Disconnect}[a])
-}
-
 func serve(tb testing.TB, cfg Config) (*SES, *sestest.Server) {
 	srv := &sestest.Server{Reason: transporttest.Reason}
-	hs := httptest.NewServer(srv)
-	tb.Cleanup(func() {
-		hs.Close()
-		for _, p := range srv.Problems() {
-			tb.Errorf("the request broke SES's reference: %s", p)
-		}
-	})
+	hs := transporttest.ServeFake(tb, "SES", srv)
 	cfg.Region, cfg.Endpoint = sestest.Region, hs.URL
 	s, err := New(context.Background(), cfg)
 	if err != nil {
@@ -59,7 +36,7 @@ func serve(tb testing.TB, cfg Config) (*SES, *sestest.Server) {
 
 func harness(tb testing.TB) transporttest.Harness {
 	s, srv := serve(tb, Config{})
-	return transporttest.Harness{Transport: s, Fake: fake{srv}, IDs: true, From: "bounces+token@agents.test"}
+	return transporttest.Harness{Transport: s, Fake: srv, IDs: true, From: "bounces+token@agents.test"}
 }
 
 func TestTransportContract(t *testing.T) {
@@ -83,7 +60,7 @@ func TestSendsWithSenderAndConfigurationSet(t *testing.T) {
 // know is ours to fix: tried later, and flagged as our credentials.
 func TestFailuresThatWait(t *testing.T) {
 	s, srv := serve(t, Config{})
-	srv.SetMode(sestest.Fail)
+	srv.Answer(transporttest.Fail)
 	o := s.Relay(context.Background(), "a@agents.test", []string{"ann@example.net"}, []byte("x\r\n"))[0]
 	if o.Err == nil || o.Permanent || !strings.Contains(o.Err.Error(), "InternalFailure") {
 		t.Fatalf("500: %+v", o)

@@ -23,8 +23,11 @@ const (
 	// Accept takes the message for every recipient.
 	Accept Answer = iota
 	// Throttle answers as the provider does when it wants us to slow
-	// down or is failing (429, 5xx, SMTP 4xx): try later.
+	// down (429, SMTP 4xx): try later.
 	Throttle
+	// Fail answers as the provider does when it fails inside (500, SMTP
+	// 4xx local error): try later.
+	Fail
 	// Refuse refuses the message for good, naming the content or the
 	// recipient (HTTP 400, SMTP 5xx), with Reason in its answer.
 	Refuse
@@ -128,7 +131,8 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 		answer    Answer
 		permanent bool
 	}{
-		{"a throttled or failing provider means try later", Throttle, false},
+		{"a throttling provider means try later", Throttle, false},
+		{"a failing provider means try later", Fail, false},
 		{"an unreachable provider means try later", Unreachable, false},
 		{"a refusal of the content is for good, with the provider's reason", Refuse, true},
 	} {

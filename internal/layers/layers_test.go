@@ -46,7 +46,9 @@ var roots = map[string][]string{
 // with its reason. Production code has one; the rest are tests wiring real
 // neighbours or shared test helpers.
 var allowed = map[[2]string]string{
-	{"adapters/mcpserver", "client"}: "the MCP tools are the Go client's calls, in process or over HTTP",
+	{"adapters/mcpserver", "client"}:                           "the MCP tools are the Go client's calls, in process or over HTTP",
+	{"adapters/ses/sestest", "adapters/transporttest"}:         "the SES fake keeps its sends with the shared provider-fake bookkeeping",
+	{"adapters/mailgun/mailguntest", "adapters/transporttest"}: "the Mailgun fake keeps its sends with the shared provider-fake bookkeeping",
 }
 
 // allowedInTests are adapters any test may import, with the reason.

@@ -24,46 +24,30 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/callsign/callsign/adapters/transporttest"
 )
 
 // APIKey is the key the fake accepts.
 const APIKey = "key-callsign-test-0123456789abcdef"
 
-// Mode is what the fake answers to a send.
-type Mode int
-
-const (
-	Accept     Mode = iota
-	Throttle        // 429
-	Fail            // 500
-	Reject          // 400 with the server's Reason
-	Disconnect      // the connection is closed without an answer
-)
-
-// Sent is one accepted send.
+// Sent is one accepted send: its envelope recipients and bytes, and the
+// domain and id Mailgun sent and answered them with.
 type Sent struct {
-	Domain     string
-	Recipients []string
-	Raw        []byte
-	ID         string // as Mailgun answers it, in angle brackets
+	transporttest.Sent
+	Domain string
+	ID     string // as Mailgun answers it, in angle brackets
 }
 
-// Server is the fake. NewServer makes one; serve it with httptest.
+// Server is the fake. NewServer makes one; serve it with httptest. What it
+// answers to sends (transporttest.Answer: Fail is a 500, Refuse a 400 with
+// Reason) and what it kept are set and read through the embedded Sends.
 type Server struct {
+	transporttest.Sends[Sent]
 	// Reason is the text of a 400; "" says a usual one.
 	Reason string
 
-	domains  map[string]bool
-	mu       sync.Mutex
-	mode     Mode
-	failures int // sends left to answer with mode; <0: all
-	sent     []Sent
-	requests int // sends answered, whatever the answer
-	problems []string
-	seq      int
-	hold     time.Duration // between keeping a send and answering it
+	domains map[string]bool
 }
 
 // NewServer makes a fake that sends for the domains given.
@@ -75,49 +59,10 @@ func NewServer(domains ...string) *Server {
 	return s
 }
 
-// SetMode makes every following send answer m.
-func (s *Server) SetMode(m Mode) { s.mu.Lock(); s.mode, s.failures = m, -1; s.mu.Unlock() }
-
-// FailNext makes the next n sends answer m, then accepts again.
-func (s *Server) FailNext(n int, m Mode) { s.mu.Lock(); s.mode, s.failures = m, n; s.mu.Unlock() }
-
-// HoldAnswers makes every following accepted send wait d between being
-// kept (listed by Sent) and being answered: a provider that has taken the
-// message and not yet said so, the window in which a sender that dies
-// sends it again. The wait ends early if the sender goes away.
-func (s *Server) HoldAnswers(d time.Duration) { s.mu.Lock(); s.hold = d; s.mu.Unlock() }
-
-// Sent lists the accepted messages, in order.
-func (s *Server) Sent() []Sent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Sent(nil), s.sent...)
-}
-
-// Requests counts the sends answered so far, refused ones included.
-func (s *Server) Requests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests
-}
-
-// Problems lists every request that broke the published reference.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
-
-func (s *Server) problem(p string) {
-	s.mu.Lock()
-	s.problems = append(s.problems, p)
-	s.mu.Unlock()
-}
-
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if user, key, ok := r.BasicAuth(); !ok || user != "api" || key != APIKey {
 		if !ok || user != "api" {
-			s.problem("no basic auth as user api")
+			s.Problem("no basic auth as user api")
 		}
 		w.WriteHeader(http.StatusUnauthorized)
 		io.WriteString(w, "Forbidden")
@@ -135,17 +80,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusOK, map[string]any{"domain": map[string]any{"name": parts[2], "state": "active", "spam_action": "disabled",
 			"created_at": "Tue, 01 Dec 2026 10:00:00 GMT"}, "receiving_dns_records": []any{}, "sending_dns_records": []any{}})
 	default:
-		s.problem(r.Method + " " + r.URL.Path + " is not a Mailgun call the adapter makes")
+		s.Problem(r.Method + " " + r.URL.Path + " is not a Mailgun call the adapter makes")
 		answer(w, http.StatusNotFound, map[string]any{"message": "not found"})
 	}
 }
 
 func (s *Server) send(w http.ResponseWriter, r *http.Request, domain string) {
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
-		s.problem("Content-Type " + r.Header.Get("Content-Type") + ", want multipart/form-data")
+		s.Problem("Content-Type " + r.Header.Get("Content-Type") + ", want multipart/form-data")
 	}
 	if err := r.ParseMultipartForm(64 << 20); err != nil {
-		s.problem("body: " + err.Error())
+		s.Problem("body: " + err.Error())
 		answer(w, http.StatusBadRequest, map[string]any{"message": "malformed form"})
 		return
 	}
@@ -159,7 +104,7 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, domain string) {
 	}
 	files := r.MultipartForm.File["message"]
 	if len(rcpts) == 0 || len(files) != 1 {
-		s.problem(fmt.Sprintf("%d recipients in to and %d message files; want some and one", len(rcpts), len(files)))
+		s.Problem(fmt.Sprintf("%d recipients in to and %d message files; want some and one", len(rcpts), len(files)))
 		answer(w, http.StatusBadRequest, map[string]any{"message": "to parameter is missing"})
 		return
 	}
@@ -169,54 +114,34 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request, domain string) {
 	}
 	f, err := files[0].Open()
 	if err != nil {
-		s.problem(err.Error())
+		s.Problem(err.Error())
 		return
 	}
 	raw, _ := io.ReadAll(f)
 	f.Close()
-	s.mu.Lock()
-	s.requests++
-	mode := Accept
-	if s.failures != 0 {
-		mode = s.mode
-		if s.failures > 0 {
-			s.failures--
-		}
-	}
-	s.mu.Unlock()
-	switch mode {
-	case Throttle:
+	switch s.Next() {
+	case transporttest.Throttle:
 		answer(w, http.StatusTooManyRequests, map[string]any{"message": "Too many requests"})
 		return
-	case Fail:
+	case transporttest.Fail:
 		answer(w, http.StatusInternalServerError, map[string]any{"message": "Internal server error"})
 		return
-	case Reject:
+	case transporttest.Refuse:
 		reason := s.Reason
 		if reason == "" {
 			reason = "to parameter is not a valid address. please check documentation"
 		}
 		answer(w, http.StatusBadRequest, map[string]any{"message": reason})
 		return
-	case Disconnect:
-		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-			conn.Close()
-		}
+	case transporttest.Unreachable:
+		transporttest.HangUp(w)
 		return
 	}
-	s.mu.Lock()
-	s.seq++
-	id := fmt.Sprintf("<20261206100000.%d.callsignfake@%s>", s.seq, domain)
-	s.sent = append(s.sent, Sent{Domain: domain, Recipients: rcpts, Raw: raw, ID: id})
-	hold := s.hold
-	s.mu.Unlock()
-	if hold > 0 {
-		select {
-		case <-time.After(hold):
-		case <-r.Context().Done():
-		}
-	}
-	answer(w, http.StatusOK, map[string]any{"id": id, "message": "Queued. Thank you."})
+	sent := s.Keep(r.Context(), func(seq int) Sent {
+		return Sent{Sent: transporttest.Sent{Recipients: rcpts, Raw: raw}, Domain: domain,
+			ID: fmt.Sprintf("<20261206100000.%d.callsignfake@%s>", seq, domain)}
+	})
+	answer(w, http.StatusOK, map[string]any{"id": sent.ID, "message": "Queued. Thank you."})
 }
 
 func answer(w http.ResponseWriter, status int, body any) {

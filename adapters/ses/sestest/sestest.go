@@ -26,8 +26,8 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/callsign/callsign/adapters/transporttest"
 )
 
 // Credentials and region the fake accepts; tests give them to the SDK.
@@ -37,73 +37,24 @@ const (
 	Region          = "eu-west-1"
 )
 
-// Mode is what the fake answers to SendEmail.
-type Mode int
-
-const (
-	Accept     Mode = iota
-	Throttle        // 429 TooManyRequestsException
-	Fail            // 500 InternalFailure
-	Reject          // 400 MessageRejected, with the server's Reason
-	Disconnect      // the connection is closed without an answer
-)
-
-// Sent is one accepted SendEmail.
+// Sent is one accepted SendEmail: its destinations and raw bytes, and
+// the sender, configuration set and id that went with them.
 type Sent struct {
-	Recipients       []string
+	transporttest.Sent
 	From             string
 	ConfigurationSet string
-	Raw              []byte
 	MessageID        string
 }
 
 // Server is the fake. Its zero value is ready; serve it with httptest.
+// What it answers to sends (transporttest.Answer: Throttle is a 429
+// TooManyRequestsException, Fail a 500 InternalFailure, Refuse a 400
+// MessageRejected with Reason) and what it kept are set and read through
+// the embedded Sends.
 type Server struct {
+	transporttest.Sends[Sent]
 	// Reason is the text of a MessageRejected; "" says SES's usual one.
 	Reason string
-
-	mu       sync.Mutex
-	mode     Mode
-	failures int // sends left to answer with mode before accepting again; <0: all
-	sent     []Sent
-	requests int // sends answered, whatever the answer
-	problems []string
-	seq      int
-	hold     time.Duration // between keeping a send and answering it
-}
-
-// SetMode makes every following send answer m.
-func (s *Server) SetMode(m Mode) { s.mu.Lock(); s.mode, s.failures = m, -1; s.mu.Unlock() }
-
-// FailNext makes the next n sends answer m, then accepts again.
-func (s *Server) FailNext(n int, m Mode) { s.mu.Lock(); s.mode, s.failures = m, n; s.mu.Unlock() }
-
-// HoldAnswers makes every following accepted send wait d between being
-// kept (listed by Sent) and being answered: a provider that has taken the
-// message and not yet said so, the window in which a sender that dies
-// sends it again. The wait ends early if the sender goes away.
-func (s *Server) HoldAnswers(d time.Duration) { s.mu.Lock(); s.hold = d; s.mu.Unlock() }
-
-// Sent lists the accepted messages, in order.
-func (s *Server) Sent() []Sent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Sent(nil), s.sent...)
-}
-
-// Requests counts the sends answered so far, refused ones included.
-func (s *Server) Requests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests
-}
-
-// Problems lists every request that broke the published reference; a test
-// ends by wanting none.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
 }
 
 var authorization = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=([^/]+)/\d{8}/([^/]+)/ses/aws4_request, ?SignedHeaders=([a-z0-9;-]+), ?Signature=[0-9a-f]{64}$`)
@@ -111,7 +62,7 @@ var authorization = regexp.MustCompile(`^AWS4-HMAC-SHA256 Credential=([^/]+)/\d{
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if problem, status, code := checkSigned(r); problem != "" {
 		if code == "IncompleteSignature" { // a malformed request, not a wrong key
-			s.problem(problem)
+			s.Problem(problem)
 		}
 		answerError(w, status, code, problem)
 		return
@@ -123,7 +74,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"SendQuota":{"Max24HourSend":50000,"MaxSendRate":14,"SentLast24Hours":12},"SendingEnabled":true,"ProductionAccessEnabled":true,"EnforcementStatus":"HEALTHY"}`)
 	default:
-		s.problem(r.Method + " " + r.URL.Path + " is not an SES v2 call the adapter makes")
+		s.Problem(r.Method + " " + r.URL.Path + " is not an SES v2 call the adapter makes")
 		answerError(w, http.StatusNotFound, "NotFoundException", "no such operation")
 	}
 }
@@ -159,10 +110,10 @@ func (s *Server) sendEmail(w http.ResponseWriter, r *http.Request) {
 		ConfigurationSetName *string
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		s.problem("Content-Type " + ct + ", want application/json")
+		s.Problem("Content-Type " + ct + ", want application/json")
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		s.problem("body: " + err.Error())
+		s.Problem("body: " + err.Error())
 		answerError(w, 400, "BadRequestException", "malformed JSON")
 		return
 	}
@@ -172,73 +123,47 @@ func (s *Server) sendEmail(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case in.Content == nil || in.Content.Raw == nil || len(in.Content.Raw.Data) == 0:
-		s.problem("Content.Raw.Data is missing: our bytes must go as a raw message")
+		s.Problem("Content.Raw.Data is missing: our bytes must go as a raw message")
 		answerError(w, 400, "BadRequestException", "Content is required")
 		return
 	case in.Content.Simple != nil || in.Content.Template != nil:
-		s.problem("Content has Simple or Template beside Raw")
+		s.Problem("Content has Simple or Template beside Raw")
 	case len(rcpts) == 0 || len(rcpts) > 50:
-		s.problem(fmt.Sprintf("%d destinations; SES takes 1 to 50", len(rcpts)))
+		s.Problem(fmt.Sprintf("%d destinations; SES takes 1 to 50", len(rcpts)))
 		answerError(w, 400, "BadRequestException", "too many recipients")
 		return
 	}
-	s.mu.Lock()
-	s.requests++
-	mode := Accept
-	if s.failures != 0 {
-		mode = s.mode
-		if s.failures > 0 {
-			s.failures--
-		}
-	}
-	s.mu.Unlock()
-	switch mode {
-	case Throttle:
+	switch s.Next() {
+	case transporttest.Throttle:
 		answerError(w, http.StatusTooManyRequests, "TooManyRequestsException", "Maximum sending rate exceeded.")
 		return
-	case Fail:
+	case transporttest.Fail:
 		answerError(w, http.StatusInternalServerError, "InternalFailure", "internal failure")
 		return
-	case Reject:
+	case transporttest.Refuse:
 		reason := s.Reason
 		if reason == "" {
 			reason = "Email address is not verified."
 		}
 		answerError(w, http.StatusBadRequest, "MessageRejected", reason)
 		return
-	case Disconnect:
-		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
-			conn.Close()
-		}
+	case transporttest.Unreachable:
+		transporttest.HangUp(w)
 		return
 	}
-	s.mu.Lock()
-	s.seq++
-	id := fmt.Sprintf("0100018c%08x-callsign-fake-%06d", s.seq, s.seq)
-	sent := Sent{Recipients: rcpts, Raw: in.Content.Raw.Data, MessageID: id}
-	if in.FromEmailAddress != nil {
-		sent.From = *in.FromEmailAddress
-	}
-	if in.ConfigurationSetName != nil {
-		sent.ConfigurationSet = *in.ConfigurationSetName
-	}
-	s.sent = append(s.sent, sent)
-	hold := s.hold
-	s.mu.Unlock()
-	if hold > 0 {
-		select {
-		case <-time.After(hold):
-		case <-r.Context().Done():
+	sent := s.Keep(r.Context(), func(seq int) Sent {
+		sent := Sent{Sent: transporttest.Sent{Recipients: rcpts, Raw: in.Content.Raw.Data},
+			MessageID: fmt.Sprintf("0100018c%08x-callsign-fake-%06d", seq, seq)}
+		if in.FromEmailAddress != nil {
+			sent.From = *in.FromEmailAddress
 		}
-	}
+		if in.ConfigurationSetName != nil {
+			sent.ConfigurationSet = *in.ConfigurationSetName
+		}
+		return sent
+	})
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]string{"MessageId": id})
-}
-
-func (s *Server) problem(p string) {
-	s.mu.Lock()
-	s.problems = append(s.problems, p)
-	s.mu.Unlock()
+	json.NewEncoder(w).Encode(map[string]string{"MessageId": sent.MessageID})
 }
 
 // answerError answers as SES's REST-JSON protocol does.
