@@ -42,12 +42,12 @@ func TestSendsForTheSendersDomain(t *testing.T) {
 // A bad key or a domain Mailgun does not send for is ours to fix: mail
 // waits, flagged as our credentials; a 500 waits too.
 func TestFailuresThatWait(t *testing.T) {
-	m, srv := serve(t, "key-wrong")
+	m, _ := serve(t, "key-wrong")
 	o := m.Relay(context.Background(), "a@agents.test", []string{"ann@example.net"}, []byte("x\r\n"))[0]
 	if o.Err == nil || o.Permanent || core.KindOf(o.Err) != core.KindUnauthorized || !strings.Contains(o.Err.Error(), "401") {
 		t.Fatalf("bad key: %+v", o)
 	}
-	m, srv = serve(t, mailguntest.APIKey)
+	m, srv := serve(t, mailguntest.APIKey)
 	o = m.Relay(context.Background(), "a@elsewhere.test", []string{"ann@example.net"}, []byte("x\r\n"))[0]
 	if o.Err == nil || o.Permanent || core.KindOf(o.Err) != core.KindUnauthorized || !strings.Contains(o.Err.Error(), "Domain not found") {
 		t.Fatalf("unknown domain: %+v", o)

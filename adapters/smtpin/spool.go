@@ -41,7 +41,7 @@ var (
 // they arrive (in budgetChunk steps): reserving the size limit for every
 // message would let the default budget admit ten at once however small
 // they are. A message that grows past SpoolThreshold reserves the size
-// limit there and then, and gives back what it did not use at its end: a
+// limit there and then, and holds it until the message is stored: a
 // large message that is admitted can finish, where large messages each
 // holding part of what they need could all run out together (50 senders of
 // 20 MB each stalled at 5 MB under the default budget, and only three got
@@ -68,14 +68,6 @@ func (r *reservation) cover(n int64) error {
 	}
 	r.held = want
 	return nil
-}
-
-// trim gives back what the reservation holds beyond n bytes.
-func (r *reservation) trim(n int64) {
-	if r.held > n {
-		r.budget.Release(r.held - n)
-		r.held = n
-	}
 }
 
 func (r *reservation) release() {
