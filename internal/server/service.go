@@ -222,6 +222,17 @@ func dkimWarning(keys []ports.DKIMKeyPair) string {
 		"add an RSA key, e.g. CALLSIGN_DKIM_KEY_FILE=rsa.pem,ed25519.pem with CALLSIGN_DKIM_SELECTOR=<rsa selector>,<ed25519 selector>"
 }
 
+// relayWarning is what to tell an operator who set CALLSIGN_SMTP_RELAY while
+// another provider carries outbound mail: the relay is not used, which a
+// switch of provider that left it set would otherwise hide.
+func relayWarning(cfg config.Config) string {
+	if cfg.SMTPRelay == nil || cfg.MailProvider == "" || cfg.MailProvider == "smtp" {
+		return ""
+	}
+	return "CALLSIGN_SMTP_RELAY is set but CALLSIGN_MAIL_PROVIDER=" + cfg.MailProvider +
+		" carries outbound mail: the relay is not used; unset it, or set CALLSIGN_MAIL_PROVIDER=smtp"
+}
+
 // MailTransport is what CALLSIGN_MAIL_PROVIDER says carries outbound
 // mail: the SMTP relay (nil when none is set), Amazon SES or Mailgun. Each
 // gets the same share of the outbox's lease per attempt.
@@ -384,8 +395,10 @@ func (s *Service) smtpTLS() (*tls.Config, error) {
 
 // Announce logs where the service listens.
 func (s *Service) Announce() {
-	if w := dkimWarning(s.platformKeys); w != "" {
-		s.log.Warn(w)
+	for _, w := range []string{dkimWarning(s.platformKeys), relayWarning(s.cfg)} {
+		if w != "" {
+			s.log.Warn(w)
+		}
 	}
 	s.log.Info("serving the REST API", "addr", s.httpLn.Addr().String(), "base_url", s.cfg.BaseURL)
 	s.log.Info("accepting mail over SMTP", "addr", s.smtpLn.Addr().String(), "starttls", s.cfg.SMTPTLSCert != "")
