@@ -175,21 +175,6 @@ func (s *sender) run(addr, to, tag string, stop <-chan struct{}) {
 	}
 }
 
-func send(c *smtp.Client, to, id string) error {
-	if err := c.Mail("load@faults.test"); err != nil {
-		return err
-	}
-	if err := c.Rcpt(to); err != nil {
-		return err
-	}
-	w, err := c.Data()
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "From: load@faults.test\r\nTo: %s\r\nSubject: fault %s\r\nMessage-ID: <%s>\r\n\r\n%s\r\n", to, id, id, strings.Repeat("body ", 40))
-	return w.Close()
-}
-
 func (s *sender) ackedIDs() map[string]bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -55,3 +55,10 @@ type OneTimePasswords interface {
 type Pinger interface {
 	Ping(ctx context.Context) error
 }
+
+// SchemaStatus answers whether the database's schema is current.
+type SchemaStatus interface {
+	// PendingMigrations counts the migrations this build knows that the
+	// database has not applied yet.
+	PendingMigrations(ctx context.Context) (int, error)
+}

@@ -22,6 +22,7 @@ import (
 // the Page asks (the total is 0 otherwise).
 type Store interface {
 	Pinger
+	SchemaStatus
 	AccountStore
 	KeyStore
 	IdentityStore

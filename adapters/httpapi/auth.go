@@ -14,6 +14,13 @@ func (s *server) ping(c *gin.Context) (int, any, error) {
 	return http.StatusOK, gin.H{"status": "ok"}, s.app.Health.Ping(c.Request.Context())
 }
 
+// ready is the readiness check for orchestrators and load balancers: 200
+// only when the database answers, its schema is current and every part of
+// the service runs; 503 naming what is missing otherwise.
+func (s *server) ready(c *gin.Context) (int, any, error) {
+	return http.StatusOK, gin.H{"status": "ready"}, s.app.Health.Ready(c.Request.Context())
+}
+
 type whoamiView struct {
 	Account   string  `json:"account"`
 	KeyType   string  `json:"key_type"`

@@ -66,6 +66,33 @@ func TestPing(t *testing.T) {
 	h.do("GET", "/api/health/ping/", nil, "").want(t, 503)
 }
 
+// workersStub is a service's parts as readiness sees them.
+type workersStub []string
+
+func (w workersStub) NotRunning() []string { return w }
+
+func TestReady(t *testing.T) {
+	h := newHarness(t)
+	if got := h.do("GET", "/api/health/ready/", nil, "").want(t, 200).object(t); got["status"] != "ready" {
+		t.Fatalf("ready: %v", got)
+	}
+	h.app.Health.WatchWorkers(workersStub{"starting"})
+	got := h.do("GET", "/api/health/ready/", nil, "").want(t, 503).object(t)
+	if got["detail"] != "Not ready: not running: starting." {
+		t.Fatalf("starting: %v", got)
+	}
+	h.app.Health.WatchWorkers(workersStub{"outbox", "IMAP sources"})
+	h.store.Fail = errors.New("database is down")
+	defer func() { h.store.Fail = nil }()
+	got = h.do("GET", "/api/health/ready/", nil, "").want(t, 503).object(t)
+	if got["detail"] != "Not ready: the database is unreachable; not running: outbox, IMAP sources." {
+		t.Fatalf("down: %v", got)
+	}
+	h.store.Fail = nil
+	h.app.Health.WatchWorkers(workersStub{})
+	h.do("GET", "/api/health/ready/", nil, "").want(t, 200)
+}
+
 func TestAuthentication(t *testing.T) {
 	h := newHarness(t)
 	mgmt := h.account()

@@ -140,6 +140,7 @@ func (s *server) routes(e *gin.Engine) {
 	e.GET("/", s.handle(s.index))
 	api := e.Group("/api")
 	api.GET("/health/ping/", s.handle(s.ping))
+	api.GET("/health/ready/", s.handle(s.ready))
 	api.GET("/schema/", s.schema)
 	api.GET("/docs/", s.docs)
 	s.signInRoutes(api)

@@ -86,6 +86,9 @@ func (s *Store) Ping(context.Context) error {
 	return nil
 }
 
+// PendingMigrations is always none: the memory store has no schema.
+func (s *Store) PendingMigrations(context.Context) (int, error) { return 0, nil }
+
 // Clock is a settable ports.Clock; the zero value starts at a fixed instant
 // and moves only when told.
 type Clock struct {

@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -342,6 +343,53 @@ func (db *DB) SchemaVersion(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return p.GetDBVersion(ctx)
+}
+
+// PendingMigrations counts the embedded migrations newer than the newest
+// one the database has applied. It reads through the reading pool and takes
+// no lock, so a readiness probe never waits on a writer or a migration.
+func (db *DB) PendingMigrations(ctx context.Context) (int, error) {
+	var applied int64
+	if err := db.r.GetContext(ctx, &applied, "SELECT COALESCE(MAX(version_id), 0) FROM goose_db_version WHERE is_applied"); err != nil {
+		return 0, err
+	}
+	versions, err := embeddedVersions(db.dialect)
+	if err != nil {
+		return 0, err
+	}
+	pending := 0
+	for _, v := range versions {
+		if v > applied {
+			pending++
+		}
+	}
+	return pending, nil
+}
+
+// embeddedVersions lists the versions of the migrations built in for d.
+func embeddedVersions(d Dialect) ([]int64, error) {
+	entries, err := fs.ReadDir(migrations, "migrations/"+string(d))
+	if err != nil {
+		return nil, err
+	}
+	versions := make([]int64, 0, len(entries))
+	for _, e := range entries {
+		v, err := goose.NumericComponent(e.Name())
+		if err != nil {
+			return nil, err
+		}
+		versions = append(versions, v)
+	}
+	return versions, nil
+}
+
+// LatestSchemaVersion is the newest migration this build knows.
+func LatestSchemaVersion(d Dialect) (int64, error) {
+	versions, err := embeddedVersions(d)
+	if err != nil || len(versions) == 0 {
+		return 0, err
+	}
+	return slices.Max(versions), nil
 }
 
 func (db *DB) migrator(ctx context.Context) (*goose.Provider, error) {

@@ -15,6 +15,8 @@ import (
 type drain struct {
 	mu    sync.Mutex
 	parts []*drainPart
+	// started is set once every part runs; stopping once shutdown began.
+	started, stopping atomic.Bool
 }
 
 type drainPart struct {
@@ -85,6 +87,27 @@ func (d *drain) describe() string {
 		return "nothing"
 	}
 	return strings.Join(running, ", ")
+}
+
+// NotRunning names what keeps the service from being ready: "starting"
+// until every part was started, "shutting down" once shutdown began, and
+// otherwise each part that ended (it failed, and the service is going down).
+func (d *drain) NotRunning() []string {
+	switch {
+	case d.stopping.Load():
+		return []string{"shutting down"}
+	case !d.started.Load():
+		return []string{"starting"}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var ended []string
+	for _, p := range d.parts {
+		if p.done.Load() {
+			ended = append(ended, p.name)
+		}
+	}
+	return ended
 }
 
 // countingListener counts the connections it accepted that are still open.

@@ -453,6 +453,7 @@ func (s *Service) Serve(ctx context.Context) error {
 	// Event streams end when shutdown begins, or they would hold the drain.
 	closing := make(chan struct{})
 	apiOptions.Closing = closing
+	s.app.Health.WatchWorkers(&s.drain)
 	handler := httpapi.New(s.app, apiOptions)
 	api := &http.Server{
 		Handler:           handler,
@@ -537,6 +538,7 @@ func (s *Service) Serve(ctx context.Context) error {
 		g.Go(func() error { <-gctx.Done(); return debug.Close() })
 	}
 
+	s.drain.started.Store(true)
 	finished := make(chan error, 1)
 	go func() { finished <- g.Wait() }()
 	select {
@@ -544,6 +546,8 @@ func (s *Service) Serve(ctx context.Context) error {
 		return err
 	case <-gctx.Done():
 	}
+	// Orchestrators stop sending traffic while what is under way finishes.
+	s.drain.stopping.Store(true)
 	grace := s.cfg.ShutdownGrace
 	s.log.Info("shutting down; waiting for "+s.drain.describe(), "grace", grace.String())
 	timeout := time.NewTimer(grace)
