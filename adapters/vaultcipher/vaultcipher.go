@@ -105,6 +105,15 @@ func KeyID(k []byte) string {
 	return fmt.Sprintf("%x", sum[:idLen])
 }
 
+// SealedKeyID is the id (as KeyID gives it) of the key that sealed a value,
+// so a backup can say which key it needs without holding any key.
+func SealedKeyID(sealed []byte) (string, bool) {
+	if len(sealed) < headerLen || sealed[0] != version {
+		return "", false
+	}
+	return fmt.Sprintf("%x", sealed[1:1+idLen]), true
+}
+
 func makeKeys(raw [][]byte) ([]key, error) {
 	keys := make([]key, 0, len(raw))
 	for _, k := range raw {

@@ -95,11 +95,11 @@ comes from CALLSIGN_* environment variables; see README.md.`,
 	root.SetErr(c.stderr)
 	root.AddGroup(&cobra.Group{ID: "service", Title: "Running the service:"},
 		&cobra.Group{ID: "agent", Title: "Acting as an identity (after callsign login):"})
-	for _, cmd := range []*cobra.Command{
+	for _, cmd := range append([]*cobra.Command{
 		leaf(&cobra.Command{Use: "serve", Short: "Run the service (the default)", RunE: c.serve}),
 		leaf(&cobra.Command{Use: "migrate", Short: "Apply database migrations and exit", RunE: c.migrate}),
 		c.accountCommand(), c.keyCommand(), c.vaultCommand(), c.doctorCommand(), c.configCommand(),
-	} {
+	}, c.backupCommands()...) {
 		cmd.GroupID = "service"
 		root.AddCommand(cmd)
 	}
