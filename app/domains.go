@@ -133,7 +133,7 @@ func (s *Domains) Create(ctx context.Context, p core.Principal, name string) (co
 		return core.Domain{}, err
 	}
 	d := core.Domain{Name: name, Type: core.DomainCustom, Status: core.DomainPending, AccountID: p.AccountID,
-		Reason: s.settings.UncheckedReason(), CreatedAt: now, NextCheckAt: now.Add(core.DomainCheckEarly)}
+		Reason: s.settings.UncheckedReason(), CreatedAt: now, NextCheckAt: now.Add(core.DomainCheckEarly), MTASTSMode: core.MTASTSTesting}
 	if err := s.store.CreateCustomDomain(ctx, d, key); err != nil {
 		return core.Domain{}, err
 	}
@@ -181,6 +181,56 @@ func (s *Domains) Delete(ctx context.Context, p core.Principal, name string) err
 		return core.Conflict("Inboxes use %s: %s%s. Remove them first.", d.Name, strings.Join(using, ", "), more)
 	}
 	return s.store.DeleteCustomDomain(ctx, p.AccountID, d.Name)
+}
+
+// SetMTASTSMode changes the mode of the MTA-STS policy served for a
+// domain (testing first; enforce when its owner is sure of TLS). The
+// policy's id changes with it, so its _mta-sts record must be updated.
+func (s *Domains) SetMTASTSMode(ctx context.Context, p core.Principal, name, mode string) (core.Domain, error) {
+	if err := requireManagement(p); err != nil {
+		return core.Domain{}, err
+	}
+	m, err := core.ParseMTASTSMode("mta_sts_mode", mode)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	d, err := s.Get(ctx, p, name)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	if err := s.store.SetMTASTSMode(ctx, p.AccountID, d.Name, m); err != nil {
+		return core.Domain{}, err
+	}
+	d.MTASTSMode = m
+	return d, nil
+}
+
+// MTASTSPolicy is the policy served at https://mta-sts.<domain>/ for the
+// host a request named: only for a custom domain that receives mail here.
+func (s *Domains) MTASTSPolicy(ctx context.Context, host string) (string, error) {
+	name, ok := strings.CutPrefix(core.NormalizeDomain(host), "mta-sts.")
+	notFound := core.NotFound("No MTA-STS policy is served for %s.", host)
+	if !ok {
+		return "", notFound
+	}
+	d, err := s.store.DomainByName(ctx, name)
+	if isNotFound(err) {
+		return "", notFound
+	}
+	if err != nil {
+		return "", err
+	}
+	policy, ok := d.MTASTSPolicy(s.settings)
+	if !ok || !d.ReceivesMail() {
+		return "", notFound
+	}
+	return policy, nil
+}
+
+// ServesMTASTS reports whether a policy is served for d once it receives mail.
+func (s *Domains) ServesMTASTS(d core.Domain) bool {
+	_, ok := d.MTASTSPolicy(s.settings)
+	return ok
 }
 
 // Verify looks the domain's records up now.
@@ -275,6 +325,12 @@ func (s *Domains) lookup(ctx context.Context, d core.Domain) core.DomainAnswers 
 	})
 	ask(func(l core.Lookup) { a.TXT = l }, func() ([]string, error) { return s.resolver.LookupTXT(ctx, d.Name) })
 	ask(func(l core.Lookup) { a.DMARC = l }, func() ([]string, error) { return s.resolver.LookupTXT(ctx, core.DMARCRecordName(d.Name)) })
+	if _, ok := d.MTASTSPolicy(s.settings); ok {
+		ask(func(l core.Lookup) { a.MTASTS = l }, func() ([]string, error) { return s.resolver.LookupTXT(ctx, core.MTASTSRecordName(d.Name)) })
+	}
+	if s.settings.TLSReportsTo != "" {
+		ask(func(l core.Lookup) { a.TLSRPT = l }, func() ([]string, error) { return s.resolver.LookupTXT(ctx, core.TLSRPTRecordName(d.Name)) })
+	}
 	for _, k := range d.Keys {
 		ask(func(l core.Lookup) { a.DKIM[k.Selector] = l }, func() ([]string, error) {
 			return s.resolver.LookupTXT(ctx, core.DKIMRecordName(k.Selector, d.Name))

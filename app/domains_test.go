@@ -63,7 +63,7 @@ func TestCreatingADomain(t *testing.T) {
 		t.Fatalf("domain %+v", d)
 	}
 	recs := d.Records(domainSettings)
-	if len(recs) != 4 || recs[2].Name != core.DKIMRecordName(d.Keys[0].Selector, "acme.example") || !strings.HasPrefix(recs[2].Value, "v=DKIM1; k=rsa; p=MII") {
+	if len(recs) != 5 || recs[2].Name != core.DKIMRecordName(d.Keys[0].Selector, "acme.example") || !strings.HasPrefix(recs[2].Value, "v=DKIM1; k=rsa; p=MII") {
 		t.Fatalf("records %+v", recs)
 	}
 

@@ -95,6 +95,8 @@ type Config struct {
 	MXHost string
 	// SPFInclude, when set, is the domain custom domains' SPF records include.
 	SPFInclude string
+	// TLSReportsTo, when set, is where custom domains' TLS reports go.
+	TLSReportsTo string
 	// DNSResolver is the name server to ask (IP:port); "" means the system's.
 	DNSResolver string
 	// PlatformDKIM are the keys that sign platform domains' mail, each

@@ -214,14 +214,15 @@ func TestMailAuthenticationSettings(t *testing.T) {
 		t.Fatalf("defaults: %+v, %v", c, err)
 	}
 	c, err = Load(env(map[string]string{
-		"CALLSIGN_MX_HOST":       "MX.Callsign.Example.",
-		"CALLSIGN_SPF_INCLUDE":   "_spf.Relay.Example",
-		"CALLSIGN_DNS_RESOLVER":  "127.0.0.1",
-		"CALLSIGN_DKIM_KEY_FILE": "/etc/callsign/dkim.pem",
-		"CALLSIGN_DKIM_SELECTOR": "Mail2026",
-		"CALLSIGN_INBOUND_AUTH":  "ALL",
+		"CALLSIGN_MX_HOST":        "MX.Callsign.Example.",
+		"CALLSIGN_SPF_INCLUDE":    "_spf.Relay.Example",
+		"CALLSIGN_DNS_RESOLVER":   "127.0.0.1",
+		"CALLSIGN_DKIM_KEY_FILE":  "/etc/callsign/dkim.pem",
+		"CALLSIGN_DKIM_SELECTOR":  "Mail2026",
+		"CALLSIGN_INBOUND_AUTH":   "ALL",
+		"CALLSIGN_TLS_REPORTS_TO": "TLS-Reports@Example.com",
 	}))
-	if err != nil || c.MXHost != "mx.callsign.example" || c.SPFInclude != "_spf.relay.example" || c.DNSResolver != "127.0.0.1:53" ||
+	if err != nil || c.TLSReportsTo != "tls-reports@example.com" || c.MXHost != "mx.callsign.example" || c.SPFInclude != "_spf.relay.example" || c.DNSResolver != "127.0.0.1:53" ||
 		!slices.Equal(c.PlatformDKIM, []DKIMKeyFile{{Path: "/etc/callsign/dkim.pem", Selector: "mail2026"}}) || c.InboundAuth != "all" {
 		t.Fatalf("values: %+v, %v", c, err)
 	}

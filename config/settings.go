@@ -137,13 +137,7 @@ var settings = []Setting{
 	{Name: "CALLSIGN_SMTP_HOSTNAME", Unset: "the host of `CALLSIGN_BASE_URL` (an IP as an address literal, `[127.0.0.1]`)", Doc: "our name in the SMTP greeting, in EHLO to the relay and in `Received:`",
 		value: textAs(func(c *Config) *string { return &c.SMTPHostname }, checkSMTPHostname)},
 	{Name: "CALLSIGN_POSTMASTER", Unset: "unset: the service's oldest inbox", Doc: "the inbox that receives `postmaster@` each platform domain (RFC 5321 §4.5.1)",
-		value: textAs(func(c *Config) *string { return &c.Postmaster }, func(v string) (string, error) {
-			v = strings.ToLower(v)
-			if _, err := mail.ParseAddress(v); err != nil || strings.ContainsAny(v, "<> ") {
-				return "", fmt.Errorf("%q is not an email address", v)
-			}
-			return v, nil
-		})},
+		value: textAs(func(c *Config) *string { return &c.Postmaster }, bareAddress)},
 	{Name: "CALLSIGN_MX_HOST", Unset: "`CALLSIGN_SMTP_HOSTNAME` when that is a name; else none", Doc: "the host custom domains' MX records must point at (a name, never an IP); without one, custom domains list no MX record and cannot be verified",
 		value: textAs(func(c *Config) *string { return &c.MXHost }, checkMXHost)},
 	{Name: "CALLSIGN_SPF_INCLUDE", Doc: "a domain whose SPF policy authorizes your relay (e.g. `_spf.relay.example`); custom domains' SPF records then include it",
@@ -154,6 +148,8 @@ var settings = []Setting{
 			}
 			return v, nil
 		})},
+	{Name: "CALLSIGN_TLS_REPORTS_TO", Unset: "unset: no TLS reporting record is asked for", Doc: "the address senders' TLS reports (RFC 8460) for custom domains go to; each domain is then asked for a `_smtp._tls` record naming it",
+		value: textAs(func(c *Config) *string { return &c.TLSReportsTo }, bareAddress)},
 	{Name: "CALLSIGN_DNS_RESOLVER", Unset: "unset: the name servers of `/etc/resolv.conf`", Doc: "the name server to ask, an IP with an optional port (`127.0.0.1:5353`); answers are cached by their TTL and each lookup gives up after 2 s",
 		value: textAs(func(c *Config) *string { return &c.DNSResolver }, nameServer)},
 	{Name: "CALLSIGN_DKIM_KEY_FILE", Unset: "unset: platform mail is not signed", Doc: "one or two PEM private keys (PKCS #1 or PKCS #8; RSA or Ed25519), comma-separated: mail from the platform domains carries one DKIM signature per key, the first key's on top (see below)",
@@ -655,4 +651,13 @@ func absoluteURLCheck(v string) error {
 		return fmt.Errorf("%q is not an absolute http(s) URL", v)
 	}
 	return nil
+}
+
+// bareAddress reads an email address without a display name, lower-cased.
+func bareAddress(v string) (string, error) {
+	v = strings.ToLower(v)
+	if _, err := mail.ParseAddress(v); err != nil || strings.ContainsAny(v, "<> ") {
+		return "", fmt.Errorf("%q is not an email address", v)
+	}
+	return v, nil
 }

@@ -20,7 +20,9 @@ type Domain struct {
 	// rotation the next one, waiting for its record to be published.
 	Keys []DKIMKey
 	// Checks is the status of each record at the last look ("" before any).
-	Checks        map[RecordPurpose]RecordStatus
+	Checks map[RecordPurpose]RecordStatus
+	// MTASTSMode is the mode of the MTA-STS policy we serve for it.
+	MTASTSMode    MTASTSMode
 	CreatedAt     time.Time
 	VerifiedAt    time.Time // zero until first verified
 	LastCheckedAt time.Time // zero until first checked
@@ -109,6 +111,9 @@ type DomainSettings struct {
 	// SPFInclude, when set, is the domain whose SPF policy authorizes our
 	// outbound relay (CALLSIGN_SPF_INCLUDE).
 	SPFInclude string
+	// TLSReportsTo, when set, is the address senders' TLS reports go to
+	// (CALLSIGN_TLS_REPORTS_TO): each domain is asked for a TLSRPT record.
+	TLSReportsTo string
 }
 
 // NoMXHost is why a domain cannot be verified while the service knows no
@@ -191,7 +196,9 @@ const DMARCRecordValue = "v=DMARC1; p=quarantine; adkim=r; aspf=r"
 
 // Records lists what the domain's owner must publish, each with its status
 // at the last check: MX (none without an MX host: see NoMXHost), SPF, the
-// signing key's DKIM record (and the next key's during a rotation), DMARC.
+// signing key's DKIM record (and the next key's during a rotation), DMARC,
+// and, with an MX host, MTA-STS, and TLS reporting when an address is set.
+// MTA-STS and TLS reporting are advice: they never decide verification.
 func (d Domain) Records(s DomainSettings) []DNSRecord {
 	status := func(p RecordPurpose) RecordStatus {
 		if st := d.Checks[p]; st != "" {
@@ -212,7 +219,14 @@ func (d Domain) Records(s DomainSettings) []DNSRecord {
 		out = append(out, DNSRecord{Purpose: PurposeDKIM, Selector: k.Selector, Type: "TXT",
 			Name: DKIMRecordName(k.Selector, d.Name), Value: DKIMRecordValue(k), Status: status(purpose)})
 	}
-	return append(out, DNSRecord{Purpose: PurposeDMARC, Type: "TXT", Name: DMARCRecordName(d.Name), Value: DMARCRecordValue, Status: status(PurposeDMARC)})
+	out = append(out, DNSRecord{Purpose: PurposeDMARC, Type: "TXT", Name: DMARCRecordName(d.Name), Value: DMARCRecordValue, Status: status(PurposeDMARC)})
+	if policy, ok := d.MTASTSPolicy(s); ok {
+		out = append(out, DNSRecord{Purpose: PurposeMTASTS, Type: "TXT", Name: MTASTSRecordName(d.Name), Value: MTASTSRecordValue(policy), Status: status(PurposeMTASTS)})
+	}
+	if s.TLSReportsTo != "" {
+		out = append(out, DNSRecord{Purpose: PurposeTLSRPT, Type: "TXT", Name: TLSRPTRecordName(d.Name), Value: TLSRPTRecordValue(s.TLSReportsTo), Status: status(PurposeTLSRPT)})
+	}
+	return out
 }
 
 // ActiveKey is the key that signs; ok is false for a domain without keys.
@@ -245,10 +259,12 @@ type Lookup struct {
 
 // DomainAnswers are the DNS answers a check needs.
 type DomainAnswers struct {
-	MX    Lookup // hosts
-	TXT   Lookup // the domain's own TXT records (SPF)
-	DMARC Lookup
-	DKIM  map[string]Lookup // by selector
+	MX     Lookup // hosts
+	TXT    Lookup // the domain's own TXT records (SPF)
+	DMARC  Lookup
+	DKIM   map[string]Lookup // by selector
+	MTASTS Lookup            // _mta-sts TXT
+	TLSRPT Lookup            // _smtp._tls TXT
 }
 
 // DomainCheck is the outcome of a check.
@@ -287,6 +303,12 @@ func (d Domain) Check(a DomainAnswers, s DomainSettings, now time.Time) DomainCh
 	}
 	apply(PurposeSPF, a.TXT, func(v []string) RecordStatus { return SPFStatus(v, s.SPFInclude) })
 	apply(PurposeDMARC, a.DMARC, DMARCStatus)
+	if policy, ok := d.MTASTSPolicy(s); ok {
+		apply(PurposeMTASTS, a.MTASTS, func(v []string) RecordStatus { return MTASTSStatus(v, MTASTSPolicyID(policy)) })
+	}
+	if s.TLSReportsTo != "" {
+		apply(PurposeTLSRPT, a.TLSRPT, func(v []string) RecordStatus { return TLSRPTStatus(v, s.TLSReportsTo) })
+	}
 	out := DomainCheck{Domain: d}
 	var keys []DKIMKey
 	for _, k := range d.Keys {

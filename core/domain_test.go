@@ -79,11 +79,13 @@ func TestRecordsToPublish(t *testing.T) {
 	created := time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
 	d := newTestDomain(created)
 	recs := d.Records(testSettings)
+	policy, _ := d.MTASTSPolicy(testSettings)
 	want := []DNSRecord{
 		{Purpose: PurposeMX, Type: "MX", Name: "acme.example", Value: "mx.callsign.test", Priority: 10, Status: RecordMissing},
 		{Purpose: PurposeSPF, Type: "TXT", Name: "acme.example", Value: "v=spf1 mx include:spf.relay.test ~all", Status: RecordMissing},
 		{Purpose: PurposeDKIM, Selector: "cs1", Type: "TXT", Name: "cs1._domainkey.acme.example", Value: "v=DKIM1; k=rsa; p=KEYONE", Status: RecordMissing},
 		{Purpose: PurposeDMARC, Type: "TXT", Name: "_dmarc.acme.example", Value: "v=DMARC1; p=quarantine; adkim=r; aspf=r", Status: RecordMissing},
+		{Purpose: PurposeMTASTS, Type: "TXT", Name: "_mta-sts.acme.example", Value: "v=STSv1; id=" + MTASTSPolicyID(policy), Status: RecordMissing},
 	}
 	if len(recs) != len(want) {
 		t.Fatalf("records = %+v", recs)
@@ -187,7 +189,7 @@ func TestKeyRotation(t *testing.T) {
 	d.Keys = append(d.Keys, DKIMKey{Selector: "cs2", Algorithm: "rsa", PublicKey: "KEYTWO", CreatedAt: rotated})
 
 	recs := d.Records(testSettings)
-	if len(recs) != 5 || recs[3].Selector != "cs2" || recs[3].Status != RecordMissing || recs[2].Status != RecordOK {
+	if len(recs) != 6 || recs[3].Selector != "cs2" || recs[3].Status != RecordMissing || recs[2].Status != RecordOK {
 		t.Fatalf("records during rotation = %+v", recs)
 	}
 	// The new record not yet published: the old key keeps signing.
@@ -203,7 +205,7 @@ func TestKeyRotation(t *testing.T) {
 		t.Fatalf("after publishing: %+v", c)
 	}
 	recs = c.Domain.Records(testSettings)
-	if len(recs) != 4 || recs[2].Name != "cs2._domainkey.acme.example" || recs[2].Status != RecordOK {
+	if len(recs) != 5 || recs[2].Name != "cs2._domainkey.acme.example" || recs[2].Status != RecordOK {
 		t.Errorf("records after rotation = %+v", recs)
 	}
 }
@@ -212,5 +214,54 @@ func TestTagList(t *testing.T) {
 	tags := TagList(" v=DKIM1 ;K=rsa; p= MIIB ; p=second; junk; =x")
 	if tags["v"] != "DKIM1" || tags["k"] != "rsa" || tags["p"] != "MIIB" || len(tags) != 3 {
 		t.Errorf("tags = %v", tags)
+	}
+}
+
+func TestMTASTSRules(t *testing.T) {
+	s := DomainSettings{MXHost: "MX.Callsign.Example."}
+	d := Domain{Name: "acme.example"}
+	testing_, ok := d.MTASTSPolicy(s)
+	if !ok || testing_ != "version: STSv1\r\nmode: testing\r\nmx: mx.callsign.example\r\nmax_age: 604800\r\n" {
+		t.Fatalf("policy %q", testing_)
+	}
+	d.MTASTSMode = MTASTSEnforce
+	enforce, _ := d.MTASTSPolicy(s)
+	id := MTASTSPolicyID(enforce)
+	if id == MTASTSPolicyID(testing_) || len(id) > 32 || strings.Trim(id, "0123456789abcdef") != "" {
+		t.Fatalf("ids %s %s", id, MTASTSPolicyID(testing_))
+	}
+	if _, ok := d.MTASTSPolicy(DomainSettings{}); ok {
+		t.Fatal("a policy without an MX host")
+	}
+	for _, c := range []struct {
+		txts []string
+		want RecordStatus
+	}{
+		{nil, RecordMissing},
+		{[]string{"v=spf1 mx -all"}, RecordMissing},
+		{[]string{"v=STSv1; id=" + id}, RecordOK},
+		{[]string{"v=STSv1;id=" + id + ";"}, RecordOK},
+		{[]string{"v=STSv1; id=old"}, RecordMismatch},
+		{[]string{"v=STSv1; id=" + id, "v=STSv1; id=" + id}, RecordMismatch}, // two are none (RFC 8461 §3.1)
+	} {
+		if got := MTASTSStatus(c.txts, id); got != c.want {
+			t.Errorf("MTASTSStatus(%q) = %s, want %s", c.txts, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		txts []string
+		want RecordStatus
+	}{
+		{nil, RecordMissing},
+		{[]string{"v=TLSRPTv1; rua=mailto:tls@ops.example"}, RecordOK},
+		{[]string{"v=TLSRPTv1; rua=https://r.example/tls, mailto:TLS@ops.example"}, RecordOK},
+		{[]string{"v=TLSRPTv1; rua=mailto:else@ops.example"}, RecordMismatch},
+	} {
+		if got := TLSRPTStatus(c.txts, "tls@ops.example"); got != c.want {
+			t.Errorf("TLSRPTStatus(%q) = %s, want %s", c.txts, got, c.want)
+		}
+	}
+	if _, err := ParseMTASTSMode("mode", "none"); err == nil {
+		t.Error("mode none accepted")
 	}
 }

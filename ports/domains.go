@@ -36,6 +36,9 @@ type DomainStore interface {
 	AddDKIMKey(ctx context.Context, accountID string, key StoredDKIMKey) error
 	// SigningKey is a domain's active key with its sealed private half.
 	SigningKey(ctx context.Context, domain string) (StoredDKIMKey, error)
+	// SetMTASTSMode sets the mode of the MTA-STS policy served for an
+	// account's domain.
+	SetMTASTSMode(ctx context.Context, accountID, name string, mode core.MTASTSMode) error
 	// DeleteCustomDomain removes an account's domain and its keys.
 	DeleteCustomDomain(ctx context.Context, accountID, name string) error
 	// ClaimDomainChecks leases up to limit domains whose next check is due

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -21,6 +22,10 @@ type domainView struct {
 	CreatedDT     *apiTime     `json:"created_dt"`
 	VerifiedDT    *apiTime     `json:"verified_dt"`
 	LastCheckedDT *apiTime     `json:"last_checked_dt"`
+	// MTASTSMode and MTASTSPolicyURL are null for platform domains; the
+	// URL is null while no policy can be served (no MX host).
+	MTASTSMode      *string `json:"mta_sts_mode"`
+	MTASTSPolicyURL *string `json:"mta_sts_policy_url"`
 }
 
 type recordView struct {
@@ -42,6 +47,12 @@ func (s *server) viewDomain(d core.Domain) domainView {
 		v.DKIMSelector = &k.Selector
 	}
 	v.Reason = optString(d.Reason)
+	mode := string(d.STSMode())
+	v.MTASTSMode = &mode
+	if s.app.Domains.ServesMTASTS(d) {
+		url := "https://" + core.MTASTSPolicyHost(d.Name) + core.MTASTSPolicyPath
+		v.MTASTSPolicyURL = &url
+	}
 	v.CreatedDT, v.VerifiedDT, v.LastCheckedDT = optTime(&d.CreatedAt), optTime(&d.VerifiedAt), optTime(&d.LastCheckedAt)
 	for _, r := range s.app.Domains.Records(d) {
 		rv := recordView{Purpose: string(r.Purpose), Type: r.Type, Name: r.Name, Value: r.Value, Selector: optString(r.Selector), Status: string(r.Status)}
@@ -96,6 +107,39 @@ func (s *server) verifyDomain(c *gin.Context, p core.Principal, name string) (co
 
 func (s *server) rotateDKIM(c *gin.Context, p core.Principal, name string) (core.Domain, error) {
 	return s.app.Domains.RotateDKIM(c.Request.Context(), p, name)
+}
+
+// updateDomain changes what a person may choose about a domain: the mode
+// of its MTA-STS policy.
+func (s *server) updateDomain(c *gin.Context, p core.Principal, name string) (core.Domain, error) {
+	in, err := readInput(c)
+	if err != nil {
+		return core.Domain{}, err
+	}
+	mode := in.str("mta_sts_mode")
+	if mode == nil {
+		in.problems.Add("mta_sts_mode", "This field is required.")
+	}
+	if err := in.err(); err != nil {
+		return core.Domain{}, err
+	}
+	return s.app.Domains.SetMTASTSMode(c.Request.Context(), p, name, *mode)
+}
+
+// mtaSTSPolicy serves a custom domain's MTA-STS policy (RFC 8461 §3.3) to
+// the senders that ask https://mta-sts.<domain>/.well-known/mta-sts.txt.
+func (s *server) mtaSTSPolicy(c *gin.Context) {
+	host := c.Request.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	policy, err := s.app.Domains.MTASTSPolicy(c.Request.Context(), host)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "max-age=3600")
+	c.Data(http.StatusOK, "text/plain; charset=utf-8", []byte(policy))
 }
 
 func (s *server) deleteDomain(c *gin.Context) (int, any, error) {

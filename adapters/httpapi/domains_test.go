@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func (h *harness) publish(domain map[string]any) {
 		switch rec["purpose"] {
 		case "mx":
 			h.dns.SetMX(rec["name"].(string), rec["value"].(string))
-		case "dkim":
+		case "dkim", "mta_sts", "tls_rpt":
 			h.dns.SetTXT(rec["name"].(string), rec["value"].(string))
 		}
 	}
@@ -32,7 +33,7 @@ func TestCustomDomains(t *testing.T) {
 		t.Fatalf("created %v", d)
 	}
 	recs := d["records"].([]any)
-	if len(recs) != 4 {
+	if len(recs) != 5 {
 		t.Fatalf("records %v", recs)
 	}
 	mx, dkim := recs[0].(map[string]any), recs[2].(map[string]any)
@@ -86,7 +87,7 @@ func TestCustomDomains(t *testing.T) {
 
 	// Rotation lists both keys; deletion is refused while inboxes use it.
 	r := h.do("POST", "/api/domains/acme.example/rotate-dkim/", nil, tn.mgmt).want(t, 200).object(t)
-	if len(r["records"].([]any)) != 5 || r["dkim_selector"] != d["dkim_selector"] {
+	if len(r["records"].([]any)) != 6 || r["dkim_selector"] != d["dkim_selector"] {
 		t.Fatalf("rotated %v", r)
 	}
 	e := h.do("DELETE", "/api/domains/acme.example/", nil, tn.mgmt).want(t, 409).object(t)
@@ -151,4 +152,84 @@ func TestSuppressionList(t *testing.T) {
 	h.do("DELETE", "/api/suppressions/gone@example.net/", nil, tn.otherAccount).want(t, 404)
 	h.do("DELETE", "/api/suppressions/Gone@Example.net/", nil, tn.keyOne).want(t, 204)
 	h.do("DELETE", "/api/suppressions/gone@example.net/", nil, tn.mgmt).want(t, 404)
+}
+
+// policyAt fetches the MTA-STS policy a sender would, by the Host it names.
+func (h *harness) policyAt(host string) (int, string, string) {
+	req := httptest.NewRequest("GET", "http://"+host+"/.well-known/mta-sts.txt", nil)
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	return rec.Code, rec.Header().Get("Content-Type"), rec.Body.String()
+}
+
+// TestMTASTS: a verified custom domain's MTA-STS policy is served at its
+// mta-sts host, testing until the person chooses enforce; the policy's id
+// in the _mta-sts record follows its content, and the domain's checks
+// report that record and the TLS reporting one without their deciding
+// verification.
+func TestMTASTS(t *testing.T) {
+	h := newHarnessWith(t, func(d *app.Deps) { d.Domain.TLSReportsTo = "tls@ops.example" })
+	tn := newTenants(t, h)
+	d := h.do("POST", "/api/domains/", map[string]any{"name": "sts.example"}, tn.mgmt).want(t, 201).object(t)
+	records := func(d map[string]any) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		for _, r := range d["records"].([]any) {
+			out[r.(map[string]any)["purpose"].(string)] = r.(map[string]any)
+		}
+		return out
+	}
+	recs := records(d)
+	sts, rpt := recs["mta_sts"], recs["tls_rpt"]
+	if d["mta_sts_mode"] != "testing" || d["mta_sts_policy_url"] != "https://mta-sts.sts.example/.well-known/mta-sts.txt" ||
+		sts["name"] != "_mta-sts.sts.example" || !strings.HasPrefix(sts["value"].(string), "v=STSv1; id=") || sts["status"] != "missing" ||
+		rpt["name"] != "_smtp._tls.sts.example" || rpt["value"] != "v=TLSRPTv1; rua=mailto:tls@ops.example" {
+		t.Fatalf("created %v", d)
+	}
+	// Nothing is served before the domain receives mail here.
+	if code, _, _ := h.policyAt("mta-sts.sts.example"); code != 404 {
+		t.Fatalf("pending domain's policy: %d", code)
+	}
+	// MX and DKIM verify it; the advice records do not decide.
+	h.dns.SetMX("sts.example", "mx.api.test")
+	h.dns.SetTXT(d["records"].([]any)[2].(map[string]any)["name"].(string), d["records"].([]any)[2].(map[string]any)["value"].(string))
+	v := h.do("POST", "/api/domains/sts.example/verify/", nil, tn.mgmt).want(t, 200).object(t)
+	if v["status"] != "verified" || records(v)["mta_sts"]["status"] != "missing" || records(v)["tls_rpt"]["status"] != "missing" {
+		t.Fatalf("verified without the advice records: %v", v)
+	}
+	code, ctype, policy := h.policyAt("MTA-STS.sts.example:443")
+	if code != 200 || ctype != "text/plain; charset=utf-8" ||
+		policy != "version: STSv1\r\nmode: testing\r\nmx: mx.api.test\r\nmax_age: 604800\r\n" {
+		t.Fatalf("policy: %d %s %q", code, ctype, policy)
+	}
+	h.publish(v)
+	h.dns.SetTXT("_smtp._tls.sts.example", "v=TLSRPTv1; rua=mailto:other@ops.example")
+	v = h.do("POST", "/api/domains/sts.example/verify/", nil, tn.mgmt).want(t, 200).object(t)
+	if records(v)["mta_sts"]["status"] != "ok" || records(v)["tls_rpt"]["status"] != "mismatch" {
+		t.Fatalf("published: %v", records(v))
+	}
+
+	// Enforce: a new policy, so a new id; the published record is stale.
+	e := h.do("PATCH", "/api/domains/sts.example/", map[string]any{"mta_sts_mode": "enforce"}, tn.mgmt).want(t, 200).object(t)
+	if e["mta_sts_mode"] != "enforce" || records(e)["mta_sts"]["value"] == sts["value"] {
+		t.Fatalf("enforce: %v", e)
+	}
+	if _, _, policy := h.policyAt("mta-sts.sts.example"); !strings.Contains(policy, "mode: enforce\r\n") {
+		t.Fatalf("enforced policy %q", policy)
+	}
+	v = h.do("POST", "/api/domains/sts.example/verify/", nil, tn.mgmt).want(t, 200).object(t)
+	if records(v)["mta_sts"]["status"] != "mismatch" || v["status"] != "verified" {
+		t.Fatalf("stale id: %v", v)
+	}
+
+	// Refusals.
+	h.do("PATCH", "/api/domains/sts.example/", map[string]any{"mta_sts_mode": "strict"}, tn.mgmt).want(t, 400)
+	h.do("PATCH", "/api/domains/sts.example/", map[string]any{}, tn.mgmt).want(t, 400)
+	h.do("PATCH", "/api/domains/sts.example/", map[string]any{"mta_sts_mode": "testing"}, tn.keyOne).want(t, 403)
+	h.do("PATCH", "/api/domains/sts.example/", map[string]any{"mta_sts_mode": "testing"}, tn.otherAccount).want(t, 404)
+	h.do("PATCH", "/api/domains/agents.test/", map[string]any{"mta_sts_mode": "testing"}, tn.mgmt).want(t, 404)
+	for _, host := range []string{"sts.example", "mta-sts.agents.test", "mta-sts.unknown.example", "api.test"} {
+		if code, _, _ := h.policyAt(host); code != 404 {
+			t.Errorf("policy at %s: %d", host, code)
+		}
+	}
 }

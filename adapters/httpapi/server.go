@@ -138,6 +138,7 @@ func New(a *app.App, opts Options) http.Handler {
 // routes registers every route; the OpenAPI test walks the same table.
 func (s *server) routes(e *gin.Engine) {
 	e.GET("/", s.handle(s.index))
+	e.GET(core.MTASTSPolicyPath, s.mtaSTSPolicy)
 	api := e.Group("/api")
 	api.GET("/health/ping/", s.handle(s.ping))
 	api.GET("/health/ready/", s.handle(s.ready))
@@ -193,6 +194,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/domains/", s.handle(s.listDomains))
 	authed.POST("/domains/", s.handle(s.createDomain))
 	authed.GET("/domains/:name/", s.handle(s.domainAction(s.getDomain)))
+	authed.PATCH("/domains/:name/", s.handle(s.domainAction(s.updateDomain)))
 	authed.DELETE("/domains/:name/", s.handle(s.deleteDomain))
 	authed.POST("/domains/:name/verify/", s.handle(s.domainAction(s.verifyDomain)))
 	authed.POST("/domains/:name/rotate-dkim/", s.handle(s.domainAction(s.rotateDKIM)))

@@ -103,6 +103,19 @@ func (s *Store) DomainByName(_ context.Context, name string) (core.Domain, error
 	return r.domain(), nil
 }
 
+func (s *Store) SetMTASTSMode(_ context.Context, accountID, name string, mode core.MTASTSMode) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.trustTables().domains[name]
+	if !ok || r.AccountID != accountID {
+		return core.NotFound("Domain not found.")
+	}
+	r.MTASTSMode = mode
+	return nil
+}
+
 func (s *Store) SaveDomainCheck(_ context.Context, d core.Domain, retired string) error {
 	if err := s.lock(); err != nil {
 		return err

@@ -13,7 +13,7 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
-const domainColumns = `domain, account_id, status, created_at, reason, checks, verified_at, last_checked_at, next_check_at`
+const domainColumns = `domain, account_id, status, created_at, reason, checks, verified_at, last_checked_at, next_check_at, mta_sts_mode`
 
 type domainRow struct {
 	Name          string `db:"domain"`
@@ -25,6 +25,7 @@ type domainRow struct {
 	VerifiedAt    int64  `db:"verified_at"`
 	LastCheckedAt int64  `db:"last_checked_at"`
 	NextCheckAt   int64  `db:"next_check_at"`
+	MTASTSMode    string `db:"mta_sts_mode"`
 }
 
 type dkimKeyRow struct {
@@ -61,7 +62,7 @@ func usOrZero(t time.Time) int64 {
 func (r domainRow) core(keys []dkimKeyRow) core.Domain {
 	d := core.Domain{Name: r.Name, Type: core.DomainCustom, Status: core.DomainStatus(r.Status), AccountID: r.AccountID,
 		Reason: r.Reason, CreatedAt: fromUS(r.CreatedAt), VerifiedAt: optionalUS(r.VerifiedAt),
-		LastCheckedAt: optionalUS(r.LastCheckedAt), NextCheckAt: fromUS(r.NextCheckAt)}
+		LastCheckedAt: optionalUS(r.LastCheckedAt), NextCheckAt: fromUS(r.NextCheckAt), MTASTSMode: core.MTASTSMode(r.MTASTSMode)}
 	_ = json.Unmarshal([]byte(r.Checks), &d.Checks)
 	for _, k := range keys {
 		if k.Domain == r.Name {
@@ -86,9 +87,9 @@ var domainTaken = &core.Error{Kind: core.KindConflict, Message: "This domain bel
 
 func (db *DB) CreateCustomDomain(ctx context.Context, d core.Domain, key ports.StoredDKIMKey) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {
-		_, err := tx.ExecContext(ctx, db.q(`INSERT INTO custom_domains (`+domainColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		_, err := tx.ExecContext(ctx, db.q(`INSERT INTO custom_domains (`+domainColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			d.Name, d.AccountID, string(d.Status), us(d.CreatedAt), d.Reason, checksJSON(d.Checks),
-			usOrZero(d.VerifiedAt), usOrZero(d.LastCheckedAt), us(d.NextCheckAt))
+			usOrZero(d.VerifiedAt), usOrZero(d.LastCheckedAt), us(d.NextCheckAt), string(d.STSMode()))
 		if uniqueField(err) != "" {
 			return domainTaken
 		}
@@ -170,6 +171,10 @@ func (db *DB) SaveDomainCheck(ctx context.Context, d core.Domain, retired string
 		}
 		return nil
 	})
+}
+
+func (db *DB) SetMTASTSMode(ctx context.Context, accountID, name string, mode core.MTASTSMode) error {
+	return db.execOne(ctx, "Domain", `UPDATE custom_domains SET mta_sts_mode = ? WHERE account_id = ? AND domain = ?`, string(mode), accountID, name)
 }
 
 func (db *DB) AddDKIMKey(ctx context.Context, accountID string, key ports.StoredDKIMKey) error {

@@ -60,6 +60,22 @@ func testDomainsCreate(t *testing.T, f *fixture) {
 	}
 }
 
+func testDomainsMTASTSMode(t *testing.T, f *fixture) {
+	a, b := f.account(), f.account()
+	f.customDomain(a.ID, "sts.example")
+	got, err := f.s.CustomDomain(f.ctx, a.ID, "sts.example")
+	f.must(err)
+	if got.STSMode() != core.MTASTSTesting {
+		t.Fatalf("new domain's mode %q", got.MTASTSMode)
+	}
+	f.must(f.s.SetMTASTSMode(f.ctx, a.ID, "sts.example", core.MTASTSEnforce))
+	if got, _ := f.s.DomainByName(f.ctx, "sts.example"); got.STSMode() != core.MTASTSEnforce {
+		t.Fatalf("mode after setting %q", got.MTASTSMode)
+	}
+	wantKind(t, f.s.SetMTASTSMode(f.ctx, b.ID, "sts.example", core.MTASTSTesting), core.KindNotFound)
+	wantKind(t, f.s.SetMTASTSMode(f.ctx, a.ID, "nobody.example", core.MTASTSTesting), core.KindNotFound)
+}
+
 func testDomainsChecksAndKeys(t *testing.T, f *fixture) {
 	a := f.account()
 	d, first := f.customDomain(a.ID, "acme.example")

@@ -69,6 +69,7 @@ var cases = []testCase{
 	{"mail/outbox claims, leases, retries and finishes", testMailOutbox},
 	{"mail/uploads", testMailUploads},
 	{"domains/create, read, list; one account per name", testDomainsCreate},
+	{"domains/MTA-STS mode: testing until set, per account", testDomainsMTASTSMode},
 	{"domains/checks, rotation and signing keys", testDomainsChecksAndKeys},
 	{"domains/due checks are leased to one claimer", testDomainsClaims},
 	{"domains/delete, inboxes on a domain, and cascade with the account", testDomainsDelete},

@@ -190,7 +190,7 @@ func useMailTrust(cfg config.Config, deps *app.Deps) error {
 	deps.WebhookSender = webhook.New(webhook.Options{DialContext: hooks.DialContext,
 		Resolve: func(ctx context.Context, host string) error { _, err := hooks.Resolve(ctx, host); return err }})
 	deps.EventJSON = httpapi.EventJSON
-	deps.Domain = core.DomainSettings{MXHost: cfg.MXHost, SPFInclude: cfg.SPFInclude}
+	deps.Domain = core.DomainSettings{MXHost: cfg.MXHost, SPFInclude: cfg.SPFInclude, TLSReportsTo: cfg.TLSReportsTo}
 	deps.Reports, deps.InboundAuth = mailmime.Parser{}, core.InboundAuth(cfg.InboundAuth)
 	for _, f := range cfg.PlatformDKIM {
 		pemBytes, err := os.ReadFile(f.Path)
