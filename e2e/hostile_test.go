@@ -96,7 +96,7 @@ func newAuditFixture(t *testing.T, d sqlstore.Dialect) *auditFixture {
 	}
 	r.call("POST", "/api/contacts/", f.sender, map[string]any{"display_name": "Ann Smith", "email": "ann@example.org"}, &obj)
 	f.contact = obj.UUID
-	r.call("POST", "/api/contacts/", f.otherMgmt, map[string]any{"identity": foreign.UUID, "display_name": "Ann Foreign", "email": "ann@foreign.example"}, &obj)
+	r.call("POST", "/api/contacts/?identity="+foreign.UUID, f.otherMgmt, map[string]any{"display_name": "Ann Foreign", "email": "ann@foreign.example"}, &obj)
 	f.otherContact = obj.UUID
 	if s := r.call("POST", "/api/email-drafts/", f.drafter, map[string]any{"to_email": "dave@example.org", "content": "x"}, &obj); s != 201 {
 		t.Fatalf("draft: %d", s)
@@ -188,29 +188,39 @@ func TestAuditHostileBodies(t *testing.T) {
 		}
 		draftFields := []string{"send_at", "reply_to", "forward_of", "reply_all", "to_email", "cc", "bcc", "subject", "content", "html",
 			"attachment_uuids", "awaiting_approval"}
+		// Each route's body is one it takes (bodies are strict), with one
+		// field replaced by a hostile value.
+		draft := url.Values{"to_email": {"dave@example.org"}, "content": {"x"}}
 		routes := []struct {
 			method, path, key string
+			base              url.Values
 			fields            []string
 		}{
-			{"POST", "/api/email-drafts/", f.sender, draftFields},
-			{"POST", "/api/email-drafts/?identity=" + f.ident, f.mgmt, draftFields},
-			{"PATCH", "/api/email-drafts/" + f.draft + "/", f.drafter, draftFields},
-			{"PATCH", fmt.Sprintf("/api/auth/keys/identity/%d/", f.drafterID), f.mgmt, []string{"can_send", "can_provision", "name"}},
-			{"POST", "/api/auth/keys/identity/", f.mgmt, []string{"can_send", "identity"}},
-			{"POST", "/api/messages/send/", f.sender, []string{"to", "body"}},
-			{"POST", "/webhooks/sim/call/", f.mgmt, []string{"From", "To", "Duration"}},
+			{"POST", "/api/email-drafts/", f.sender, draft, draftFields},
+			{"POST", "/api/email-drafts/?identity=" + f.ident, f.mgmt, draft, draftFields},
+			{"PATCH", "/api/email-drafts/" + f.draft + "/", f.drafter, draft, draftFields},
+			{"PATCH", fmt.Sprintf("/api/auth/keys/identity/%d/", f.drafterID), f.mgmt, nil, []string{"can_send", "can_provision", "name"}},
+			{"POST", "/api/auth/keys/identity/", f.mgmt, url.Values{"identity": {f.ident}}, []string{"can_send", "identity"}},
+			{"POST", "/api/messages/send/", f.sender, url.Values{"to": {"+14155550100"}, "body": {"x"}}, []string{"to", "body"}},
+			{"POST", "/webhooks/sim/call/", f.mgmt, nil, []string{"From", "To", "Duration"}},
 		}
-		base := `"to_email":"dave@example.org","content":"x","identity":"` + f.ident + `","to":"+14155550100","body":"x"`
 		for _, rt := range routes {
+			var base []string
+			for name := range rt.base {
+				base = append(base, fmt.Sprintf("%q:%q,", name, rt.base.Get(name)))
+			}
 			for _, field := range rt.fields {
 				for _, v := range jsonValues {
-					body := `{` + base + `,"` + field + `":` + v + `}`
+					body := `{` + strings.Join(base, "") + `"` + field + `":` + v + `}`
 					s, b := f.r.rawCall(rt.method, rt.path, rt.key, "application/json", body)
 					probes++
 					checkAnswer(t, fmt.Sprintf("%s %s %s=%s", rt.method, rt.path, field, v), s, b)
 				}
 				for _, v := range strs {
-					form := url.Values{"to_email": {"dave@example.org"}, "content": {"x"}, "identity": {f.ident}, "to": {"+14155550100"}, "body": {"x"}}
+					form := url.Values{}
+					for name, vs := range rt.base {
+						form[name] = vs
+					}
 					form.Set(field, v)
 					s, b := f.r.rawCall(rt.method, rt.path, rt.key, "application/x-www-form-urlencoded", form.Encode())
 					probes++

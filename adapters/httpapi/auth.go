@@ -119,7 +119,7 @@ func (s *server) updateIdentityKey(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	in, err := readInput(c)
+	in, err := readInputFor[keyView](c)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -116,6 +116,7 @@ func (s *server) simulatedCall(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	from, to := in.text("From"), in.text("To")
 	seconds := int64(1)
 	if d := in.text("Duration"); d != "" {
 		if seconds, err = strconv.ParseInt(d, 10, 64); err != nil {
@@ -128,6 +129,6 @@ func (s *server) simulatedCall(c *gin.Context) (int, any, error) {
 	if seconds < 0 || seconds > int64(app.MaxSimulatedCall/time.Second) {
 		seconds = -1 // Simulate names the range
 	}
-	call, err := s.app.Calls.Simulate(c.Request.Context(), principal(c), in.text("From"), in.text("To"), time.Duration(seconds)*time.Second)
+	call, err := s.app.Calls.Simulate(c.Request.Context(), principal(c), from, to, time.Duration(seconds)*time.Second)
 	return http.StatusCreated, viewCall(call), err
 }

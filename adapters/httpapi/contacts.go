@@ -31,7 +31,7 @@ func viewContact(c core.Contact) contactView {
 }
 
 func readContactInput(c *gin.Context) (app.ContactInput, error) {
-	in, err := readInput(c)
+	in, err := readInputFor[contactView](c)
 	if err != nil {
 		return app.ContactInput{}, err
 	}

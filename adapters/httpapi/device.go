@@ -30,7 +30,7 @@ type deviceKeysView struct {
 
 // startDevice is RFC 8628's device authorization request.
 func (s *server) startDevice(c *gin.Context) (int, any, error) {
-	in, err := readInput(c)
+	in, err := readOpenInput(c)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -54,7 +54,7 @@ func (s *server) startDevice(c *gin.Context) (int, any, error) {
 // pollDevice is RFC 8628's device access token request. Every refusal is
 // in the RFC's shape, {"error": …}, which OAuth clients read.
 func (s *server) pollDevice(c *gin.Context) (int, any, error) {
-	in, err := readInput(c)
+	in, err := readOpenInput(c)
 	var bad *core.Error
 	if errors.As(err, &bad) && bad.Kind == core.KindInvalid {
 		return 0, nil, &core.OAuthError{Code: core.OAuthInvalidRequest, Description: bad.Error()}

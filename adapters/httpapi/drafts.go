@@ -112,7 +112,7 @@ func (s *server) updateDraft(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	in, err := readInput(c)
+	in, err := readInputFor[draftView](c)
 	if err != nil {
 		return 0, nil, err
 	}

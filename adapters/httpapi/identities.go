@@ -24,7 +24,7 @@ func (s *server) listIdentities(c *gin.Context) (int, any, error) {
 
 // readIdentityInput reads the identity request body (spec §2).
 func readIdentityInput(c *gin.Context) (app.IdentityInput, error) {
-	in, err := readInput(c)
+	in, err := readInputFor[identityView](c)
 	if err != nil {
 		return app.IdentityInput{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,12 +29,16 @@ const maxBodyBytes = 1 << 20
 // input is a request body read from JSON, form-encoded or multipart data,
 // with typed getters that record what is wrong under the field's name. A
 // handler reads every field, then asks err() once, so a caller hears about
-// every bad field at the same time.
+// every bad field at the same time. A strict input (readInput's) also
+// refuses, in err(), every field its handler never read, so a typo is a
+// 400 naming it rather than a resource made without it.
 type input struct {
 	json     map[string]json.RawMessage
 	form     url.Values
 	files    map[string][]*multipart.FileHeader
 	problems core.Problems
+	read     map[string]bool // nil unless strict
+	ignored  map[string]bool // accepted without being read (readInputFor)
 }
 
 var errTooLarge = core.TooLarge("Request body too large (limit 1 MiB).")
@@ -42,13 +47,41 @@ var errTooLarge = core.TooLarge("Request body too large (limit 1 MiB).")
 const acceptedBodies = "send application/json, application/x-www-form-urlencoded or multipart/form-data."
 
 // readInput parses the body of c by its content type. An empty body is an
-// empty input; JSON must be an object.
+// empty input; JSON must be an object. The input is strict.
 func readInput(c *gin.Context) (*input, error) {
 	return readInputLimit(c, maxBodyBytes, errTooLarge)
 }
 
+// readInputFor is readInput for a route that takes a resource viewed as V.
+// A PUT or PATCH also accepts, and ignores, V's fields the handler does not
+// read: they are read-only, and a client may send the resource back whole
+// as it read it.
+func readInputFor[V any](c *gin.Context) (*input, error) {
+	in, err := readInput(c)
+	if err != nil || (c.Request.Method != http.MethodPut && c.Request.Method != http.MethodPatch) {
+		return in, err
+	}
+	in.ignored = map[string]bool{}
+	for _, name := range fieldNames[V]() {
+		in.ignored[name] = true
+	}
+	return in, nil
+}
+
+// readOpenInput is readInput for senders that add fields we do not read
+// and must not be refused for it: providers' webhooks (Twilio adds
+// parameters without notice) and OAuth's device endpoints (RFC 6749 §3.2:
+// unrecognized request parameters are ignored).
+func readOpenInput(c *gin.Context) (*input, error) {
+	in, err := readInput(c)
+	if in != nil {
+		in.read = nil
+	}
+	return in, err
+}
+
 func readInputLimit(c *gin.Context, limit int64, tooLarge error) (*input, error) {
-	in := &input{}
+	in := &input{read: map[string]bool{}}
 	r := c.Request
 	r.Body = http.MaxBytesReader(c.Writer, r.Body, limit)
 	mediaType := ""
@@ -112,6 +145,7 @@ func malformed(format string, args ...any) error {
 
 // str reads a string field; nil when absent. JSON null reads as "".
 func (in *input) str(name string) *string {
+	in.mark(name)
 	if in.json != nil {
 		raw, ok := in.json[name]
 		if !ok {
@@ -150,6 +184,7 @@ func (in *input) text(name string) string {
 // boolean reads a boolean field: JSON true/false, or in forms the words DRF
 // accepts ("true", "1", "yes", "on" and their opposites).
 func (in *input) boolean(name string) *bool {
+	in.mark(name)
 	if in.json != nil {
 		raw, ok := in.json[name]
 		if !ok {
@@ -183,6 +218,7 @@ func (in *input) boolean(name string) *bool {
 // strList reads a list of strings: a JSON array or one comma-separated
 // string; in forms, repeated fields or one comma-separated value.
 func (in *input) strList(name string) ([]string, bool) {
+	in.mark(name)
 	var items []string
 	if in.json != nil {
 		raw, ok := in.json[name]
@@ -237,7 +273,70 @@ func splitCommas(s string) []string {
 	return append(parts, s[start:])
 }
 
-func (in *input) err() error { return in.problems.Err() }
+// mark records that the handler knows the field name.
+func (in *input) mark(name string) {
+	if in.read != nil {
+		in.read[name] = true
+	}
+}
+
+// filesOf reads the files of a multipart field.
+func (in *input) filesOf(name string) []*multipart.FileHeader {
+	in.mark(name)
+	return in.files[name]
+}
+
+// err reports every problem, and for a strict input every field the
+// handler neither read nor ignored, in the words of an unknown query
+// parameter (query.err).
+func (in *input) err() error {
+	if in.read != nil {
+		known := slices.Sorted(maps.Keys(in.read))
+		for _, name := range in.sent() {
+			if in.read[name] || in.ignored[name] {
+				continue
+			}
+			if len(known) == 0 {
+				in.problems.Add(name, "Unknown field; this route takes none.")
+			} else {
+				in.problems.Add(name, "Unknown field; this route takes %s.", strings.Join(known, ", "))
+			}
+		}
+	}
+	return in.problems.Err()
+}
+
+// fieldNames are the names a view of type V has in JSON: the fields a
+// client may send back as it read them.
+func fieldNames[V any]() []string {
+	var names []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for f := range t.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case name == "-" || !f.IsExported():
+			case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+				walk(f.Type)
+			case name == "":
+				names = append(names, f.Name)
+			default:
+				names = append(names, name)
+			}
+		}
+	}
+	walk(reflect.TypeFor[V]())
+	return names
+}
+
+// sent lists the body's fields: a JSON object's members, or a form's
+// fields and files.
+func (in *input) sent() []string {
+	if in.json != nil {
+		return slices.Collect(maps.Keys(in.json))
+	}
+	return append(slices.Collect(maps.Keys(in.form)), slices.Collect(maps.Keys(in.files))...)
+}
 
 func parseBool(s string) (bool, bool) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
@@ -457,6 +556,7 @@ func (q *query) newestFirst() bool {
 // id reads a positive integer field (a JSON number, or digits as a string
 // or form value); 0 when absent or null.
 func (in *input) id(name string) int64 {
+	in.mark(name)
 	var text string
 	if raw, ok := in.json[name]; ok && in.json != nil {
 		if string(raw) == "null" {
@@ -496,6 +596,7 @@ func (in *input) time(name string) (t *time.Time, set bool) {
 
 // present reports whether the body carries the field.
 func (in *input) present(name string) bool {
+	in.mark(name)
 	if in.json != nil {
 		_, ok := in.json[name]
 		return ok

@@ -289,8 +289,9 @@ func (s *server) getMessage(c *gin.Context) (int, any, error) {
 }
 
 // updateReadFlag serves PUT and PATCH on a message (email or SMS): is_read
-// is its one mutable field, and PUT requires it. Other fields a client sends
-// back are read-only and ignored; without is_read the message is left as it is.
+// is its one mutable field, and PUT requires it. The message's other fields,
+// sent back as read, are read-only and ignored; without is_read the message
+// is left as it is.
 func updateReadFlag[M, V any](replace bool, get func(context.Context, core.Principal, int64) (M, error),
 	setRead func(context.Context, core.Principal, int64, bool) (M, error), view func(M) V) handler {
 	return func(c *gin.Context) (int, any, error) {
@@ -298,7 +299,7 @@ func updateReadFlag[M, V any](replace bool, get func(context.Context, core.Princ
 		if err != nil {
 			return 0, nil, err
 		}
-		in, err := readInput(c)
+		in, err := readInputFor[V](c)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -404,9 +405,12 @@ func (s *server) uploadAttachment(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	files := in.files["file"]
+	files := in.filesOf("file")
 	if len(files) != 1 {
-		return 0, nil, core.Invalid("file", "Send one file in the multipart field \"file\".")
+		in.problems.Add("file", "Send one file in the multipart field \"file\".")
+	}
+	if err := in.err(); err != nil {
+		return 0, nil, err
 	}
 	fh := files[0]
 	if fh.Size > s.maxUpload {

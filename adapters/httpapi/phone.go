@@ -226,7 +226,7 @@ func (s *server) setVoiceAgent(replace bool) handler {
 		if err != nil {
 			return 0, nil, err
 		}
-		in, err := readInput(c)
+		in, err := readInputFor[voiceAgentView](c)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -251,7 +251,7 @@ func (s *server) providerWebhook(c *gin.Context) (*input, error) {
 	if mediaType, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mediaType != form {
 		return nil, &statusError{http.StatusUnsupportedMediaType, "Provider webhooks take " + form + " bodies only."}
 	}
-	in, err := readInput(c)
+	in, err := readOpenInput(c)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +309,11 @@ func (s *server) simulatedSMS(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	m, err := s.app.SMS.Simulate(c.Request.Context(), principal(c), twilioInboundSMS(in))
+	sms := twilioInboundSMS(in)
+	if err := in.err(); err != nil {
+		return 0, nil, err
+	}
+	m, err := s.app.SMS.Simulate(c.Request.Context(), principal(c), sms)
 	return http.StatusCreated, viewSMS(m), err
 }
 

@@ -444,6 +444,11 @@ func TestSimulatedMMSKeepsMedia(t *testing.T) {
 	form.Del("Body")
 	h.raw("POST", "/webhooks/sim/sms/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), tn.mgmt).want(t, 201)
 	form.Del("NumMedia")
+	if e := h.raw("POST", "/webhooks/sim/sms/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), tn.mgmt).want(t, 400).object(t); e["MediaUrl0"] == nil {
+		t.Errorf("media without NumMedia: %v", e)
+	}
+	form.Del("MediaUrl0")
+	form.Del("MediaContentType0")
 	if e := h.raw("POST", "/webhooks/sim/sms/", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()), tn.mgmt).want(t, 400).object(t); e["Body"] == nil {
 		t.Errorf("neither body nor media: %v", e)
 	}

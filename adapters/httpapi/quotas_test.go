@@ -48,8 +48,12 @@ func TestQuotas(t *testing.T) {
 	// vault_items is per identity: ada's are full, bob has room.
 	adaKey := h.do("POST", "/api/auth/keys/identity/", map[string]any{"identity": adaID}, mgmt).want(t, 201).object(t)["key"].(string)
 	bobKey := h.do("POST", "/api/auth/keys/identity/", map[string]any{"identity": bobID}, mgmt).want(t, 201).object(t)["key"].(string)
-	for _, c := range []struct{ path, key string }{{"/api/passwords/", adaKey}, {"/api/secrets/", adaKey}, {"/api/secrets/", bobKey}} {
-		h.do("POST", c.path, map[string]any{"domain": "example.com", "password": "pw", "key": "TOKEN", "value": "v"}, c.key).want(t, 201)
+	password, secret := map[string]any{"domain": "example.com", "password": "pw"}, map[string]any{"key": "TOKEN", "value": "v"}
+	for _, c := range []struct {
+		path, key string
+		body      map[string]any
+	}{{"/api/passwords/", adaKey, password}, {"/api/secrets/", adaKey, secret}, {"/api/secrets/", bobKey, secret}} {
+		h.do("POST", c.path, c.body, c.key).want(t, 201)
 	}
 	refused(403, "POST", "/api/passwords/", adaKey, map[string]any{"domain": "example.org", "password": "pw"}, "vault_items")
 	refused(403, "POST", "/api/secrets/?identity="+adaID, mgmt, map[string]any{"key": "OTHER", "value": "v"}, "vault_items")

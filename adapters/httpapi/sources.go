@@ -40,7 +40,7 @@ func (s *server) putSource(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	in, err := readInput(c)
+	in, err := readInputFor[sourceView](c)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -77,6 +77,7 @@ func (s *server) deleteSource(c *gin.Context) (int, any, error) {
 // integer reads a whole-number field: a JSON number, or a string of digits
 // (forms always, JSON as a courtesy); nil when absent.
 func (in *input) integer(name string) *int {
+	in.mark(name)
 	var text string
 	if in.json != nil {
 		raw, ok := in.json[name]

@@ -54,7 +54,7 @@ func identityParam(c *gin.Context) (string, error) {
 }
 
 func readPasswordInput(c *gin.Context) (app.PasswordInput, error) {
-	in, err := readInput(c)
+	in, err := readInputFor[passwordView](c)
 	if err != nil {
 		return app.PasswordInput{}, err
 	}
@@ -148,7 +148,7 @@ func (s *server) generatePassword(c *gin.Context) (int, any, error) {
 }
 
 func readSecretInput(c *gin.Context) (app.SecretInput, error) {
-	in, err := readInput(c)
+	in, err := readInputFor[secretView](c)
 	if err != nil {
 		return app.SecretInput{}, err
 	}

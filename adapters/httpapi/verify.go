@@ -167,7 +167,7 @@ var errStaleForm = core.Forbidden("This form has expired or did not come from th
 // verifySubmit handles the page's forms; `action` says which.
 func (s *server) verifySubmit(c *gin.Context) {
 	v := s.begin(c)
-	in, err := readInput(c)
+	in, err := readOpenInput(c)
 	if err != nil {
 		s.failPage(c, err)
 		return

@@ -68,7 +68,7 @@ type testView struct {
 }
 
 func readWebhookInput(c *gin.Context) (app.WebhookInput, error) {
-	in, err := readInput(c)
+	in, err := readInputFor[webhookView](c)
 	if err != nil {
 		return app.WebhookInput{}, err
 	}
