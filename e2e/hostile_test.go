@@ -365,11 +365,14 @@ func TestAuditFences(t *testing.T) {
 		if s2 != 201 || h2.Get("Idempotent-Replayed") != "true" || string(b1) != string(b2) {
 			t.Errorf("the repeat of an earlier send: %d %s", s2, b2)
 		}
-		for _, route := range []string{"/api/email-messages/compose/", fmt.Sprintf("/api/email-messages/%d/reply/", f.question),
-			fmt.Sprintf("/api/email-messages/%d/reply-all/", f.question), fmt.Sprintf("/api/email-messages/%d/forward/", f.question),
-			"/api/messages/send/", "/api/email-drafts/" + own.ID + "/send/"} {
+		mail := map[string]any{"to_email": "dave@example.org", "content": "After."}
+		for route, body := range map[string]map[string]any{
+			"/api/email-messages/compose/": mail, fmt.Sprintf("/api/email-messages/%d/reply/", f.question): mail,
+			fmt.Sprintf("/api/email-messages/%d/reply-all/", f.question): mail, fmt.Sprintf("/api/email-messages/%d/forward/", f.question): mail,
+			"/api/messages/send/": {"to": "+14155550100", "body": "After."}, "/api/email-drafts/" + own.ID + "/send/": {},
+		} {
 			for _, idem := range []string{"", "after-1"} {
-				s, _, b := r.sendKeyed("POST", route, senderKey.Key, idem, map[string]any{"to_email": "dave@example.org", "content": "After.", "to": "+14155550100", "body": "After."})
+				s, _, b := r.sendKeyed("POST", route, senderKey.Key, idem, body)
 				if s != 403 || !json.Valid(b) {
 					t.Errorf("%s (key %q) without can_send: %d %s", route, idem, s, b)
 				}

@@ -68,6 +68,21 @@ func readInputFor[V any](c *gin.Context) (*input, error) {
 	return in, nil
 }
 
+// bodiless is h for a route that takes no body: fields sent anyway are
+// refused as unknown, as on every route that takes one.
+func bodiless(h handler) handler {
+	return func(c *gin.Context) (int, any, error) {
+		in, err := readInput(c)
+		if err == nil {
+			err = in.err()
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		return h(c)
+	}
+}
+
 // readOpenInput is readInput for senders that add fields we do not read
 // and must not be refused for it: providers' webhooks (Twilio adds
 // parameters without notice) and OAuth's device endpoints (RFC 6749 §3.2:
@@ -315,9 +330,10 @@ func fieldNames[V any]() []string {
 		for f := range t.Fields() {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			switch {
-			case name == "-" || !f.IsExported():
+			case name == "-":
 			case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-				walk(f.Type)
+				walk(f.Type) // its fields are promoted, as encoding/json does, exported or not
+			case !f.IsExported():
 			case name == "":
 				names = append(names, f.Name)
 			default:
