@@ -344,6 +344,9 @@ func TestFirstRunGuidesTheOperator(t *testing.T) {
 	if strings.TrimSpace(hint) != "callsign account create --email you@example.com" {
 		t.Fatalf("the hint is not a command to paste: %q", hint)
 	}
+	if console := first.stderr.waitFor(t, "serving the console"); !strings.Contains(console, "/console/") {
+		t.Fatalf("start-up does not say where the console is: %q", console)
+	}
 	_ = first.cmd.Process.Signal(os.Interrupt)
 	if code := first.exitCode(t); code != 0 {
 		t.Fatalf("exit %d after Ctrl-C:\n%s", code, first.stderr)

@@ -73,6 +73,7 @@ func (h ConsoleHost) StartExternalSignIn(w http.ResponseWriter, r *http.Request)
 // address in each request's context.
 func (s *server) mountConsole(e *gin.Engine, console http.Handler) {
 	s.console, _ = console.(ConsoleSignIn)
+	s.hasConsole = true
 	serve := func(c *gin.Context) {
 		ctx := context.WithValue(c.Request.Context(), clientAddressKey{}, c.ClientIP())
 		console.ServeHTTP(c.Writer, c.Request.WithContext(ctx))

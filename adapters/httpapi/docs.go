@@ -4,7 +4,10 @@ import (
 	"bytes"
 	_ "embed"
 	"html/template"
+	"mime"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 )
@@ -56,11 +59,32 @@ type indexView struct {
 }
 
 // index answers GET / with the addresses of the API's description, its
-// reference page and the health check.
+// reference page and the health check; a browser is sent to the console,
+// as a person opening the service's address means to see it.
 func (s *server) index(c *gin.Context) (int, any, error) {
+	c.Header("Vary", "Accept")
+	if s.hasConsole && acceptsHTML(c.GetHeader("Accept")) {
+		c.Header("Location", ConsolePath)
+		return http.StatusFound, nil, nil
+	}
 	if err := newStrictQuery(c).err(); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusOK, indexView{Service: "Callsign", Version: s.version, Schema: s.baseURL + "/api/schema/",
 		Docs: s.baseURL + "/api/docs/", Health: s.baseURL + "/api/health/ping/"}, nil
+}
+
+// acceptsHTML reports whether an Accept header names text/html with a
+// weight above zero, as a browser's navigation does; curl's */* does not.
+func acceptsHTML(accept string) bool {
+	for _, r := range strings.Split(accept, ",") {
+		mediaType, params, err := mime.ParseMediaType(r)
+		if err != nil || mediaType != "text/html" {
+			continue
+		}
+		if q, err := strconv.ParseFloat(params["q"], 64); params["q"] == "" || err == nil && q > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"crypto/sha512"
 	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +26,43 @@ func TestIndexPointsAtTheDocuments(t *testing.T) {
 		}
 	}
 	h.do("GET", "/?x=1", nil, "").want(t, 400)
+}
+
+// TestIndexSendsBrowsersToTheConsole: a browser's navigation lands in the
+// console; curl, API clients and a service without a console get the JSON.
+func TestIndexSendsBrowsersToTheConsole(t *testing.T) {
+	h := newHarness(t)
+	console := *h
+	console.h = New(h.app, Options{BaseURL: "http://api.test", Console: func(ConsoleHost) http.Handler { return http.NotFoundHandler() }})
+	withConsole, without := &console, h
+	const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	for _, tc := range []struct {
+		h        *harness
+		accept   string
+		location string
+	}{
+		{withConsole, browser, "/console/"},
+		{withConsole, "text/html", "/console/"},
+		{withConsole, "*/*", ""},
+		{withConsole, "application/json", ""},
+		{withConsole, "", ""},
+		{withConsole, "application/json, text/html;q=0", ""},
+		{without, browser, ""},
+	} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Header.Set("Accept", tc.accept)
+		res := tc.h.serve(req)
+		if tc.location != "" {
+			if res.Status != 302 || res.Header.Get("Location") != tc.location {
+				t.Errorf("Accept %q: %d Location %q", tc.accept, res.Status, res.Header.Get("Location"))
+			}
+		} else if res.Status != 200 || res.object(t)["service"] != "Callsign" {
+			t.Errorf("Accept %q: %d %s", tc.accept, res.Status, res.Body)
+		}
+		if res.Header.Get("Vary") != "Accept" {
+			t.Errorf("Accept %q: Vary %q", tc.accept, res.Header.Get("Vary"))
+		}
+	}
 }
 
 func TestReferencePage(t *testing.T) {

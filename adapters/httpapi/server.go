@@ -83,6 +83,7 @@ type server struct {
 	openAPI       servedSchema
 	closing       <-chan struct{}
 	console       ConsoleSignIn  // nil without a console
+	hasConsole    bool           // the console is served at ConsolePath
 	telnyx        TelnyxVerifier // nil without Telnyx
 	mailgun       MailgunSignatures
 	sns           SNSMessages

@@ -401,6 +401,7 @@ func (s *Service) Announce() {
 		}
 	}
 	s.log.Info("serving the REST API", "addr", s.httpLn.Addr().String(), "base_url", s.cfg.BaseURL)
+	s.log.Info("serving the console", "url", s.cfg.BaseURL+httpapi.ConsolePath)
 	s.log.Info("accepting mail over SMTP", "addr", s.smtpLn.Addr().String(), "starttls", s.cfg.SMTPTLSCert != "")
 	s.log.Info("serving inboxes over IMAP", "addr", s.imapLn.Addr().String(), "starttls", s.cfg.SMTPTLSCert != "")
 	if s.imapsLn != nil {
