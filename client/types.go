@@ -71,6 +71,10 @@ type Message struct {
 	MessageSummary
 	Content string `json:"content"`
 	HTML    string `json:"html"`
+	// ExtractedText and ExtractedHTML are the bodies without the quoted
+	// history and a marked signature: the new content of a reply.
+	ExtractedText string `json:"extracted_text"`
+	ExtractedHTML string `json:"extracted_html"`
 }
 
 // Verification is the one-time code and sign-in link a received message carries.

@@ -466,3 +466,29 @@ func TestMCPResourcesOutOfReach(t *testing.T) {
 		readable(t, cs, "callsign://inbox", adaThread)
 	})
 }
+
+// TestMCPReadEmailExtractsTheReply: read_email gives a reply's new text
+// without its quoted history, and the whole text with full: true.
+func TestMCPReadEmailExtractsTheReply(t *testing.T) {
+	t.Parallel()
+	r := start(t, sqlstore.SQLite, nil)
+	mgmt := r.bootstrap("ops@example.com")
+	ada := r.newAgent(mgmt, "Ada")
+	reply := strings.Replace(plainMail(ada.inbox, "reply@example.org", "Re: Plans"), "Hello about Re: Plans.\r\n",
+		"Thursday works.\r\n\r\nOn Mon, Feb 3, 2025 at 10:15 AM Ada <"+ada.inbox+"> wrote:\r\n> Does Thursday work?\r\n", 1)
+	sendSMTP(t, r.svc.SMTPAddr(), "alice@example.org", []string{ada.inbox}, reply)
+	var page apiPage
+	r.call("GET", "/api/email-messages/", ada.key, nil, &page)
+	cs := r.mcpOverHTTP(ada.key, nil)
+	var read struct {
+		ExtractedText string  `json:"extracted_text"`
+		Text          *string `json:"text"`
+	}
+	if callTool(t, cs, "read_email", map[string]any{"message_id": page.Results[0].ID}, &read); read.ExtractedText != "Thursday works." || read.Text != nil {
+		t.Errorf("read_email: %+v", read)
+	}
+	if callTool(t, cs, "read_email", map[string]any{"message_id": page.Results[0].ID, "full": true}, &read); read.Text == nil ||
+		!strings.Contains(*read.Text, "> Does Thursday work?") {
+		t.Errorf("read_email with full: %+v", read)
+	}
+}

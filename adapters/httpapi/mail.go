@@ -89,11 +89,15 @@ type messageSummaryView struct {
 }
 
 // messageView is one message with its stored bodies, each at most
-// core.MaxStoredBody bytes (truncated says when one was cut).
+// core.MaxStoredBody bytes (truncated says when one was cut), and their
+// new content without the quoted history (core.ExtractReply), computed
+// as it is read: nothing is stored and receiving costs nothing more.
 type messageView struct {
 	messageSummaryView
-	Content string `json:"content"`
-	HTML    string `json:"html"`
+	Content       string `json:"content"`
+	HTML          string `json:"html"`
+	ExtractedText string `json:"extracted_text"`
+	ExtractedHTML string `json:"extracted_html"`
 }
 
 type recipientView struct {
@@ -143,7 +147,9 @@ func (s *server) viewAttachment(a core.Attachment) attachmentView {
 }
 
 func (s *server) viewMessage(m core.EmailMessage) messageView {
-	return messageView{messageSummaryView: s.viewSummary(m.Summary()), Content: m.Text, HTML: m.HTML}
+	reply := core.ExtractReply(m.Text, m.HTML)
+	return messageView{messageSummaryView: s.viewSummary(m.Summary()), Content: m.Text, HTML: m.HTML,
+		ExtractedText: reply.Text, ExtractedHTML: reply.HTML}
 }
 
 // viewSummary shows a message as lists do; m comes from a list

@@ -502,3 +502,39 @@ func TestInboundLogNamesInboxesByAddress(t *testing.T) {
 		t.Fatalf("logged inboxes %v identities %v, want %v %v:\n%s", line.Inboxes, line.Identities, wantInboxes, wantIdentities, h.logs.String())
 	}
 }
+
+// A message's detail shows its new content beside its bodies; a list
+// shows neither.
+func TestExtractedReply(t *testing.T) {
+	h := newHarness(t)
+	tn := newTenants(t, h)
+	h.receive("one@agents.test", "From: ann@example.org\r\nTo: one@agents.test\r\nMessage-ID: <r1@example.org>\r\nSubject: Re: Plans\r\n"+
+		"MIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"+
+		"Thursday works.\r\n\r\nOn Mon, Feb 3, 2025 at 10:15 AM Bob <bob@example.org> wrote:\r\n> Does Thursday work?\r\n>\r\n> Bob\r\n"+
+		"--b\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<div dir=\"ltr\">Thursday works.</div><br><div class=\"gmail_quote\">"+
+		"<div dir=\"ltr\" class=\"gmail_attr\">On Mon, Feb 3, 2025 at 10:15 AM Bob &lt;bob@example.org&gt; wrote:<br></div>"+
+		"<blockquote class=\"gmail_quote\">Does Thursday work?<br><br>Bob</blockquote></div>\r\n--b--\r\n")
+	h.receive("one@agents.test", mailFrom("ann@example.org", "r2@example.org", "New", "Nothing quoted here."))
+	list := h.do("GET", "/api/email-messages/?identity="+tn.one, nil, tn.keyOne).want(t, 200).object(t)["results"].([]any)
+	if len(list) != 2 {
+		t.Fatalf("list %v", list)
+	}
+	for _, l := range list {
+		m := l.(map[string]any)
+		if _, has := m["extracted_text"]; has {
+			t.Fatalf("a list carries the extraction: %v", m)
+		}
+		detail := h.do("GET", fmt.Sprintf("/api/email-messages/%v/", m["id"]), nil, tn.keyOne).want(t, 200).object(t)
+		switch m["message_id"] {
+		case "r1@example.org":
+			if detail["extracted_text"] != "Thursday works." || detail["extracted_html"] != `<div dir="ltr">Thursday works.</div>` ||
+				!strings.Contains(detail["content"].(string), "Does Thursday work?") {
+				t.Fatalf("reply %q %q", detail["extracted_text"], detail["extracted_html"])
+			}
+		default:
+			if detail["extracted_text"] != detail["content"] || detail["extracted_html"] != "" {
+				t.Fatalf("nothing quoted: %q, content %q", detail["extracted_text"], detail["content"])
+			}
+		}
+	}
+}

@@ -47,7 +47,8 @@ type email struct {
 	ToEmail         string                 `json:"to_email"`
 	Cc              []string               `json:"cc"`
 	Subject         string                 `json:"subject"`
-	Text            string                 `json:"text" jsonschema:"the body as plain text (HTML-only mail is converted to readable text)"`
+	ExtractedText   *string                `json:"extracted_text,omitempty" jsonschema:"read_email: the new text of the message, without the quoted history and a marked signature"`
+	Text            string                 `json:"text,omitempty" jsonschema:"the body as plain text (HTML-only mail is converted to readable text); read_email gives it with full: true"`
 	Truncated       bool                   `json:"truncated" jsonschema:"whether text holds only the start of a very long body"`
 	HasHTML         bool                   `json:"has_html" jsonschema:"whether the message also has an HTML body"`
 	Direction       string                 `json:"direction" jsonschema:"incoming (received) or outgoing (sent)"`
@@ -88,6 +89,11 @@ type listEmailsOut struct {
 type messageIn struct {
 	Scope
 	MessageID int64 `json:"message_id" jsonschema:"the message's id, as list_emails shows it"`
+}
+
+type readEmailIn struct {
+	messageIn
+	Full bool `json:"full,omitempty" jsonschema:"true for the whole text body as well, quoted history included"`
 }
 
 type sendEmailIn struct {
@@ -205,10 +211,15 @@ func (s *session) addMailTools() {
 			return out, err
 		})
 	addTool(s, tool{name: "read_email", title: "Read an email", readOnly: true,
-		description: "Read one email message: its text body (HTML converted to text), sender, recipients, authentication results and attachments."},
-		func(ctx context.Context, c *client.Client, in messageIn) (email, error) {
+		description: "Read one email message: its new text (extracted_text: without the quoted history and signature; full: true adds the whole text body), sender, recipients, authentication results and attachments."},
+		func(ctx context.Context, c *client.Client, in readEmailIn) (email, error) {
 			m, err := c.Message(ctx, in.MessageID)
-			return readable(m), err
+			e := readable(m)
+			e.ExtractedText = &m.ExtractedText
+			if !in.Full {
+				e.Text = ""
+			}
+			return e, err
 		})
 	addTool(s, tool{name: "send_email", title: "Send an email",
 		description: "Send a new email message from this identity's inbox. To answer a message, use reply_email instead, which keeps the thread."},
