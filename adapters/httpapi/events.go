@@ -32,15 +32,11 @@ func viewEvent(e core.Event) eventView {
 // EventJSON is an event's JSON as the API shows it (a webhook's body).
 func EventJSON(e core.Event) ([]byte, error) { return json.Marshal(viewEvent(e)) }
 
-// messageEventView is a message without its bodies and with a preview, as
-// email events carry it. The outer Content and HTML, never set, shadow
-// messageView's (encoding/json takes the shallower field) and are left out.
-type messageEventView struct {
-	messageView
-	Content string `json:"content,omitempty"`
-	HTML    string `json:"html,omitempty"`
-	Preview string `json:"preview"`
-}
+// messageEventView is a message as email events carry it: its summary
+// (with a preview), without its bodies. The event is rendered as the
+// message is stored, so nothing read-time (the extracted reply) is
+// computed on ingest, and the event log does not hold the bodies again.
+type messageEventView = messageSummaryView
 
 // reportEventView is the data of email.bounced, email.delivered and
 // email.complained: the message as the other email events show it, and
@@ -62,7 +58,7 @@ type reportedView struct {
 }
 
 func (s *server) viewMessageEvent(m core.EmailMessage) messageEventView {
-	return messageEventView{messageView: s.viewMessage(m), Preview: core.Preview(m.Text)}
+	return s.viewSummary(m.Summary())
 }
 
 // EventData renders an event's subject with the API's own views; the
