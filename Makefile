@@ -12,7 +12,7 @@ test test-faults bench bench-long: export AWS_EC2_METADATA_DISABLED := true
 # The OpenAPI linter's npm package, pinned in its package-lock.json.
 OPENAPI_LINT := scripts/openapi-lint
 
-.PHONY: run build test test-faults bench bench-long lint tidy settings-doc
+.PHONY: run build test test-faults bench bench-long lint tidy settings-doc sdk sdk-deps sdk-check test-sdk
 
 run: build
 	./$(BIN) serve
@@ -32,9 +32,38 @@ UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/e2e$$')
 test:
 	$(GO) vet -tags $(TAGS) ./...
 	@$(GO) test -tags $(TAGS) -race -count=1 -parallel 8 -timeout 30m $(UNIT_PKGS) & unit=$$!; \
+	$(MAKE) -s test-sdk & sdk=$$!; \
 	$(GO) test -tags $(TAGS) $(E2E_RACE) -count=1 -parallel 8 -timeout 30m ./e2e/; e2e=$$?; \
-	wait $$unit; unit=$$?; \
-	if [ $$unit -ne 0 ] || [ $$e2e -ne 0 ]; then echo "make test: FAILED"; exit 1; fi
+	wait $$unit; unit=$$?; wait $$sdk; sdk=$$?; \
+	if [ $$unit -ne 0 ] || [ $$e2e -ne 0 ] || [ $$sdk -ne 0 ]; then echo "make test: FAILED"; exit 1; fi
+
+# The SDKs (docs: sdk/typescript/README.md, sdk/python/README.md) take their
+# types from the OpenAPI document: openapi-typescript writes
+# sdk/typescript/src/schema.ts, sdk/python/gen.py writes
+# sdk/python/callsign/models.py. `make sdk` regenerates both (commit the
+# result); sdk-check fails when they differ from what the document gives.
+SDK_TS  := sdk/typescript
+SDK_GEN := node $(SDK_TS)/scripts/openapi-json.mjs adapters/httpapi/openapi.yaml | python3 sdk/python/gen.py
+sdk-deps:
+	@[ -d $(SDK_TS)/node_modules ] || npm ci --prefix $(SDK_TS) --no-audit --no-fund --silent
+sdk: sdk-deps
+	cd $(SDK_TS) && npm run --silent generate
+	$(SDK_GEN) > sdk/python/callsign/models.py
+sdk-check: sdk-deps
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	(cd $(SDK_TS) && npx openapi-typescript ../../adapters/httpapi/openapi.yaml --root-types --root-types-no-schema-prefix \
+		--output $$tmp/schema.ts >/dev/null) && $(SDK_GEN) > $$tmp/models.py && \
+	diff -q $$tmp/schema.ts $(SDK_TS)/src/schema.ts && diff -q $$tmp/models.py sdk/python/callsign/models.py || \
+		{ echo "the SDKs' generated types are stale: run make sdk and commit the result"; exit 1; }
+
+# Both SDKs' tests, each against a real `callsign serve` it starts (SQLite,
+# simulated telephony), their example agents, `npm pack` into an empty
+# project type-checked under tsc --strict, and pip install.
+SDK_TEST_BIN := $(CURDIR)/bin/callsign-sdk-test
+test-sdk: sdk-check
+	CGO_ENABLED=0 $(GO) build -tags $(TAGS) -o $(SDK_TEST_BIN) ./cmd/callsign
+	cd $(SDK_TS) && npm run --silent build && CALLSIGN_TEST_BINARY=$(SDK_TEST_BIN) node --test test/
+	cd sdk/python && CALLSIGN_TEST_BINARY=$(SDK_TEST_BIN) python3 -m unittest
 
 # Fault tests (issue 11): the real binary killed with SIGKILL during SMTP
 # ingest (5 cycles, SQLite and PostgreSQL, counted by Message-ID) and cut off
