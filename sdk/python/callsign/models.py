@@ -294,7 +294,9 @@ class Domain(Model):
     created_dt: str | None = None
     verified_dt: str | None = None
     last_checked_dt: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'domain': ('domain', None), 'name': ('name', None), 'type': ('type', None), 'status': ('status', None), 'reason': ('reason', None), 'dkim_selector': ('dkim_selector', None), 'records': ('records', 'DNSRecord'), 'created_dt': ('created_dt', None), 'verified_dt': ('verified_dt', None), 'last_checked_dt': ('last_checked_dt', None)}
+    mta_sts_mode: str | None = None
+    mta_sts_policy_url: str | None = None
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'domain': ('domain', None), 'name': ('name', None), 'type': ('type', None), 'status': ('status', None), 'reason': ('reason', None), 'dkim_selector': ('dkim_selector', None), 'records': ('records', 'DNSRecord'), 'created_dt': ('created_dt', None), 'verified_dt': ('verified_dt', None), 'last_checked_dt': ('last_checked_dt', None), 'mta_sts_mode': ('mta_sts_mode', None), 'mta_sts_policy_url': ('mta_sts_policy_url', None)}
 
 
 @dataclass(eq=True)
@@ -307,6 +309,12 @@ class DNSRecord(Model):
     selector: str | None = None
     status: str | None = None
     _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'purpose': ('purpose', None), 'type': ('type', None), 'name': ('name', None), 'value': ('value', None), 'priority': ('priority', None), 'selector': ('selector', None), 'status': ('status', None)}
+
+
+@dataclass(eq=True)
+class DomainUpdate(Model):
+    mta_sts_mode: str | None = None
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'mta_sts_mode': ('mta_sts_mode', None)}
 
 
 @dataclass(eq=True)
@@ -459,7 +467,9 @@ class EmailMessage(Model):
     created_dt: str | None = None
     content: str | None = None
     html: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None), 'content': ('content', None), 'html': ('html', None)}
+    extracted_text: str | None = None
+    extracted_html: str | None = None
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None), 'content': ('content', None), 'html': ('html', None), 'extracted_text': ('extracted_text', None), 'extracted_html': ('extracted_html', None)}
 
 
 @dataclass(eq=True)
@@ -523,6 +533,8 @@ class DraftSummary(Model):
 
 @dataclass(eq=True)
 class DraftRequest(Model):
+    """ComposeRequest's fields, and what the draft answers."""
+
     to_email: str | list[str] | None = None
     cc: str | list[str] | None = None
     bcc: str | list[str] | None = None
@@ -539,6 +551,8 @@ class DraftRequest(Model):
 
 @dataclass(eq=True)
 class DraftUpdate(Model):
+    """ComposeRequest's fields and send_at. The draft's other fields, sent back as read, are read-only and ignored, but reply_to, forward_of and reply_all are a 400: what a draft answers is fixed."""
+
     to_email: str | list[str] | None = None
     cc: str | list[str] | None = None
     bcc: str | list[str] | None = None
@@ -564,16 +578,19 @@ class ComposeRequest(Model):
 
 @dataclass(eq=True)
 class ReplyRequest(Model):
+    subject: str | None = None
     cc: str | list[str] | None = None
     bcc: str | list[str] | None = None
     content: str | None = None
     html: str | None = None
     attachment_uuids: list[str] | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'cc': ('cc', None), 'bcc': ('bcc', None), 'content': ('content', None), 'html': ('html', None), 'attachment_uuids': ('attachment_uuids', None)}
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'subject': ('subject', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'content': ('content', None), 'html': ('html', None), 'attachment_uuids': ('attachment_uuids', None)}
 
 
 @dataclass(eq=True)
 class MessageUpdate(Model):
+    """`is_read` is the one field that changes. The message's other fields, sent back as read, are read-only and ignored (so `additionalProperties: false` is what a client need send); any other field is a 400 naming it."""
+
     is_read: bool | None = None
     _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'is_read': ('is_read', None)}
 
@@ -600,6 +617,8 @@ class RefreshRequest(Model):
 
 @dataclass(eq=True)
 class DeviceRequest(Model):
+    """As OAuth asks (RFC 6749 §3.2), parameters not listed are accepted and ignored."""
+
     client_name: str | None = None
     client_id: str | None = None
     scope: str | None = None
@@ -619,6 +638,8 @@ class DeviceAuthorization(Model):
 
 @dataclass(eq=True)
 class DeviceTokenRequest(Model):
+    """As OAuth asks (RFC 6749 §3.2), parameters not listed are accepted and ignored."""
+
     device_code: str | None = None
     grant_type: str | None = None
     _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'device_code': ('device_code', None), 'grant_type': ('grant_type', None)}
@@ -641,6 +662,8 @@ class OAuthError(Model):
 
 @dataclass(eq=True)
 class VerifyForm(Model):
+    """The page's own form; fields it does not read are ignored."""
+
     csrf_token: str | None = None
     action: str | None = None
     user_code: str | None = None
@@ -772,12 +795,46 @@ class VoiceAgentRequest(Model):
 
 @dataclass(eq=True)
 class TwilioInbound(Model):
+    """Twilio adds fields without notice; those not listed are accepted and ignored."""
+
     MessageSid: str | None = None
     From: str | None = None
     To: str | None = None
     Body: str | None = None
     NumMedia: str | None = None
     _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'MessageSid': ('MessageSid', None), 'From': ('From', None), 'To': ('To', None), 'Body': ('Body', None), 'NumMedia': ('NumMedia', None)}
+
+
+@dataclass(eq=True)
+class SimulatedSMS(Model):
+    """Twilio's inbound fields, as the simulator takes them; the media of an MMS, at most 10, are MediaUrl0… and MediaContentType0… below NumMedia."""
+
+    MessageSid: str | None = None
+    From: str | None = None
+    To: str | None = None
+    Body: str | None = None
+    NumMedia: str | None = None
+    MediaUrl0: str | None = None
+    MediaContentType0: str | None = None
+    MediaUrl1: str | None = None
+    MediaContentType1: str | None = None
+    MediaUrl2: str | None = None
+    MediaContentType2: str | None = None
+    MediaUrl3: str | None = None
+    MediaContentType3: str | None = None
+    MediaUrl4: str | None = None
+    MediaContentType4: str | None = None
+    MediaUrl5: str | None = None
+    MediaContentType5: str | None = None
+    MediaUrl6: str | None = None
+    MediaContentType6: str | None = None
+    MediaUrl7: str | None = None
+    MediaContentType7: str | None = None
+    MediaUrl8: str | None = None
+    MediaContentType8: str | None = None
+    MediaUrl9: str | None = None
+    MediaContentType9: str | None = None
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'MessageSid': ('MessageSid', None), 'From': ('From', None), 'To': ('To', None), 'Body': ('Body', None), 'NumMedia': ('NumMedia', None), 'MediaUrl0': ('MediaUrl0', None), 'MediaContentType0': ('MediaContentType0', None), 'MediaUrl1': ('MediaUrl1', None), 'MediaContentType1': ('MediaContentType1', None), 'MediaUrl2': ('MediaUrl2', None), 'MediaContentType2': ('MediaContentType2', None), 'MediaUrl3': ('MediaUrl3', None), 'MediaContentType3': ('MediaContentType3', None), 'MediaUrl4': ('MediaUrl4', None), 'MediaContentType4': ('MediaContentType4', None), 'MediaUrl5': ('MediaUrl5', None), 'MediaContentType5': ('MediaContentType5', None), 'MediaUrl6': ('MediaUrl6', None), 'MediaContentType6': ('MediaContentType6', None), 'MediaUrl7': ('MediaUrl7', None), 'MediaContentType7': ('MediaContentType7', None), 'MediaUrl8': ('MediaUrl8', None), 'MediaContentType8': ('MediaContentType8', None), 'MediaUrl9': ('MediaUrl9', None), 'MediaContentType9': ('MediaContentType9', None)}
 
 
 @dataclass(eq=True)
@@ -859,6 +916,7 @@ MODELS: dict[str, type[Model]] = {
     'ContactRequest': ContactRequest,
     'Domain': Domain,
     'DNSRecord': DNSRecord,
+    'DomainUpdate': DomainUpdate,
     'DomainRequest': DomainRequest,
     'Suppression': Suppression,
     'Inbox': Inbox,
@@ -898,6 +956,7 @@ MODELS: dict[str, type[Model]] = {
     'VoiceAgent': VoiceAgent,
     'VoiceAgentRequest': VoiceAgentRequest,
     'TwilioInbound': TwilioInbound,
+    'SimulatedSMS': SimulatedSMS,
     'Event': Event,
     'OutboundWebhook': OutboundWebhook,
     'OutboundWebhookRequest': OutboundWebhookRequest,
@@ -954,6 +1013,7 @@ OPERATIONS: dict[str, Operation] = {
     'domains_list': Operation('GET', '/api/domains/', 'list', 'Domain'),
     'domains_create': Operation('POST', '/api/domains/', 'model', 'Domain'),
     'domains_retrieve': Operation('GET', '/api/domains/{name}/', 'model', 'Domain'),
+    'domains_partial_update': Operation('PATCH', '/api/domains/{name}/', 'model', 'Domain'),
     'domains_destroy': Operation('DELETE', '/api/domains/{name}/', 'none', None),
     'domains_verify': Operation('POST', '/api/domains/{name}/verify/', 'model', 'Domain'),
     'domains_rotate_dkim': Operation('POST', '/api/domains/{name}/rotate-dkim/', 'model', 'Domain'),
@@ -1026,6 +1086,7 @@ OPERATIONS: dict[str, Operation] = {
     'webhooks_test': Operation('POST', '/api/webhooks/{uuid}/test/', 'json', None),
     'webhooks_deliveries': Operation('GET', '/api/webhooks/{uuid}/deliveries/', 'page', 'WebhookDelivery'),
     'webhooks_delivery_retry': Operation('POST', '/api/webhooks/{uuid}/deliveries/{delivery}/retry/', 'model', 'WebhookDelivery'),
+    'mta_sts_policy': Operation('GET', '/.well-known/mta-sts.txt', 'text', None),
     'webhooks_twilio_sms': Operation('POST', '/webhooks/twilio/sms/', 'text', None),
     'webhooks_twilio_status': Operation('POST', '/webhooks/twilio/status/', 'none', None),
     'webhooks_twilio_voice': Operation('POST', '/webhooks/twilio/voice/', 'text', None),

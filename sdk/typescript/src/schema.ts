@@ -107,7 +107,9 @@ export interface paths {
         };
         /**
          * Where to go from here
-         * @description The addresses of this document, of its reference page and of the health check.
+         * @description The addresses of this document, of its reference page and of the health check. A browser
+         *     (an `Accept` header that names `text/html`, as a page's navigation sends) is sent to the
+         *     console at `/console/` instead; any other client, `curl`'s `*\/*` included, gets the JSON.
          */
         get: operations["index"];
         put?: never;
@@ -607,7 +609,11 @@ export interface paths {
         delete: operations["domains_destroy"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Choose a custom domain's MTA-STS mode
+         * @description Management keys only.
+         */
+        patch: operations["domains_partial_update"];
         trace?: never;
     };
     "/api/domains/{name}/verify/": {
@@ -1844,6 +1850,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/mta-sts.txt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A custom domain's MTA-STS policy
+         * @description RFC 8461 §3.3: asked as `https://mta-sts.<domain>/.well-known/mta-sts.txt`, by the
+         *     `Host` header, for a custom domain that receives mail here, while the service knows
+         *     its MX host. The policy is CRLF-separated: `version: STSv1`, the domain's `mode`,
+         *     `mx` (the MX host) and `max_age: 604800` (one week). Any other host is 404.
+         */
+        get: operations["mta_sts_policy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/twilio/sms/": {
         parameters: {
             query?: never;
@@ -2669,10 +2698,20 @@ export interface components {
             verified_dt: string | null;
             /** Format: date-time */
             last_checked_dt: string | null;
+            /**
+             * @description The mode of the MTA-STS policy served for a custom domain: `testing` until changed. Null for platform domains.
+             * @enum {string|null}
+             */
+            mta_sts_mode: "testing" | "enforce" | null;
+            /** @description Where senders fetch the policy (served once the domain receives mail here; `mta-sts.<domain>` must reach this service over HTTPS). Null when no policy can be served: platform domains, and while the service knows no MX host. */
+            mta_sts_policy_url: string | null;
         };
         DNSRecord: {
-            /** @enum {string} */
-            purpose: "mx" | "spf" | "dkim" | "dmarc";
+            /**
+             * @description `mta_sts` (RFC 8461, listed with an MX host) and `tls_rpt` (RFC 8460, listed when `CALLSIGN_TLS_REPORTS_TO` is set) are advice: their status never decides verification.
+             * @enum {string}
+             */
+            purpose: "mx" | "spf" | "dkim" | "dmarc" | "mta_sts" | "tls_rpt";
             /** @enum {string} */
             type: "MX" | "TXT";
             name: string;
@@ -2686,6 +2725,13 @@ export interface components {
              * @enum {string}
              */
             status: "ok" | "missing" | "mismatch";
+        };
+        DomainUpdate: {
+            /**
+             * @description Changing it changes the policy's id: publish the `_mta-sts` record's new value.
+             * @enum {string}
+             */
+            mta_sts_mode: "testing" | "enforce";
         };
         DomainRequest: {
             /** @description A registrable domain name, such as example.com or mail.example.com. */
@@ -2838,6 +2884,10 @@ export interface components {
             content: string;
             /** @description The HTML body; empty when none; at most 1 MiB. */
             html: string;
+            /** @description The new content of `content`: without the quoted history (attribution line, `>` quotes, Outlook's header block and what follows it) and a clearly marked signature (`-- `, "Sent from my iPhone"). Equal to `content` when nothing is quoted, never empty when `content` is not; an inline reply keeps its quotes up to its last new line. */
+            extracted_text: string;
+            /** @description The new content of `html`, cut the same way (Gmail's `gmail_quote`, Apple Mail's and Thunderbird's `blockquote`, Outlook's header block), still well formed; equal to `html` when nothing is quoted, empty when `html` is. */
+            extracted_html: string;
         };
         Recipient: {
             email: string;
@@ -2909,7 +2959,17 @@ export interface components {
             created_dt: components["schemas"]["DateTime"];
             updated_dt: components["schemas"]["DateTime"];
         };
-        DraftRequest: components["schemas"]["ComposeRequest"] & {
+        /** @description ComposeRequest's fields, and what the draft answers. */
+        DraftRequest: {
+            to_email?: components["schemas"]["Recipients"];
+            cc?: components["schemas"]["Recipients"];
+            bcc?: components["schemas"]["Recipients"];
+            subject?: string;
+            /** @description The text body. */
+            content?: string;
+            /** @description An optional HTML alternative. */
+            html?: string;
+            attachment_uuids?: string[];
             /** Format: date-time */
             send_at?: string | null;
             /** @description Drafts a reply to this message. */
@@ -2922,10 +2982,25 @@ export interface components {
             /** @description Drafts a forward of this message. */
             forward_of?: number;
         };
-        DraftUpdate: components["schemas"]["ComposeRequest"] & {
+        /**
+         * @description ComposeRequest's fields and send_at. The draft's other fields, sent back as read, are read-only
+         *     and ignored, but reply_to, forward_of and reply_all are a 400: what a draft answers is fixed.
+         */
+        DraftUpdate: {
+            to_email?: components["schemas"]["Recipients"];
+            cc?: components["schemas"]["Recipients"];
+            bcc?: components["schemas"]["Recipients"];
+            subject?: string;
+            /** @description The text body. */
+            content?: string;
+            /** @description An optional HTML alternative. */
+            html?: string;
+            attachment_uuids?: string[];
             /** Format: date-time */
             send_at?: string | null;
         };
+        /** @description One recipient, several joined by commas, or a list. A recipient is an address or a name and an address (`Ada Lovelace <ada@example.com>`, the name quoted when it holds a comma); the name goes into the message's header, and the message as stored lists the bare address. */
+        Recipients: string | string[];
         ComposeRequest: {
             /** @description One recipient, several joined by commas, or a list. A recipient is an address or a name and an address (`Ada Lovelace <ada@example.com>`, the name quoted when it holds a comma); the name goes into the message's header, and the message as stored lists the bare address. */
             to_email?: string | string[];
@@ -2942,6 +3017,8 @@ export interface components {
             attachment_uuids?: string[];
         };
         ReplyRequest: {
+            /** @description Accepted and ignored: a reply's subject is derived from the original's. */
+            subject?: string;
             cc?: string | string[];
             bcc?: string | string[];
             /** @description The text body. Required. */
@@ -2949,6 +3026,11 @@ export interface components {
             html?: string;
             attachment_uuids?: string[];
         };
+        /**
+         * @description `is_read` is the one field that changes. The message's other fields, sent back as read, are
+         *     read-only and ignored (so `additionalProperties: false` is what a client need send); any
+         *     other field is a 400 naming it.
+         */
         MessageUpdate: {
             is_read?: boolean;
         };
@@ -2967,6 +3049,7 @@ export interface components {
         RefreshRequest: {
             refresh: string;
         };
+        /** @description As OAuth asks (RFC 6749 §3.2), parameters not listed are accepted and ignored. */
         DeviceRequest: {
             /** @description Shown on the verification page and in the keys' names. */
             client_name?: string;
@@ -2974,6 +3057,8 @@ export interface components {
             client_id?: string;
             /** @description Accepted and ignored: the keys' scopes are fixed. */
             scope?: string;
+        } & {
+            [key: string]: unknown;
         };
         DeviceAuthorization: {
             /** @description The client's secret for polling. */
@@ -2995,6 +3080,7 @@ export interface components {
              */
             interval: number;
         };
+        /** @description As OAuth asks (RFC 6749 §3.2), parameters not listed are accepted and ignored. */
         DeviceTokenRequest: {
             device_code: string;
             /**
@@ -3002,6 +3088,8 @@ export interface components {
              * @enum {string}
              */
             grant_type?: "urn:ietf:params:oauth:grant-type:device_code";
+        } & {
+            [key: string]: unknown;
         };
         DeviceKeys: {
             /** @description A management key for the account. Shown once. */
@@ -3015,6 +3103,7 @@ export interface components {
             error: "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_request" | "unsupported_grant_type";
             error_description?: string;
         };
+        /** @description The page's own form; fields it does not read are ignored. */
         VerifyForm: {
             csrf_token: string;
             /** @enum {string} */
@@ -3026,6 +3115,8 @@ export interface components {
             /** @description An identity's uuid, or `new`. */
             identity?: string;
             identity_name?: string;
+        } & {
+            [key: string]: unknown;
         };
         MailSource: {
             inbox: number;
@@ -3163,6 +3254,7 @@ export interface components {
             method?: "POST" | "GET";
             enabled?: boolean;
         };
+        /** @description Twilio adds fields without notice; those not listed are accepted and ignored. */
         TwilioInbound: {
             MessageSid?: string;
             From?: string;
@@ -3170,6 +3262,36 @@ export interface components {
             Body?: string;
             /** @description How many media an MMS carries; MediaUrl0…, MediaContentType0… describe them (at most 10 are kept). */
             NumMedia?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Twilio's inbound fields, as the simulator takes them; the media of an MMS, at most 10, are MediaUrl0… and MediaContentType0… below NumMedia. */
+        SimulatedSMS: {
+            MessageSid?: string;
+            From?: string;
+            To?: string;
+            Body?: string;
+            NumMedia?: string;
+            MediaUrl0?: string;
+            MediaContentType0?: string;
+            MediaUrl1?: string;
+            MediaContentType1?: string;
+            MediaUrl2?: string;
+            MediaContentType2?: string;
+            MediaUrl3?: string;
+            MediaContentType3?: string;
+            MediaUrl4?: string;
+            MediaContentType4?: string;
+            MediaUrl5?: string;
+            MediaContentType5?: string;
+            MediaUrl6?: string;
+            MediaContentType6?: string;
+            MediaUrl7?: string;
+            MediaContentType7?: string;
+            MediaUrl8?: string;
+            MediaContentType8?: string;
+            MediaUrl9?: string;
+            MediaContentType9?: string;
         };
         Event: {
             /** @description A decimal integer, strictly increasing per account in commit order: the cursor (`after`, `Last-Event-ID`) and a webhook's `webhook-id`. */
@@ -3621,6 +3743,7 @@ export type Contact = components['schemas']['Contact'];
 export type ContactRequest = components['schemas']['ContactRequest'];
 export type Domain = components['schemas']['Domain'];
 export type DnsRecord = components['schemas']['DNSRecord'];
+export type DomainUpdate = components['schemas']['DomainUpdate'];
 export type DomainRequest = components['schemas']['DomainRequest'];
 export type Suppression = components['schemas']['Suppression'];
 export type Inbox = components['schemas']['Inbox'];
@@ -3641,6 +3764,7 @@ export type Draft = components['schemas']['Draft'];
 export type DraftSummary = components['schemas']['DraftSummary'];
 export type DraftRequest = components['schemas']['DraftRequest'];
 export type DraftUpdate = components['schemas']['DraftUpdate'];
+export type Recipients = components['schemas']['Recipients'];
 export type ComposeRequest = components['schemas']['ComposeRequest'];
 export type ReplyRequest = components['schemas']['ReplyRequest'];
 export type MessageUpdate = components['schemas']['MessageUpdate'];
@@ -3664,6 +3788,7 @@ export type ConversationDetail = components['schemas']['ConversationDetail'];
 export type VoiceAgent = components['schemas']['VoiceAgent'];
 export type VoiceAgentRequest = components['schemas']['VoiceAgentRequest'];
 export type TwilioInbound = components['schemas']['TwilioInbound'];
+export type SimulatedSms = components['schemas']['SimulatedSMS'];
 export type Event = components['schemas']['Event'];
 export type PaginatedEvents = components['schemas']['PaginatedEvents'];
 export type OutboundWebhook = components['schemas']['OutboundWebhook'];
@@ -3896,6 +4021,14 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Index"];
                 };
+            };
+            /** @description A browser is sent to the console. */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["ValidationError"];
         };
@@ -5241,6 +5374,38 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    domains_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The domain's name. */
+                name: components["parameters"]["DomainName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainUpdate"];
+            };
+        };
+        responses: {
+            /** @description The domain, with the new policy's record. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     domains_verify: {
         parameters: {
             query?: never;
@@ -5262,9 +5427,12 @@ export interface operations {
                     "application/json": components["schemas"]["Domain"];
                 };
             };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -5289,10 +5457,13 @@ export interface operations {
                     "application/json": components["schemas"]["Domain"];
                 };
             };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -7660,8 +7831,11 @@ export interface operations {
                     "application/json": components["schemas"]["OutboundWebhook"];
                 };
             };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -7691,8 +7865,11 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
         };
     };
@@ -7751,9 +7928,33 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
+            400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
+        };
+    };
+    mta_sts_policy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            404: components["responses"]["NotFound"];
         };
     };
     webhooks_twilio_sms: {
@@ -7802,6 +8003,8 @@ export interface operations {
                     MessageStatus?: string;
                     ErrorCode?: string;
                     ErrorMessage?: string;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };
@@ -7835,6 +8038,8 @@ export interface operations {
                     From?: string;
                     To?: string;
                     CallStatus?: string;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };
@@ -7869,6 +8074,8 @@ export interface operations {
                     CallSid?: string;
                     CallStatus?: string;
                     CallDuration?: string;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };
@@ -7898,7 +8105,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
@@ -7932,6 +8141,8 @@ export interface operations {
                     From?: string;
                     To?: string;
                     CallStatus?: string;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };
@@ -7968,6 +8179,8 @@ export interface operations {
                     CallSid?: string;
                     CallStatus?: string;
                     CallDuration?: string;
+                } & {
+                    [key: string]: unknown;
                 };
             };
         };
@@ -8027,7 +8240,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
@@ -8047,8 +8262,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "multipart/form-data": Record<string, never>;
-                "application/x-www-form-urlencoded": Record<string, never>;
+                "multipart/form-data": {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
@@ -8069,7 +8288,9 @@ export interface operations {
         requestBody: {
             content: {
                 "text/plain": string;
-                "application/json": Record<string, never>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
@@ -8089,8 +8310,8 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/x-www-form-urlencoded": components["schemas"]["TwilioInbound"];
-                "application/json": components["schemas"]["TwilioInbound"];
+                "application/x-www-form-urlencoded": components["schemas"]["SimulatedSMS"];
+                "application/json": components["schemas"]["SimulatedSMS"];
             };
         };
         responses: {
