@@ -304,6 +304,28 @@ func TestSearchTextsAndContacts(t *testing.T) {
 			t.Errorf("after a delete: %q", got)
 		}
 
+		// Outside a search, ordering lists by time either way: texts
+		// newest first by default, contacts oldest first; a search is
+		// ranked, so ordering with q is a 400, as is an unknown value.
+		for path, want := range map[string]map[string]string{
+			"/api/messages/":               {"": "Meeting moved to Friday", "-created_dt": "Meeting moved to Friday", "created_dt": "Your Acme verification code is 482913"},
+			"/api/contacts/?source=manual": {"": "Ann Smith", "created_dt": "Ann Smith", "-created_dt": "Zoë Müller"},
+		} {
+			for ordering, first := range want {
+				var l []map[string]any
+				sep := map[bool]string{true: "&", false: "?"}[strings.Contains(path, "?")]
+				if s := r.call("GET", path+sep+"ordering="+ordering, key, nil, &l); s != 200 || len(l) < 2 || (l[0]["body"] != first && l[0]["display_name"] != first) {
+					t.Errorf("%s ordering=%s: %d, first %v", path, ordering, s, l)
+				}
+			}
+		}
+		for _, path := range []string{"/api/messages/?q=code&ordering=created_dt", "/api/contacts/?q=ann&ordering=-created_dt", "/api/messages/?ordering=newest"} {
+			var e map[string][]string
+			if s := r.call("GET", path, key, nil, &e); s != 400 || len(e["ordering"]) == 0 {
+				t.Errorf("%s: %d %v", path, s, e)
+			}
+		}
+
 		// Filters that do not apply are a 400 on q, naming the filter.
 		for path, qs := range map[string][]string{
 			"/api/messages/": {"", "subject:code", "has:attachment", "filename:x", "before:soon"},

@@ -231,7 +231,10 @@ type ContactFilter struct {
 	// hold the query's words, most relevant first, each with its
 	// Highlights; see MessageFilter.Search.
 	Search *core.SearchQuery
-	Page   Page
+	// NewestFirst lists by creation time, newest first (oldest first by
+	// default); a search stays most relevant first.
+	NewestFirst bool
+	Page        Page
 }
 
 // ContactStore keeps contacts. An identity has at most one contact per

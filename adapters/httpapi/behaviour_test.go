@@ -133,7 +133,7 @@ func TestQueryValues(t *testing.T) {
 	// Unknown parameters on lists and lookups are named, with what is known.
 	for _, tc := range []struct{ path, param, mentions string }{
 		{"/api/identities/?q=x", "q", "identity"},
-		{"/api/contacts/?identity=" + tn.one + "&sorce=auto", "sorce", "identity, limit, offset, q, source"},
+		{"/api/contacts/?identity=" + tn.one + "&sorce=auto", "sorce", "identity, limit, offset, ordering, q, source"},
 		{"/api/email-messages/?lmit=5", "lmit", "limit"},
 		{"/api/domains/?x=1", "x", "takes none"},
 		{"/api/passwords/generate-password/?lenght=30", "lenght", "length"},

@@ -49,11 +49,13 @@ func (s *server) listContacts(c *gin.Context) (int, any, error) {
 			q.problems.Add("source", "%q is not a valid choice; use auto or manual.", v)
 		}
 	}
+	newest := q.unrankedOrdering(search, false)
 	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
-	list, total, err := s.app.Contacts.List(c.Request.Context(), principal(c), identity, ports.ContactFilter{Source: source, Search: search, Page: lq.page})
+	list, total, err := s.app.Contacts.List(c.Request.Context(), principal(c), identity, ports.ContactFilter{Source: source, Search: search,
+		NewestFirst: newest, Page: lq.page})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -569,6 +569,21 @@ func (q *query) newestFirst() bool {
 	}
 }
 
+// unrankedOrdering reads ordering for a list whose searches are ranked by
+// relevance alone (texts, contacts): created_dt or -created_dt, true for
+// newest first, newest when absent; with a search it is a 400.
+func (q *query) unrankedOrdering(search *core.SearchQuery, newest bool) bool {
+	o := q.str("ordering")
+	if o != "" && search != nil {
+		q.problems.Add("ordering", "A search is ordered by relevance; leave ordering out, or narrow q with before:/after:.")
+		return newest
+	}
+	if o == "" {
+		return newest
+	}
+	return q.newestFirst()
+}
+
 // id reads a positive integer field (a JSON number, or digits as a string
 // or form value); 0 when absent or null.
 func (in *input) id(name string) int64 {

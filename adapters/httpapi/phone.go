@@ -163,12 +163,13 @@ func (s *server) listSMS(c *gin.Context) (int, any, error) {
 			q.problems.Add("direction", "%q is not a valid choice; use incoming or outgoing.", d)
 		}
 	}
+	newest := q.unrankedOrdering(search, true)
 	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
 	list, total, err := s.app.SMS.List(c.Request.Context(), principal(c), identity, ports.SMSFilter{Direction: dir, IsRead: isRead,
-		IncludeBlocked: includeBlocked != nil && *includeBlocked, Search: search, Page: lq.page})
+		IncludeBlocked: includeBlocked != nil && *includeBlocked, Oldest: !newest, Search: search, Page: lq.page})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -90,7 +90,7 @@ func (s *Store) Contacts(_ context.Context, f ports.ContactFilter) ([]core.Conta
 		return false
 	}, func(a, b *contactRow) bool {
 		// The fake does not rank: a search lists newest first.
-		return before(a.CreatedAt, a.ID, b.CreatedAt, b.ID) != (f.Search != nil)
+		return before(a.CreatedAt, a.ID, b.CreatedAt, b.ID) != (f.Search != nil || f.NewestFirst)
 	})
 	rows, total := pageOf(rows, f.Page)
 	out := make([]core.Contact, len(rows))

@@ -81,6 +81,10 @@ func (db *DB) Contacts(ctx context.Context, f ports.ContactFilter) ([]core.Conta
 	if f.Query != "" {
 		pattern = likeContains(f.Query)
 	}
+	order := "ORDER BY created_at, id"
+	if f.NewestFirst {
+		order = "ORDER BY created_at DESC, id DESC"
+	}
 	var rows []contactRow
 	total, err := db.selectPage(ctx, &rows, contactColumns, `FROM contacts
 		WHERE account_id = ? AND (? = '' OR identity_id = ?)
@@ -88,7 +92,7 @@ func (db *DB) Contacts(ctx context.Context, f ports.ContactFilter) ([]core.Conta
 		AND (? = '' OR lower(email) = lower(?))
 		AND (? = '' OR phone_number = ?)
 		AND (? = '' OR lower(email) LIKE ? ESCAPE '\' OR lower(display_name) LIKE ? ESCAPE '\'
-			OR lower(nickname) LIKE ? ESCAPE '\' OR phone_number LIKE ? ESCAPE '\')`, `ORDER BY created_at, id`,
+			OR lower(nickname) LIKE ? ESCAPE '\' OR phone_number LIKE ? ESCAPE '\')`, order,
 		[]any{f.Scope.AccountID, f.Scope.IdentityID, nullString(f.Scope.IdentityID),
 			string(f.Source), string(f.Source),
 			f.Email, f.Email,

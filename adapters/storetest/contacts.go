@@ -76,6 +76,7 @@ func testContactsFiltersAndSearch(t *testing.T, f *fixture) {
 		want   []string
 	}{
 		{"account", ports.ContactFilter{Scope: all}, []string{ann.ID, bob.ID, cy.ID}},
+		{"newest first", ports.ContactFilter{Scope: all, NewestFirst: true}, []string{cy.ID, bob.ID, ann.ID}},
 		{"identity", ports.ContactFilter{Scope: core.Scope{AccountID: a.ID, IdentityID: i1.ID}}, []string{ann.ID, bob.ID}},
 		{"empty scope", ports.ContactFilter{Scope: core.Scope{AccountID: a.ID, Empty: true}}, nil},
 		{"auto", ports.ContactFilter{Scope: all, Source: core.ContactAuto}, []string{bob.ID, cy.ID}},
