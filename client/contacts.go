@@ -21,15 +21,21 @@ type ContactFilter struct {
 	Source string // auto or manual
 	// Query is a search (q) of names, email and number as whole words:
 	// see docs/api.md, "Searching texts and contacts".
-	Query  string
-	Limit  int // 1-200; 0 is the API's 50
-	Offset int
+	Query string
+	// Ordering is created_dt or -created_dt (newest first); empty is the
+	// API's oldest first. A search is ordered by relevance alone.
+	Ordering string
+	Limit    int // 1-200; 0 is the API's 50
+	Offset   int
 }
 
-// ContactPage is a page of contacts: oldest first, or with a Query most
-// relevant first.
+// ContactPage is a page of contacts: oldest first by default, or with a
+// Query most relevant first.
 func (c *Client) ContactPage(ctx context.Context, f ContactFilter) (Page[Contact], error) {
 	q := pageQuery(f.Limit, f.Offset)
+	if f.Ordering != "" {
+		q.Set("ordering", f.Ordering)
+	}
 	if f.Source != "" {
 		q.Set("source", f.Source)
 	}

@@ -56,8 +56,11 @@ type MessageFilter struct {
 	// Authenticated true keeps received mail whose verdict is pass.
 	Authenticated *bool
 	CreatedAfter  string // a created_dt seen before: only later messages
-	Limit         int    // 1-200; 0 is the API's 50
-	Offset        int
+	// Ordering is created_dt (oldest first) or -created_dt (newest first,
+	// a search in plain recency); empty is the API's default.
+	Ordering string
+	Limit    int // 1-200; 0 is the API's 50
+	Offset   int
 	// ExactCount asks for the exact count; without it the page's count
 	// stops past 10,000 matches.
 	ExactCount bool
@@ -84,6 +87,7 @@ func (f MessageFilter) query() url.Values {
 		set("authenticated", strconv.FormatBool(*f.Authenticated))
 	}
 	set("created_after", f.CreatedAfter)
+	set("ordering", f.Ordering)
 	if f.Limit != 0 {
 		set("limit", strconv.Itoa(f.Limit))
 	}
@@ -96,7 +100,8 @@ func (f MessageFilter) query() url.Values {
 	return q
 }
 
-// Messages is a page of the email message list, oldest first.
+// Messages is a page of the email message list: oldest first by default,
+// or with a Query most relevant first.
 func (c *Client) Messages(ctx context.Context, f MessageFilter) (MessagePage, error) {
 	var p MessagePage
 	return p, c.call(ctx, "GET", "/api/email-messages/", c.scoped(f.query()), nil, &p)
@@ -275,4 +280,11 @@ func (m Message) Attachment(ref string) (Attachment, error) {
 		}
 	}
 	return Attachment{}, notFound("Attachment")
+}
+
+// Identities is a page of the identities in reach, oldest first: a
+// management key's account, an identity key's own, or the one As names.
+func (c *Client) Identities(ctx context.Context, limit, offset int) (Page[Identity], error) {
+	var p Page[Identity]
+	return p, c.call(ctx, "GET", "/api/identities/", c.scoped(pageQuery(limit, offset)), nil, &p)
 }

@@ -17,15 +17,21 @@ type SMSFilter struct {
 	Direction string
 	IsRead    *bool
 	// Query is a search (q): see docs/api.md, "Search".
-	Query  string
-	Limit  int // 1-200; 0 is the API's 50
-	Offset int
+	Query string
+	// Ordering is created_dt (oldest first) or -created_dt; empty is the
+	// API's newest first. A search is ordered by relevance alone.
+	Ordering string
+	Limit    int // 1-200; 0 is the API's 50
+	Offset   int
 }
 
-// SMSMessages is a page of text messages: newest first, or with a Query
-// most relevant first.
+// SMSMessages is a page of text messages: newest first by default, or
+// with a Query most relevant first.
 func (c *Client) SMSMessages(ctx context.Context, f SMSFilter) (Page[SMS], error) {
 	q := pageQuery(f.Limit, f.Offset)
+	if f.Ordering != "" {
+		q.Set("ordering", f.Ordering)
+	}
 	if f.Direction != "" {
 		q.Set("direction", f.Direction)
 	}

@@ -60,7 +60,7 @@ func TestTypesMatchTheOpenAPIDocument(t *testing.T) {
 		"ThreadDetail": ThreadDetail{}, "SMSMessage": SMS{}, "Conversation": Conversation{}, "ConversationDetail": ConversationDetail{},
 		"VoiceAgent": VoiceAgent{}, "Contact": Contact{}, "Password": Password{}, "Secret": Secret{},
 		"Verification": Verification{}, "Draft": EmailDraft{}, "SMSMessagePage": Page[SMS]{}, "ContactPage": Page[Contact]{},
-		"Event": Event{}, "PaginatedEvents": Page[Event]{},
+		"Event": Event{}, "PaginatedEvents": Page[Event]{}, "ReceivedVerification": ReceivedVerification{},
 	} {
 		if got, want := jsonNames(t, v), properties(schema); !slices.Equal(got, want) {
 			t.Errorf("%T has %v; the schema %s has %v", v, got, schema, want)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,8 +93,9 @@ func transports(t *testing.T, r *running, key string, opts *mcp.ClientOptions, f
 }
 
 // TestMCPManagementKeyNamesTheIdentity: with a management key every tool
-// takes identity (whoami alone may leave it out), a call without it is a
-// tool error naming it, and a named identity reaches only its own objects.
+// but list_identities takes identity (whoami alone may leave it out), a
+// call without it is a tool error naming it, and a named identity reaches
+// only its own objects.
 func TestMCPManagementKeyNamesTheIdentity(t *testing.T) {
 	t.Parallel()
 	r := start(t, sqlstore.SQLite, nil)
@@ -112,7 +114,7 @@ func TestMCPManagementKeyNamesTheIdentity(t *testing.T) {
 		}
 		for _, tool := range tools.Tools {
 			props := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
-			if _, ok := props["identity"]; !ok {
+			if _, ok := props["identity"]; !ok && tool.Name != "list_identities" {
 				t.Errorf("%s: a management key's tool takes no identity", tool.Name)
 			}
 		}
@@ -339,8 +341,9 @@ func TestMCPEndpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		io.Copy(io.Discard, res.Body)
+		b, _ = io.ReadAll(res.Body)
 		res.Body.Close()
+		res.Body = io.NopCloser(bytes.NewReader(b))
 		return res
 	}
 	initializeAs := func(key string) string {
@@ -355,6 +358,15 @@ func TestMCPEndpoint(t *testing.T) {
 	}
 	session := initializeAs(ada.key)
 	list := map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+	// A call before initialize (without a session) is JSON-RPC's invalid
+	// request, not a new session.
+	var refusal struct {
+		ID    int
+		Error struct{ Code int }
+	}
+	if res := post(ada.key, "", list); res.StatusCode != 400 || json.NewDecoder(res.Body).Decode(&refusal) != nil || refusal.ID != 2 || refusal.Error.Code != -32600 {
+		t.Errorf("tools/list before initialize: %d %+v", res.StatusCode, refusal)
+	}
 	if res := post(bob.key, session, list); res.StatusCode != 403 {
 		t.Errorf("Ada's session with Bob's key: %d", res.StatusCode)
 	}
@@ -491,4 +503,134 @@ func TestMCPReadEmailExtractsTheReply(t *testing.T) {
 		!strings.Contains(*read.Text, "> Does Thursday work?") {
 		t.Errorf("read_email with full: %+v", read)
 	}
+}
+
+// TestMCPCodesIdentitiesAndOrder: what an agent gets through MCP as
+// through REST, on both transports, with a management key: the account's
+// identities (list_identities, which takes no identity), each message's
+// verification, wait_for_code over mail and texts together (the REST
+// wait underneath), search_texts and search_contacts, and lists newest
+// first unless ordering says otherwise.
+func TestMCPCodesIdentitiesAndOrder(t *testing.T) {
+	t.Parallel()
+	r := start(t, sqlstore.SQLite, nil)
+	mgmt := r.bootstrap("ops@example.com")
+	ada, bob := r.newAgent(mgmt, "Ada"), r.newAgent(mgmt, "Bob")
+	sendSMTP(t, r.svc.SMTPAddr(), "alice@example.org", []string{ada.inbox}, plainMail(ada.inbox, "n1@example.org", "Lunch on Friday"))
+	sendSMTP(t, r.svc.SMTPAddr(), "alice@example.org", []string{ada.inbox}, plainMail(ada.inbox, "c1@example.org", "Your Acme verification code is 482913"))
+	if s, raw := r.callRaw("POST", "/api/messages/send/", bob.key, map[string]any{"to": ada.phone, "body": "Your Zeta code is 771204"}); s != 201 {
+		t.Fatalf("texting Ada: %d %s", s, raw)
+	}
+	for _, name := range []string{"Grace Hopper", "Alan Turing"} {
+		r.call("POST", "/api/contacts/?identity="+ada.uuid, mgmt, map[string]any{"display_name": name, "email": strings.ToLower(strings.Fields(name)[1]) + "@example.org"}, nil)
+	}
+	type code struct {
+		Source  string
+		Message int64
+		From    string
+		Code    *string
+		Kind    string
+	}
+	type summary struct {
+		Subject      string
+		Verification *struct{ Code *string }
+	}
+	transports(t, r, mgmt, nil, func(t *testing.T, cs *mcp.ClientSession) {
+		tools, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range tools.Tools {
+			if _, ok := tool.InputSchema.(map[string]any)["properties"].(map[string]any)["identity"]; ok == (tool.Name == "list_identities") {
+				t.Errorf("%s: identity argument %v", tool.Name, ok)
+			}
+		}
+		var idents struct {
+			Count      int
+			Identities []struct{ UUID, Inbox string }
+		}
+		if res := callTool(t, cs, "list_identities", nil, &idents); res.IsError || idents.Count < 2 || !slices.ContainsFunc(idents.Identities, func(i struct{ UUID, Inbox string }) bool {
+			return i.UUID == ada.uuid && i.Inbox == ada.inbox
+		}) {
+			t.Errorf("list_identities: %q %+v", toolText(res), idents)
+		}
+
+		as := func(args map[string]any) map[string]any { args["identity"] = ada.uuid; return args }
+		var got struct{ Verification *code }
+		for _, tc := range []struct {
+			args       map[string]any
+			source     string
+			code, from string
+		}{
+			{map[string]any{"source": "email"}, "email", "482913", "alice@example.org"},
+			{map[string]any{"source": "sms"}, "sms", "771204", bob.phone},
+			{map[string]any{"from": "example.org"}, "email", "482913", "alice@example.org"},
+			{map[string]any{}, "sms", "771204", bob.phone}, // the newest of both
+		} {
+			if res := callTool(t, cs, "wait_for_code", as(tc.args), &got); res.IsError || got.Verification == nil ||
+				got.Verification.Source != tc.source || *got.Verification.Code != tc.code || got.Verification.From != tc.from || got.Verification.Kind != "code" {
+				t.Errorf("wait_for_code %v: %q %+v", tc.args, toolText(res), got.Verification)
+			}
+		}
+		got.Verification = nil
+		if res := callTool(t, cs, "wait_for_code", as(map[string]any{"after": time.Now().Add(time.Hour).UTC().Format(time.RFC3339), "timeout_seconds": 1}), &got); res.IsError || got.Verification != nil {
+			t.Errorf("wait_for_code with nothing arriving: %q %+v", toolText(res), got.Verification)
+		}
+		if res := callTool(t, cs, "wait_for_code", as(map[string]any{"source": "fax"}), nil); !res.IsError || !strings.HasPrefix(toolText(res), "source: ") {
+			t.Errorf("wait_for_code source fax: %v %q", res.IsError, toolText(res))
+		}
+
+		var mail struct{ Emails []summary }
+		callTool(t, cs, "list_emails", as(map[string]any{}), &mail)
+		if len(mail.Emails) != 2 || mail.Emails[0].Verification == nil || *mail.Emails[0].Verification.Code != "482913" || mail.Emails[1].Verification != nil {
+			t.Errorf("list_emails, newest first with verification: %+v", mail.Emails)
+		}
+		if callTool(t, cs, "list_emails", as(map[string]any{"ordering": "created_dt"}), &mail); len(mail.Emails) != 2 || mail.Emails[0].Subject != "Lunch on Friday" {
+			t.Errorf("list_emails oldest first: %+v", mail.Emails)
+		}
+		var texts struct {
+			Count    int
+			Messages []struct {
+				Body         string
+				Verification *struct{ Code string }
+			}
+		}
+		if res := callTool(t, cs, "search_texts", as(map[string]any{"query": "zeta code"}), &texts); res.IsError || texts.Count != 1 ||
+			texts.Messages[0].Verification == nil || texts.Messages[0].Verification.Code != "771204" {
+			t.Errorf("search_texts: %q %+v", toolText(res), texts)
+		}
+		for name, want := range map[string]string{"search_texts": "q: Enter words or filters to search for.", "search_contacts": "q: Enter words or filters to search for."} {
+			if res := callTool(t, cs, name, as(map[string]any{"query": ""}), nil); !res.IsError || toolText(res) != want {
+				t.Errorf("%s with an empty query: %v %q", name, res.IsError, toolText(res))
+			}
+		}
+		if res := callTool(t, cs, "list_sms", as(map[string]any{"query": "code", "ordering": "created_dt"}), nil); !res.IsError || !strings.HasPrefix(toolText(res), "ordering: ") {
+			t.Errorf("list_sms: a search with ordering: %v %q", res.IsError, toolText(res))
+		}
+		var people struct {
+			Count    int
+			Contacts []struct {
+				DisplayName string `json:"display_name"`
+			}
+		}
+		if res := callTool(t, cs, "search_contacts", as(map[string]any{"query": "hopper"}), &people); res.IsError || people.Count != 1 || people.Contacts[0].DisplayName != "Grace Hopper" {
+			t.Errorf("search_contacts: %q %+v", toolText(res), people)
+		}
+		names := func(args map[string]any) []string {
+			callTool(t, cs, "list_contacts", as(args), &people)
+			var l []string
+			for _, c := range people.Contacts {
+				if c.DisplayName != "" {
+					l = append(l, c.DisplayName)
+				}
+			}
+			return l
+		}
+		if got := names(map[string]any{"source": "manual"}); !slices.Equal(got, []string{"Alan Turing", "Grace Hopper"}) {
+			t.Errorf("list_contacts, newest first: %v", got)
+		}
+		if got := names(map[string]any{"source": "manual", "ordering": "created_dt"}); !slices.Equal(got, []string{"Grace Hopper", "Alan Turing"}) {
+			t.Errorf("list_contacts oldest first: %v", got)
+		}
+	})
 }

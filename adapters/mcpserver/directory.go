@@ -21,17 +21,40 @@ type whoamiOut struct {
 	Quotas    map[string]*int64 `json:"quotas" jsonschema:"the quotas by the same names; null is unlimited"`
 }
 
-type listContactsIn struct {
-	Scope
-	Query  string `json:"query,omitempty" jsonschema:"search names, nickname, email and number as whole words (case and accents ignored, not stemmed): words (all must match), \"exact phrase\", -word, before:/after: YYYY-MM-DD (when added); hits come most relevant first"`
+// contactFilters narrow list_contacts and search_contacts.
+type contactFilters struct {
 	Source string `json:"source,omitempty" jsonschema:"manual (added on purpose) or auto (someone who wrote to this identity)"`
 	Limit  int    `json:"limit,omitempty" jsonschema:"how many contacts (default 50, at most 200)"`
 	Offset int    `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
 }
 
+type listContactsIn struct {
+	Scope
+	contactFilters
+	Query    string `json:"query,omitempty" jsonschema:"a search: see search_contacts"`
+	Ordering string `json:"ordering,omitempty" jsonschema:"without query: -created_dt (the default): newest first; created_dt: oldest first"`
+}
+
+type searchContactsIn struct {
+	Scope
+	contactFilters
+	Query string `json:"query" jsonschema:"search names, nickname, email and number as whole words (case and accents ignored, not stemmed): words (all must match), \"exact phrase\", -word, before:/after: YYYY-MM-DD (when added); hits come most relevant first"`
+}
+
 type listContactsOut struct {
 	Count    int              `json:"count" jsonschema:"how many contacts match in all"`
-	Contacts []client.Contact `json:"contacts" jsonschema:"oldest first, or for a search most relevant first with highlights"`
+	Contacts []client.Contact `json:"contacts" jsonschema:"newest first (or as ordering says), or for a search most relevant first with highlights"`
+}
+
+type listIdentitiesIn struct {
+	Scope
+	Limit  int `json:"limit,omitempty" jsonschema:"how many identities (default 50, at most 200)"`
+	Offset int `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
+}
+
+type listIdentitiesOut struct {
+	Count      int               `json:"count" jsonschema:"how many identities there are in all"`
+	Identities []client.Identity `json:"identities" jsonschema:"oldest first: each identity's uuid (the identity argument of the other tools), name, email address (inbox) and phone number"`
 }
 
 type contactsOut struct {
@@ -153,13 +176,17 @@ type setSecretOut struct {
 	Created bool `json:"created" jsonschema:"true for a new secret, false when an existing one got the new value"`
 }
 
+// errEmptySearch is the API's answer to an empty q, which the client
+// would not send (it leaves an empty filter out).
+var errEmptySearch = invalid("q", "Enter words or filters to search for.")
+
 // invalid is the API's validation error for one field.
 func invalid(field, msg string) error {
 	return &client.Error{Status: http.StatusBadRequest, Fields: map[string][]string{field: {msg}}}
 }
 
 func (s *session) addDirectoryTools() {
-	addTool(s, tool{name: "whoami", title: "Who am I", readOnly: true, optionalIdentity: true,
+	addTool(s, tool{name: "whoami", title: "Who am I", readOnly: true, identity: identityOptional,
 		description: "Show who this server acts for: the identity's name, email address and phone number, the kind of key, and the account's usage against its quotas."},
 		func(ctx context.Context, c *client.Client, in whoamiIn) (whoamiOut, error) {
 			// Asked again: a management key may change the right during a
@@ -182,11 +209,29 @@ func (s *session) addDirectoryTools() {
 			return out, err
 		})
 
+	addTool(s, tool{name: "list_identities", title: "List identities", readOnly: true, identity: identityNone,
+		description: "List the identities this key reaches, with their uuid, name, email address and phone number: with a management key every identity of the account (the other tools take one's uuid as identity), with an identity key its own."},
+		func(ctx context.Context, c *client.Client, in listIdentitiesIn) (listIdentitiesOut, error) {
+			p, err := c.Identities(ctx, in.Limit, in.Offset)
+			return listIdentitiesOut{Count: p.Count, Identities: p.Results}, err
+		})
+
 	addTool(s, tool{name: "list_contacts", title: "List or search contacts", readOnly: true,
-		description: "List this identity's contacts, oldest first: people added on purpose and people who wrote to it; or search them by whole words of their names, email and number (query), most relevant first."},
+		description: "List this identity's contacts, newest first: people added on purpose and people who wrote to it; or search them (query, as search_contacts), most relevant first."},
 		func(ctx context.Context, c *client.Client, in listContactsIn) (listContactsOut, error) {
-			p, err := c.ContactPage(ctx, client.ContactFilter{Source: in.Source, Query: in.Query, Limit: in.Limit, Offset: in.Offset})
-			return listContactsOut{Count: p.Count, Contacts: p.Results}, err
+			ordering := in.Ordering
+			if ordering == "" && in.Query == "" {
+				ordering = newestFirst
+			}
+			return listContacts(ctx, c, in.Query, ordering, in.contactFilters)
+		})
+	addTool(s, tool{name: "search_contacts", title: "Search contacts", readOnly: true,
+		description: "Search this identity's contacts by whole words of their names, nickname, email and number; hits most relevant first, each with highlights. find_contact finds any part of a word."},
+		func(ctx context.Context, c *client.Client, in searchContactsIn) (listContactsOut, error) {
+			if in.Query == "" {
+				return listContactsOut{}, errEmptySearch
+			}
+			return listContacts(ctx, c, in.Query, "", in.contactFilters)
 		})
 	addTool(s, tool{name: "find_contact", title: "Find a contact", readOnly: true,
 		description: "Find contacts by exact email address or phone number, or by any part of their email, names or number (query: smi finds Smith)."},
@@ -276,12 +321,20 @@ func (s *session) addDirectoryTools() {
 			}
 			return out, nil
 		})
-	addTool(s, tool{name: "set_secret", title: "Set a secret",
+	// Destructive: a new value replaces the one before, which is lost.
+	addTool(s, tool{name: "set_secret", title: "Set a secret", destructive: true, idempotent: true,
 		description: "Store a value under a name (key) in this identity's vault, encrypted: a new secret, or a new value for the one with that key."},
 		func(ctx context.Context, c *client.Client, in setSecretIn) (setSecretOut, error) {
 			sec, created, err := c.SetSecret(ctx, in.Key, in.Value)
 			return setSecretOut{secretSummary: summarizeSecret(sec), Created: created}, err
 		})
+}
+
+// listContacts is a page of contacts: a search when query is set, else
+// as ordering says.
+func listContacts(ctx context.Context, c *client.Client, query, ordering string, f contactFilters) (listContactsOut, error) {
+	p, err := c.ContactPage(ctx, client.ContactFilter{Source: f.Source, Query: query, Ordering: ordering, Limit: f.Limit, Offset: f.Offset})
+	return listContactsOut{Count: p.Count, Contacts: p.Results}, err
 }
 
 // findPassword is the login a get_password call names: by uuid, or the one

@@ -1,11 +1,13 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/callsign/callsign/app"
@@ -91,12 +94,33 @@ func keyed(next http.Handler) http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 }
 
+// maxMessageBytes bounds a POST's JSON-RPC message: a tool's arguments
+// become an API body of at most 1 MiB, which JSON escaping may double.
+const maxMessageBytes = 2 << 20
+
 // serve gives a new session a server of its own, bound to the key that
-// opened it.
+// opened it. Only initialize opens one: the SDK would open a session for
+// any other call too, and answer it with code 0 (see errNotInitialized).
 func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxMessageBytes)
+	}
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		h.sdk.ServeHTTP(w, r)
 		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "Request body too large or unreadable.", http.StatusRequestEntityTooLarge)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	// A batch or unreadable message goes on to the SDK, which answers it.
+	if msg, err := jsonrpc.DecodeMessage(body); err == nil {
+		if req, ok := msg.(*jsonrpc.Request); ok && req.Method != "initialize" {
+			writeRPCError(w, req.ID, errNotInitialized)
+			return
+		}
 	}
 	key := bearer(r)
 	srv, err := h.open(r.Context(), key)
@@ -182,6 +206,18 @@ func bearer(r *http.Request) string {
 func keyHash(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
+}
+
+// writeRPCError answers a message with a JSON-RPC error, as 400.
+func writeRPCError(w http.ResponseWriter, id jsonrpc.ID, e *jsonrpc.Error) {
+	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: e})
+	if err != nil {
+		http.Error(w, e.Message, http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(b)
 }
 
 // writeError answers as the API does: its status and its body.

@@ -24,7 +24,9 @@ type emailSummary struct {
 	IsRead          bool     `json:"is_read"`
 	Attachments     []string `json:"attachments" jsonschema:"the attachments' file names"`
 	Highlights      []string `json:"highlights,omitempty" jsonschema:"for a search: snippets with the matched words in <mark>…</mark>"`
-	CreatedDT       string   `json:"created_dt"`
+	// Verification is here too so that a list shows a code without a read.
+	Verification *client.Verification `json:"verification" jsonschema:"received mail: the one-time code and sign-in link it carries; null when none"`
+	CreatedDT    string               `json:"created_dt"`
 }
 
 func summarize(m client.MessageSummary) emailSummary {
@@ -33,7 +35,8 @@ func summarize(m client.MessageSummary) emailSummary {
 		names[i] = a.Filename
 	}
 	return emailSummary{ID: m.ID, ThreadID: m.ThreadID, FromEmail: m.FromEmail, FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail,
-		Subject: m.Subject, Preview: m.Preview, Direction: m.Direction, IsRead: m.IsRead, Attachments: names, Highlights: m.Highlights, CreatedDT: m.CreatedDT}
+		Subject: m.Subject, Preview: m.Preview, Direction: m.Direction, IsRead: m.IsRead, Attachments: names, Highlights: m.Highlights,
+		Verification: m.Verification, CreatedDT: m.CreatedDT}
 }
 
 // email is a message to read: its text and what is known about it.
@@ -57,6 +60,7 @@ type email struct {
 	DeliveryStatus  *string                `json:"delivery_status" jsonschema:"sent mail: queued, sent, failed or bounced; null for received mail"`
 	DeliveryError   *string                `json:"delivery_error"`
 	Authentication  *client.Authentication `json:"authentication" jsonschema:"received mail: SPF, DKIM and DMARC results; verdict pass means the sender is who it claims"`
+	Verification    *client.Verification   `json:"verification" jsonschema:"received mail: the one-time code and sign-in link it carries (kind code, link or both); null when none"`
 	CreatedDT       string                 `json:"created_dt"`
 }
 
@@ -64,7 +68,7 @@ func readable(m client.Message) email {
 	return email{ID: m.ID, ThreadID: m.ThreadID, MessageID: m.MessageID, InReplyTo: m.InReplyTo, FromEmail: m.FromEmail,
 		FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail, Cc: m.Cc, Subject: m.Subject, Text: m.Content, Truncated: m.Truncated, HasHTML: m.HTML != "",
 		Direction: m.Direction, IsRead: m.IsRead, Attachments: m.Attachments, DeliveryStatus: m.DeliveryStatus,
-		DeliveryError: m.DeliveryError, Authentication: m.Authentication, CreatedDT: m.CreatedDT}
+		DeliveryError: m.DeliveryError, Authentication: m.Authentication, Verification: m.Verification, CreatedDT: m.CreatedDT}
 }
 
 type listEmailsIn struct {
@@ -77,13 +81,14 @@ type listEmailsIn struct {
 	Inbox         int64  `json:"inbox,omitempty" jsonschema:"only messages of this inbox (an id)"`
 	Authenticated *bool  `json:"authenticated,omitempty" jsonschema:"true for received mail whose sender passed SPF/DKIM/DMARC"`
 	CreatedAfter  string `json:"created_after,omitempty" jsonschema:"only messages stored after this time (a created_dt seen before)"`
+	Ordering      string `json:"ordering,omitempty" jsonschema:"-created_dt (the default without query): newest first; created_dt: oldest first; with query, either orders the hits by time instead of relevance"`
 	Limit         int    `json:"limit,omitempty" jsonschema:"how many messages (default 50, at most 200)"`
 	Offset        int    `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
 }
 
 type listEmailsOut struct {
 	Count  int            `json:"count" jsonschema:"how many messages match in all"`
-	Emails []emailSummary `json:"emails" jsonschema:"oldest first"`
+	Emails []emailSummary `json:"emails" jsonschema:"newest first, or as ordering says; for a search most relevant first"`
 }
 
 type messageIn struct {
@@ -200,10 +205,14 @@ const maxAttachmentText = 256 << 10
 
 func (s *session) addMailTools() {
 	addTool(s, tool{name: "list_emails", title: "List emails", readOnly: true,
-		description: "List email messages (oldest first, 50 at a time) with a short preview of each; filter by read state, sender, direction or thread. Use read_email for a message's full text."},
+		description: "List email messages (newest first, 50 at a time) with a short preview and the verification code or link of each; filter by read state, sender, direction or thread, or search them (query), most relevant first. Use read_email for a message's full text."},
 		func(ctx context.Context, c *client.Client, in listEmailsIn) (listEmailsOut, error) {
+			ordering := in.Ordering
+			if ordering == "" && in.Query == "" {
+				ordering = newestFirst
+			}
 			p, err := c.Messages(ctx, client.MessageFilter{Query: in.Query, Inbox: in.Inbox, ThreadID: in.ThreadID, FromEmail: in.FromEmail, Direction: in.Direction,
-				IsRead: in.IsRead, Authenticated: in.Authenticated, CreatedAfter: in.CreatedAfter, Limit: in.Limit, Offset: in.Offset})
+				IsRead: in.IsRead, Authenticated: in.Authenticated, CreatedAfter: in.CreatedAfter, Ordering: ordering, Limit: in.Limit, Offset: in.Offset})
 			out := listEmailsOut{Count: p.Count, Emails: make([]emailSummary, len(p.Results))}
 			for i, m := range p.Results {
 				out.Emails[i] = summarize(m)
@@ -211,7 +220,7 @@ func (s *session) addMailTools() {
 			return out, err
 		})
 	addTool(s, tool{name: "read_email", title: "Read an email", readOnly: true,
-		description: "Read one email message: its new text (extracted_text: without the quoted history and signature; full: true adds the whole text body), sender, recipients, authentication results and attachments."},
+		description: "Read one email message: its new text (extracted_text: without the quoted history and signature; full: true adds the whole text body), sender, recipients, authentication results, attachments, and the verification code or sign-in link it carries."},
 		func(ctx context.Context, c *client.Client, in readEmailIn) (email, error) {
 			m, err := c.Message(ctx, in.MessageID)
 			e := readable(m)
@@ -221,7 +230,7 @@ func (s *session) addMailTools() {
 			}
 			return e, err
 		})
-	addTool(s, tool{name: "send_email", title: "Send an email",
+	addTool(s, tool{name: "send_email", title: "Send an email", outward: true,
 		description: "Send a new email message from this identity's inbox. To answer a message, use reply_email instead, which keeps the thread."},
 		func(ctx context.Context, c *client.Client, in sendEmailIn) (email, error) {
 			m, err := c.Compose(ctx, client.Draft{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: &in.Subject, Content: &in.Body, HTML: optional(in.HTML)})
@@ -233,7 +242,7 @@ func (s *session) addMailTools() {
 			d := client.Draft{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Subject: optional(in.Subject), Content: &in.Body, HTML: optional(in.HTML)}
 			return c.CreateDraft(ctx, client.NewDraft{Draft: d, SendAt: in.SendAt, ReplyTo: in.ReplyTo, ReplyAll: in.ReplyAll, ForwardOf: in.ForwardOf})
 		})
-	addTool(s, tool{name: "reply_email", title: "Reply to an email",
+	addTool(s, tool{name: "reply_email", title: "Reply to an email", outward: true,
 		description: "Reply to a message (its sender, or everyone with reply_all); the subject and threading headers are set for you."},
 		func(ctx context.Context, c *client.Client, in replyEmailIn) (email, error) {
 			kind := "reply"
@@ -243,13 +252,13 @@ func (s *session) addMailTools() {
 			m, err := c.Respond(ctx, in.MessageID, kind, client.Draft{Cc: in.Cc, Bcc: in.Bcc, Content: &in.Body, HTML: optional(in.HTML)})
 			return readable(m), err
 		})
-	addTool(s, tool{name: "forward_email", title: "Forward an email",
+	addTool(s, tool{name: "forward_email", title: "Forward an email", outward: true,
 		description: "Forward a message, with its attachments, to other addresses, with an optional note."},
 		func(ctx context.Context, c *client.Client, in forwardEmailIn) (email, error) {
 			m, err := c.Respond(ctx, in.MessageID, "forward", client.Draft{To: in.To, Cc: in.Cc, Bcc: in.Bcc, Content: &in.Body})
 			return readable(m), err
 		})
-	addTool(s, tool{name: "mark_email_read", title: "Mark an email read",
+	addTool(s, tool{name: "mark_email_read", title: "Mark an email read", idempotent: true,
 		description: "Mark a message read (or unread again with is_read: false)."},
 		func(ctx context.Context, c *client.Client, in markReadIn) (emailSummary, error) {
 			read := in.IsRead == nil || *in.IsRead
@@ -272,8 +281,11 @@ func (s *session) addMailTools() {
 			return readThread(ctx, c, t)
 		})
 	addTool(s, tool{name: "wait_for_email", title: "Wait for an email", readOnly: true,
-		description: "Wait up to timeout_seconds (at most 60) for the next email to arrive, optionally from a sender or with a subject containing some text, and return it; message is null when none came in time. Use it for verification codes and answers you expect."},
+		description: "Wait up to timeout_seconds (at most 60) for the next email to arrive, optionally from a sender or with a subject containing some text, and return it; message is null when none came in time. Use it for answers you expect (for a verification code, wait_for_code)."},
 		s.waitForEmail)
+	addTool(s, tool{name: "wait_for_code", title: "Wait for a verification code", readOnly: true,
+		description: "Get the one-time code or sign-in link that just arrived by email or text (mail and texts together), waiting up to timeout_seconds (at most 60) for one when none has; optionally only from a sender (from) or by one source (email or sms). Codes from the last 10 minutes count unless after says otherwise. verification is null when none came in time."},
+		waitForCode)
 	addTool(s, tool{name: "get_attachment", title: "Get an attachment", readOnly: true,
 		description: "Read an attachment of a message: the content of a text file (up to 256 KiB), or the metadata and download URL of any other file."},
 		func(ctx context.Context, c *client.Client, in attachmentIn) (attachmentOut, error) {

@@ -18,18 +18,30 @@ type sendSMSOut struct {
 	Messages []client.SMS `json:"messages" jsonschema:"one per number, with its delivery status"`
 }
 
-type listSMSIn struct {
-	Scope
-	Query     string `json:"query,omitempty" jsonschema:"search the texts' words (all must match, stemmed), \"exact phrase\", -word, from:/to: (a part of the number), is:unread, before:/after: YYYY-MM-DD; hits come most relevant first"`
+// textFilters narrow list_sms and search_texts.
+type textFilters struct {
 	Direction string `json:"direction,omitempty" jsonschema:"incoming (received) or outgoing (sent)"`
 	IsRead    *bool  `json:"is_read,omitempty" jsonschema:"true for read texts only, false for unread only"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"how many texts (default 50, at most 200)"`
 	Offset    int    `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
 }
 
+type listSMSIn struct {
+	Scope
+	textFilters
+	Query    string `json:"query,omitempty" jsonschema:"a search: see search_texts"`
+	Ordering string `json:"ordering,omitempty" jsonschema:"without query: -created_dt (the default): newest first; created_dt: oldest first"`
+}
+
+type searchTextsIn struct {
+	Scope
+	textFilters
+	Query string `json:"query" jsonschema:"search the texts' words (all must match, stemmed), \"exact phrase\", -word, from:/to: (a part of the number), is:unread, before:/after: YYYY-MM-DD; hits come most relevant first"`
+}
+
 type listSMSOut struct {
 	Count    int          `json:"count" jsonschema:"how many texts match in all"`
-	Messages []client.SMS `json:"messages" jsonschema:"newest first, or for a search most relevant first with highlights"`
+	Messages []client.SMS `json:"messages" jsonschema:"newest first (or as ordering says), or for a search most relevant first with highlights; each with the verification code or link it carries"`
 }
 
 type listConversationsIn struct {
@@ -69,7 +81,7 @@ type setVoiceAgentIn struct {
 }
 
 func (s *session) addPhoneTools() {
-	addTool(s, tool{name: "send_sms", title: "Send a text message",
+	addTool(s, tool{name: "send_sms", title: "Send a text message", outward: true,
 		description: "Send a text message (SMS) from this identity's phone number to one or more numbers."},
 		func(ctx context.Context, c *client.Client, in sendSMSIn) (sendSMSOut, error) {
 			out := sendSMSOut{Messages: []client.SMS{}}
@@ -83,10 +95,17 @@ func (s *session) addPhoneTools() {
 			return out, nil
 		})
 	addTool(s, tool{name: "list_sms", title: "List or search text messages", readOnly: true,
-		description: "List this identity's text messages (SMS), newest first, or search them by words (query), most relevant first, each hit with highlights."},
+		description: "List this identity's text messages (SMS), newest first, each with the verification code or link it carries; or search them by words (query, as search_texts), most relevant first, each hit with highlights."},
 		func(ctx context.Context, c *client.Client, in listSMSIn) (listSMSOut, error) {
-			p, err := c.SMSMessages(ctx, client.SMSFilter{Query: in.Query, Direction: in.Direction, IsRead: in.IsRead, Limit: in.Limit, Offset: in.Offset})
-			return listSMSOut{Count: p.Count, Messages: p.Results}, err
+			return listTexts(ctx, c, in.Query, in.Ordering, in.textFilters)
+		})
+	addTool(s, tool{name: "search_texts", title: "Search text messages", readOnly: true,
+		description: "Search this identity's text messages (SMS) by their words, the sender's or recipient's number (from:, to:) and dates; hits most relevant first, each with highlights."},
+		func(ctx context.Context, c *client.Client, in searchTextsIn) (listSMSOut, error) {
+			if in.Query == "" {
+				return listSMSOut{}, errEmptySearch
+			}
+			return listTexts(ctx, c, in.Query, "", in.textFilters)
 		})
 	addTool(s, tool{name: "list_sms_conversations", title: "List text conversations", readOnly: true,
 		description: "List text-message conversations (one per other party), latest first, with unread counts and a preview."},
@@ -100,7 +119,7 @@ func (s *session) addPhoneTools() {
 			return c.Conversation(ctx, in.ConversationID)
 		})
 	addTool(s, tool{name: "wait_for_sms", title: "Wait for a text message", readOnly: true,
-		description: "Wait up to timeout_seconds (at most 60) for the next text message to arrive, optionally from a number or containing some text, and return it; message is null when none came in time. Use it for verification codes sent by SMS."},
+		description: "Wait up to timeout_seconds (at most 60) for the next text message to arrive, optionally from a number or containing some text, and return it; message is null when none came in time (for a verification code, wait_for_code)."},
 		s.waitForSMS)
 	addTool(s, tool{name: "get_voice_agent", title: "Get the voice agent", readOnly: true,
 		description: "Show where calls to this identity's phone number are sent (the voice agent's URL), and whether that is on."},
@@ -111,7 +130,9 @@ func (s *session) addPhoneTools() {
 			}
 			return c.VoiceAgent(ctx, id)
 		})
-	addTool(s, tool{name: "set_voice_agent", title: "Set the voice agent",
+	// Outward and destructive: calls (the callers' numbers and words) go
+	// to the URL, which replaces the one before.
+	addTool(s, tool{name: "set_voice_agent", title: "Set the voice agent", destructive: true, idempotent: true, outward: true,
 		description: "Send calls to this identity's phone number to a URL that answers them (a voice agent), or turn that off; fields left out stay as they are."},
 		func(ctx context.Context, c *client.Client, in setVoiceAgentIn) (client.VoiceAgent, error) {
 			id, err := c.ActingIdentity(ctx)
@@ -120,6 +141,13 @@ func (s *session) addPhoneTools() {
 			}
 			return c.SetVoiceAgent(ctx, id, client.VoiceAgentInput{ResponseURL: in.ResponseURL, Method: in.Method, Enabled: in.Enabled})
 		})
+}
+
+// listTexts is a page of texts: a search when query is set, else newest
+// first or as ordering says.
+func listTexts(ctx context.Context, c *client.Client, query, ordering string, f textFilters) (listSMSOut, error) {
+	p, err := c.SMSMessages(ctx, client.SMSFilter{Query: query, Ordering: ordering, Direction: f.Direction, IsRead: f.IsRead, Limit: f.Limit, Offset: f.Offset})
+	return listSMSOut{Count: p.Count, Messages: p.Results}, err
 }
 
 // partly adds to a refusal what was already sent before it.

@@ -3,11 +3,11 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/callsign/callsign/client"
@@ -89,11 +89,10 @@ func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	}
 	text, err := json.Marshal(body)
 	if err != nil {
-		return nil, err
+		return nil, internalError(err)
 	}
-	// Mail is the key's own: no shared cache may keep it ("public" is the
-	// protocol's default).
-	return &mcp.ReadResourceResult{Cacheable: mcp.Cacheable{CacheScope: "private"},
+	// Private: see SetCacheable in New.
+	return &mcp.ReadResourceResult{
 		Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(text)}}}, nil
 }
 
@@ -113,12 +112,18 @@ func (s *session) reach(ctx context.Context, r resource) error {
 }
 
 // resourceError is the protocol's "not found" for what the API does not
-// find, and the API's words otherwise.
+// find, and otherwise an internal error in the API's words.
 func resourceError(uri string, err error) error {
 	if client.NotFound(err) {
 		return mcp.ResourceNotFoundError(uri)
 	}
-	return err
+	return internalError(err)
+}
+
+// internalError gives err a JSON-RPC code: the SDK sends a plain error
+// with code 0.
+func internalError(err error) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 }
 
 func (s *session) client(scope string) *client.Client {
@@ -155,7 +160,7 @@ func (s *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		s.subs.uris, s.subs.watchers = map[string]string{}, map[string]context.CancelFunc{}
 	}
 	if _, ok := s.subs.uris[uri]; !ok && len(s.subs.uris) >= maxSubscriptions {
-		return errors.New("too many subscriptions: unsubscribe from one first")
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("Too many subscriptions (%d): unsubscribe from one first.", maxSubscriptions)}
 	}
 	s.subs.uris[uri] = r.scope
 	if s.subs.watchers[r.scope] == nil {
@@ -164,7 +169,7 @@ func (s *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		if err != nil {
 			cancel()
 			delete(s.subs.uris, uri)
-			return err
+			return internalError(err)
 		}
 		s.subs.watchers[r.scope] = func() { cancel(); stop() }
 		go s.watch(wctx, r.scope, changed)

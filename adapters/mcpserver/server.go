@@ -21,7 +21,7 @@ import (
 )
 
 // Instructions tell a model what the server is for.
-const Instructions = `Callsign gives you an identity of your own: an email inbox, a phone number for text messages, contacts, and a vault of passwords and secrets. Read and answer mail with list_emails, read_email and reply_email; wait for a message you expect (a verification code, an answer) with wait_for_email or wait_for_sms. Search mail, texts and contacts with the query of list_emails, list_sms and list_contacts. Passwords and secret values are shown only when you ask with reveal: true. If your key may not send, draft_email keeps a message for a person to approve.`
+const Instructions = `Callsign gives you an identity of your own: an email inbox, a phone number for text messages, contacts, and a vault of passwords and secrets. Read and answer mail with list_emails, read_email and reply_email; every message shows the verification code or sign-in link it carries. After asking a site for a code, get it with wait_for_code (mail and texts together); wait for any other message you expect with wait_for_email or wait_for_sms. Search mail with the query of list_emails, texts with search_texts and contacts with search_contacts; lists are newest first. Passwords and secret values are shown only when you ask with reveal: true. If your key may not send, draft_email keeps a message for a person to approve. With a management key, list_identities shows the identities the other tools act for (their identity argument).`
 
 // Options tune a server.
 type Options struct {
@@ -55,6 +55,10 @@ func New(api *client.Client, who client.Whoami, signals Signals, opts Options) *
 		// No logging capability: nothing the server does is a log line
 		// for the client, and so no vault value can become one.
 		Capabilities: &mcp.ServerCapabilities{},
+		// Every answer is the key's: the lists name what it may do (a
+		// management key's tools take identity), reads hold its mail. No
+		// shared cache may keep one ("public" is the protocol's default).
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	})
 	s.addMailTools()
 	s.addPhoneTools()
@@ -89,26 +93,45 @@ func (s *session) as(in scoped) (*client.Client, error) {
 	return s.api.As(in.identity()), nil
 }
 
-// tool describes one tool to a model.
+// tool describes one tool to a model; its hints (the annotations) say
+// what a call does, so that a client can ask a person before the ones that
+// matter.
 type tool struct {
 	name, title, description string
-	// readOnly tools change nothing; the others do (none deletes).
+	// readOnly tools change nothing.
 	readOnly bool
-	// optionalIdentity lets a management key leave identity out (whoami).
-	optionalIdentity bool
+	// destructive tools may overwrite or delete what is stored.
+	destructive bool
+	// idempotent tools change nothing more when called again alike.
+	idempotent bool
+	// outward tools reach people or systems outside Callsign: they send
+	// mail or texts, or direct calls to a URL.
+	outward bool
+	// identity says whether a management key names an identity.
+	identity identityArgument
 }
+
+type identityArgument int
+
+const (
+	identityRequired identityArgument = iota
+	// identityOptional lets a management key leave identity out (whoami).
+	identityOptional
+	// identityNone: the tool is the account's (list_identities).
+	identityNone
+)
 
 // addTool registers a tool whose arguments are In and result Out; run gets
 // the client the call acts with. An error is a tool error (isError) whose
 // text is the API's.
 func addTool[In scoped, Out any](s *session, t tool, run func(ctx context.Context, c *client.Client, in In) (Out, error)) {
-	notDestructive := false
-	def := &mcp.Tool{Name: t.name, Title: t.title, Description: t.description, InputSchema: inputSchema[In](s.management()),
-		Annotations: &mcp.ToolAnnotations{Title: t.title, ReadOnlyHint: t.readOnly, DestructiveHint: &notDestructive, OpenWorldHint: &notDestructive}}
+	def := &mcp.Tool{Name: t.name, Title: t.title, Description: t.description, InputSchema: inputSchema[In](s.management() && t.identity != identityNone),
+		Annotations: &mcp.ToolAnnotations{Title: t.title, ReadOnlyHint: t.readOnly, DestructiveHint: &t.destructive,
+			IdempotentHint: t.readOnly || t.idempotent, OpenWorldHint: &t.outward}}
 	mcp.AddTool(s.server, def, func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
 		var zero Out
 		c, err := s.as(in)
-		if err != nil && !t.optionalIdentity {
+		if err != nil && t.identity == identityRequired {
 			return nil, zero, err
 		}
 		if c == nil {
@@ -118,6 +141,13 @@ func addTool[In scoped, Out any](s *session, t tool, run func(ctx context.Contex
 		return nil, out, err
 	})
 }
+
+// Orderings are the values of a list's ordering argument, the REST API's:
+// newest first (the default) or oldest first.
+const (
+	newestFirst = "-created_dt"
+	oldestFirst = "created_dt"
+)
 
 type schemaKey struct {
 	t          reflect.Type
@@ -141,6 +171,9 @@ func inputSchema[In any](management bool) *jsonschema.Schema {
 		sch.Properties["identity"] = &jsonschema.Schema{Type: "string", Format: "uuid", Description: identityDescription}
 	} else {
 		delete(sch.Properties, "identity")
+	}
+	if o := sch.Properties["ordering"]; o != nil {
+		o.Enum = []any{newestFirst, oldestFirst}
 	}
 	v, _ := inputSchemas.LoadOrStore(k, sch)
 	return v.(*jsonschema.Schema)

@@ -7,7 +7,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/callsign/callsign/adapters/mcpserver"
@@ -38,7 +37,7 @@ With --identity, a management key is bound to that one identity.`,
 				who.KeyType, who.Identity = "identity", &id
 			}
 			server := mcpserver.New(api, who, mcpserver.Feed{}, mcpserver.Options{Version: Version})
-			err = server.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(c.stdin), Writer: nopWriteCloser{c.stdout}})
+			err = server.Run(ctx, mcpserver.Stdio(io.NopCloser(c.stdin), nopWriteCloser{c.stdout}))
 			if ctx.Err() != nil {
 				return nil // stopped by a signal
 			}

@@ -32,14 +32,21 @@ const expectedTools = [
   "list_threads", "read_thread", "wait_for_email", "get_attachment", "send_sms", "list_sms", "list_sms_conversations",
   "read_sms_conversation", "wait_for_sms", "list_contacts", "find_contact", "add_contact", "list_passwords",
   "get_password", "generate_password", "save_password", "list_secrets", "get_secret", "set_secret",
-  "get_voice_agent", "set_voice_agent",
+  "get_voice_agent", "set_voice_agent", "list_identities", "wait_for_code", "search_texts", "search_contacts",
 ];
+// The hints a client shows a person before a call: reads change nothing,
+// sends reach the world outside.
+const outward = ["send_email", "reply_email", "forward_email", "send_sms", "set_voice_agent"];
 const { tools } = await client.listTools();
 assert.deepEqual(tools.map((t) => t.name).sort(), [...expectedTools].sort());
 for (const t of tools) {
   assert.ok(t.description && t.description.length > 20, `${t.name} has a description`);
   assert.ok(t.outputSchema, `${t.name} has an output schema`);
   assert.ok(!("identity" in (t.inputSchema.properties ?? {})), `${t.name}: an identity key sees no identity argument`);
+  assert.equal(t.annotations.openWorldHint, outward.includes(t.name), `${t.name}: openWorldHint`);
+  if (/^(list|read|get|search|find|wait)_|^whoami$/.test(t.name)) {
+    assert.equal(t.annotations.readOnlyHint, true, `${t.name}: readOnlyHint`);
+  }
 }
 
 const called = new Set();
@@ -61,6 +68,8 @@ async function refused(name, args) {
 const who = await call("whoami");
 assert.equal(who.key_type, "identity");
 assert.equal(who.identity.inbox, mine.inbox);
+const idents = await call("list_identities");
+assert.deepEqual(idents.identities.map((i) => i.inbox), [mine.inbox], "an identity key lists its own identity");
 
 // Mail: one message with a text attachment arrived over SMTP before.
 const list = await call("list_emails");
@@ -69,6 +78,7 @@ assert.ok(first, `list_emails shows ${mine.subject}`);
 assert.ok(!list.emails.some((e) => e.subject === theirs.subject), "list_emails shows no other identity's mail");
 const msg = await call("read_email", { message_id: first.id });
 assert.match(msg.text, new RegExp(mine.body));
+assert.equal(msg.verification, null, "a message without a code says so");
 assert.equal(msg.attachments.length, 1);
 const att = await call("get_attachment", { message_id: first.id, uuid: msg.attachments[0].uuid });
 assert.equal(att.text, mine.attachmentText);
@@ -93,6 +103,7 @@ const waited = await call("wait_for_email", { subject_contains: subject, timeout
 assert.ok(waited.message, "wait_for_email returns the message that arrived");
 assert.equal(waited.message.subject, subject);
 console.log("GOT_EMAIL");
+assert.equal((await call("list_emails", { limit: 1 })).emails[0].subject, subject, "list_emails is newest first");
 
 // Texts: the identity has a simulated number; so has the other one.
 const texted = await call("send_sms", { to: [theirs.phone], body: "Hello by SMS" });
@@ -106,6 +117,12 @@ console.log(`WAIT_SMS Your code is ${code}`);
 const text = await call("wait_for_sms", { body_contains: code, timeout_seconds: 60 });
 assert.ok(text.message && text.message.body.includes(code), "wait_for_sms returns the text that arrived");
 console.log("GOT_SMS");
+assert.equal(text.message.verification.code, code, "a text carries its code");
+const got = await call("wait_for_code", { source: "sms", timeout_seconds: 5 });
+assert.equal(got.verification.code, code, "wait_for_code finds the code of the text that just came");
+assert.equal(got.verification.source, "sms");
+const searched = await call("search_texts", { query: `code ${code}` });
+assert.ok(searched.count >= 1 && searched.messages.every((m) => m.body.includes(code)), "search_texts finds the text");
 const found = await call("list_sms", { query: `code ${code}` });
 // The test may have delivered it more than once before the wait returned.
 assert.ok(found.count >= 1 && found.messages.length === found.count, "list_sms finds the text by its words");
@@ -121,6 +138,9 @@ assert.equal((await call("find_contact", { query: `grace-${setup.transport}` }))
 const graces = await call("list_contacts", { query: `grace ${setup.transport}` });
 assert.deepEqual(graces.contacts.map((c) => c.uuid), [added.uuid], "list_contacts searches by whole words");
 assert.deepEqual(graces.contacts[0].highlights, [`<mark>Grace</mark>`, `<mark>grace</mark>-<mark>${setup.transport}</mark>@example.org`]);
+const searchedPeople = await call("search_contacts", { query: `grace ${setup.transport}` });
+assert.deepEqual(searchedPeople.contacts.map((c) => c.uuid), [added.uuid], "search_contacts finds the contact");
+assert.equal((await call("list_contacts")).contacts[0].uuid, added.uuid, "list_contacts is newest first");
 
 // The vault: values only with reveal.
 const domain = `${setup.transport}.example.com`;
@@ -169,6 +189,8 @@ for (const [name, field] of [
 }
 assert.match(await refused("get_secret", { key: theirs.secretKey, reveal: true }), /not found/i, "another identity's secret name is not found");
 await assert.rejects(client.readResource({ uri: `callsign://threads/${theirs.threadId}` }), "another identity's thread is no resource");
+await assert.rejects(client.subscribeResource({ uri: `callsign://threads/${theirs.threadId}` }), /not found/i,
+  "another identity's thread cannot be watched");
 const inbox = await client.readResource({ uri: "callsign://inbox" });
 assert.ok(JSON.parse(inbox.contents[0].text).threads.some((t) => t.thread_id === msg.thread_id));
 
