@@ -138,6 +138,10 @@ func TestMCPManagementKeyNamesTheIdentity(t *testing.T) {
 			"read_thread": {"identity": ada.uuid, "thread_id": bobMail.Results[0].ThreadID},
 			"get_secret":  {"identity": ada.uuid, "uuid": bobSecret.UUID, "reveal": true},
 			"reply_email": {"identity": ada.uuid, "message_id": bobMail.Results[0].ID, "body": "hi"},
+			// The API would let a management key delete them: the tools
+			// check they are the named identity's first.
+			"delete_email":  {"identity": ada.uuid, "message_id": bobMail.Results[0].ID},
+			"delete_secret": {"identity": ada.uuid, "uuid": bobSecret.UUID},
 		} {
 			if res := callTool(t, cs, name, args, nil); !res.IsError || !strings.Contains(toolText(res), "not found") {
 				t.Errorf("%s as Ada: %v %q", name, res.IsError, toolText(res))

@@ -302,16 +302,7 @@ func (s *session) addDirectoryTools() {
 	addTool(s, tool{name: "get_secret", title: "Get a secret", readOnly: true,
 		description: "Get one secret by name (key) or uuid; its value is included only with reveal: true."},
 		func(ctx context.Context, c *client.Client, in getSecretIn) (secretOut, error) {
-			var sec client.Secret
-			var err error
-			switch {
-			case in.UUID != "":
-				sec, err = c.Secret(ctx, in.UUID)
-			case in.Key != "":
-				sec, err = c.SecretByKey(ctx, in.Key)
-			default:
-				err = invalid("key", "Name the secret by key or uuid.")
-			}
+			sec, err := findSecret(ctx, c, in.Key, in.UUID)
 			if err != nil {
 				return secretOut{}, err
 			}
@@ -335,6 +326,17 @@ func (s *session) addDirectoryTools() {
 func listContacts(ctx context.Context, c *client.Client, query, ordering string, f contactFilters) (listContactsOut, error) {
 	p, err := c.ContactPage(ctx, client.ContactFilter{Source: f.Source, Query: query, Ordering: ordering, Limit: f.Limit, Offset: f.Offset})
 	return listContactsOut{Count: p.Count, Contacts: p.Results}, err
+}
+
+// findSecret is the secret a call names, by uuid or by key.
+func findSecret(ctx context.Context, c *client.Client, key, uuid string) (client.Secret, error) {
+	switch {
+	case uuid != "":
+		return c.Secret(ctx, uuid)
+	case key != "":
+		return c.SecretByKey(ctx, key)
+	}
+	return client.Secret{}, invalid("key", "Name the secret by key or uuid.")
 }
 
 // findPassword is the login a get_password call names: by uuid, or the one

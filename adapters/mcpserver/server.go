@@ -63,6 +63,7 @@ func New(api *client.Client, who client.Whoami, signals Signals, opts Options) *
 	s.addMailTools()
 	s.addPhoneTools()
 	s.addDirectoryTools()
+	s.addDeleteTools()
 	s.addResources()
 	return s.server
 }

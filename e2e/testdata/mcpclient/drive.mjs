@@ -33,6 +33,7 @@ const expectedTools = [
   "read_sms_conversation", "wait_for_sms", "list_contacts", "find_contact", "add_contact", "list_passwords",
   "get_password", "generate_password", "save_password", "list_secrets", "get_secret", "set_secret",
   "get_voice_agent", "set_voice_agent", "list_identities", "wait_for_code", "search_texts", "search_contacts",
+  "delete_email", "delete_sms", "delete_contact", "delete_password", "delete_secret",
 ];
 // The hints a client shows a person before a call: reads change nothing,
 // sends reach the world outside.
@@ -163,6 +164,17 @@ assert.equal((await call("get_voice_agent")).identity, who.identity.uuid);
 const voice = await call("set_voice_agent", { response_url: "https://agent.example.com/voice", enabled: true });
 assert.equal(voice.response_url, "https://agent.example.com/voice");
 
+// Deletes: gone, and a second call finds nothing.
+const savedLogin = (await call("list_passwords")).passwords.find((p) => p.domain === domain);
+for (const [name, args] of [
+  ["delete_email", { message_id: sent.id }], ["delete_sms", { message_id: texted.messages[0].id }],
+  ["delete_contact", { uuid: added.uuid }], ["delete_password", { uuid: savedLogin.uuid }], ["delete_secret", { key }],
+]) {
+  assert.equal((await call(name, args)).deleted, true, `${name} deletes`);
+  assert.match(await refused(name, args), /not found/i, `${name} again finds nothing`);
+}
+assert.match(await refused("read_email", { message_id: sent.id }), /not found/i, "a deleted email is gone");
+
 assert.deepEqual([...called].sort(), [...expectedTools].sort(), "every tool was called");
 
 // Nothing of the other identity is reachable through any tool.
@@ -177,6 +189,9 @@ for (const [name, args] of [
   ["read_sms_conversation", { conversation_id: theirs.conversationId }],
   ["get_password", { uuid: theirs.passwordUUID, reveal: true }],
   ["get_secret", { uuid: theirs.secretUUID, reveal: true }],
+  ["delete_email", { message_id: theirs.messageId }],
+  ["delete_password", { uuid: theirs.passwordUUID }],
+  ["delete_secret", { uuid: theirs.secretUUID }],
 ]) {
   assert.match(await refused(name, args), /not found/i, `${name} reaches no other identity`);
 }
