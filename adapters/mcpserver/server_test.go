@@ -107,6 +107,7 @@ func TestCallsBeforeInitialize(t *testing.T) {
 	defer cancel()
 	go func() { _ = srv.Run(ctx, Stdio(inR, outW)) }()
 	answers := bufio.NewScanner(outR)
+	answers.Buffer(nil, 1<<20) // the tool list is one line of some 70 KB
 	ask := func(msg string) (out struct {
 		ID    int
 		Error *struct{ Code int }

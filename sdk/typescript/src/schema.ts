@@ -476,7 +476,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description Oldest first; with `q`, most relevant first, then newest.
+         * @description Oldest first (or as `ordering` says); with `q`, most relevant first, then newest.
          */
         get: operations["contacts_list"];
         put?: never;
@@ -1430,7 +1430,7 @@ export interface paths {
         };
         /**
          * List text messages
-         * @description Newest first; with `q`, most relevant first, then newest.
+         * @description Newest first (or as `ordering` says); with `q`, most relevant first, then newest.
          */
         get: operations["messages_list"];
         put?: never;
@@ -5027,6 +5027,8 @@ export interface operations {
                 identity?: components["parameters"]["IdentityFilter"];
                 /** @description Anything else is 400. */
                 source?: "auto" | "manual";
+                /** @description `created_dt` (the default: oldest first) or `-created_dt` (newest first). A search is ranked: `ordering` with `q` is a 400. */
+                ordering?: "created_dt" | "-created_dt";
                 /**
                  * @description A search (see "Search" in docs/api.md) of names, nickname, email and number: whole words (case and accents folded, not stemmed), "exact phrase", -word, before:/after: (created). from:, to:, subject:, has:, filename: and is: are a 400 on `q` here, as are an empty query and a bad date. Each hit carries `highlights`.
                  * @example smith -"acme corp"
@@ -7143,6 +7145,8 @@ export interface operations {
                 /** @description Selects one identity (spec §1). With an identity key, another identity's uuid gives an empty result. */
                 identity?: components["parameters"]["IdentityFilter"];
                 direction?: "incoming" | "outgoing";
+                /** @description `-created_dt` (the default: newest first) or `created_dt` (oldest first). A search is ranked: `ordering` with `q` is a 400. */
+                ordering?: "-created_dt" | "created_dt";
                 /**
                  * @description A search (see "Search" in docs/api.md) of the bodies: words, stemmed in English and folded; "exact phrase"; -word; from: and to: (a part of the number); is:unread; before:/after:. subject:, has: and filename: are a 400 on `q` here, as are an empty query and a bad date. Each hit carries `highlights`.
                  * @example code from:+1415 after:2026-11-01
