@@ -160,6 +160,16 @@ func (m *Mailbox) SetSeen(ctx context.Context, id int64, seen bool) error {
 	return err
 }
 
+// Label adds a label to a listed message or removes it: IMAP keywords are
+// labels (Reading.Label).
+func (m *Mailbox) Label(ctx context.Context, id int64, label string, add bool) error {
+	if err := m.listed(id); err != nil {
+		return err
+	}
+	_, err := m.s.reading.Label(ctx, m.login.Principal, id, label, add)
+	return err
+}
+
 // Watch signals, without blocking, whenever mail of the folder's inbox is
 // stored or marked read by this process, and whenever any instance commits
 // an email event of the inbox's identity (the event log's signal: NOTIFY

@@ -104,6 +104,30 @@ func (s *Reading) SetRead(ctx context.Context, p core.Principal, id int64, read 
 	return m, nil
 }
 
+// Label adds a label to a message in scope (add) or removes it, as
+// written (core.ParseLabel folds its case). Adding a label the message
+// carries, or removing one it does not, changes nothing and is no error;
+// a change writes email.labeled or email.unlabeled, and mail clients
+// watching the inbox see the message's keywords change.
+func (s *Reading) Label(ctx context.Context, p core.Principal, id int64, label string, add bool) (core.EmailMessage, error) {
+	label, err := core.ParseLabel("label", label)
+	if err != nil {
+		return core.EmailMessage{}, err
+	}
+	m, err := s.Message(ctx, p, id)
+	if err != nil {
+		return m, err
+	}
+	before := len(m.Labels)
+	if m, err = s.messages.LabelMessage(ctx, m.AccountID, m.ID, label, add); err != nil {
+		return m, err
+	}
+	if len(m.Labels) != before {
+		s.changes.notify(m.InboxID)
+	}
+	return m, nil
+}
+
 // Raw is a message's RFC 5322 source.
 func (s *Reading) Raw(ctx context.Context, p core.Principal, id int64) ([]byte, error) {
 	if _, err := s.Message(ctx, p, id); err != nil {

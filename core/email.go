@@ -70,6 +70,8 @@ type EmailMessage struct {
 	// Verification is the code or link a received message carries
 	// (FindVerification, at receipt); nil for none.
 	Verification *Verification
+	// Labels are the message's labels, sorted (label.go).
+	Labels []string
 	// Highlights are a search hit's snippets (core.Highlights); nil
 	// outside a search.
 	Highlights []string

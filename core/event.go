@@ -18,6 +18,8 @@ const (
 	EmailBounced     EventType = "email.bounced"
 	EmailDelivered   EventType = "email.delivered"
 	EmailComplained  EventType = "email.complained"
+	EmailLabeled     EventType = "email.labeled"
+	EmailUnlabeled   EventType = "email.unlabeled"
 	SMSReceivedEvent EventType = "sms.received"
 	SMSSentEvent     EventType = "sms.sent"
 	SMSStatusEvent   EventType = "sms.status"
@@ -32,7 +34,7 @@ const (
 )
 
 // EventTypes lists every type a filter may name, in the order the API documents them.
-var EventTypes = []EventType{EmailReceived, EmailSent, EmailFailed, EmailBounced, EmailDelivered, EmailComplained, SMSReceivedEvent, SMSSentEvent, SMSStatusEvent,
+var EventTypes = []EventType{EmailReceived, EmailSent, EmailFailed, EmailBounced, EmailDelivered, EmailComplained, EmailLabeled, EmailUnlabeled, SMSReceivedEvent, SMSSentEvent, SMSStatusEvent,
 	CallReceived, CallCompleted, IdentityCreated, IdentityDeleted, InboxCreated, PhoneProvisioned, PhoneReleased, WebhookTest}
 
 // Event is one entry of an account's event log.
@@ -69,7 +71,7 @@ func ParseEventID(s string) (int64, bool) {
 
 // NewEvent is an event on its way into the log: the store gives it its
 // sequence number and time, and renders Subject (the core value it is
-// about: an EmailMessage, Bounce, SMSMessage, Identity, Inbox, PhoneNumber
+// about: an EmailMessage, Report, Labeling, SMSMessage, Identity, Inbox, PhoneNumber
 // or Call) into Data through its ports.EventEncoder.
 type NewEvent struct {
 	AccountID  string

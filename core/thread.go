@@ -40,6 +40,8 @@ type Thread struct {
 	Summary
 	AttachmentNames []string
 	Participants    []string
+	// Labels are the union of its messages' labels, sorted.
+	Labels []string
 	// Highlights are, in a search, the snippets of the thread's newest
 	// matching message (Highlights); nil outside a search.
 	Highlights []string

@@ -324,6 +324,9 @@ type MessageFilter struct {
 	// or anything else (false).
 	Authenticated *bool
 	CreatedAfter  *time.Time
+	// Labels keeps messages carrying every one of them, ExcludeLabels
+	// those carrying none of them (core.HasLabels).
+	Labels, ExcludeLabels []string
 	// IncludeBlocked keeps blocked messages, which lists leave out.
 	IncludeBlocked bool
 	Limit          int
@@ -342,6 +345,9 @@ type ThreadFilter struct {
 	Scope     core.Scope
 	InboxID   int64
 	HasUnread *bool
+	// Labels keeps threads whose labels (the union of their messages')
+	// hold every one of them, ExcludeLabels those holding none of them.
+	Labels, ExcludeLabels []string
 	// Search, when set, keeps threads with a message the query matches
 	// (as MessageFilter.Search); the order stays newest activity first.
 	// Each thread carries the Highlights of its newest matching message.
@@ -365,7 +371,8 @@ type ThreadCursor struct {
 type MailboxEntry struct {
 	ID        int64
 	IsRead    bool
-	Size      int64 // of the raw source
+	Labels    []string // sorted; IMAP shows them as keywords
+	Size      int64    // of the raw source
 	CreatedAt time.Time
 }
 
@@ -377,6 +384,7 @@ type MailStore interface {
 	// goes is core.FileMail's to decide, inside that transaction. When it
 	// returns nil, every message is durable.
 	SaveMail(ctx context.Context, mails []NewMail) ([]core.EmailMessage, error)
+	// Message and Messages give each message with its labels.
 	Message(ctx context.Context, accountID string, id int64) (core.EmailMessage, error)
 	// Messages lists messages oldest first, with the total count of matches.
 	Messages(ctx context.Context, f MessageFilter) ([]core.EmailMessage, int, error)
@@ -389,12 +397,18 @@ type MailStore interface {
 	// SetRead marks a message read or unread, and moves its thread's unread
 	// count by core.UnreadDelta.
 	SetRead(ctx context.Context, accountID string, id int64, read bool) error
+	// LabelMessage adds label to a message (add) or removes it, as
+	// core.AddLabel and core.RemoveLabel decide under the message's lock,
+	// and writes core.LabelEvent in the same transaction when that changed
+	// its labels. It returns the message as it now is.
+	LabelMessage(ctx context.Context, accountID string, id int64, label string, add bool) (core.EmailMessage, error)
 	// DeleteMessage removes a message with its source, its attachments and
 	// its outbox entry (so it is never sent), and folds what is left of its
 	// thread into core.Thread.Recount, oldest first, in one transaction; a
 	// thread left empty goes too.
 	DeleteMessage(ctx context.Context, accountID string, id int64) error
 
+	// Thread is a thread with its labels.
 	Thread(ctx context.Context, accountID, id string) (core.Thread, error)
 	// Threads lists thread summaries, latest activity first, and counts
 	// them when f.Page asks; a thread that holds only blocked mail (no

@@ -48,6 +48,14 @@ type reportEventView struct {
 	Complained []reportedView `json:"complained,omitempty"`
 }
 
+// labelEventView is the data of email.labeled and email.unlabeled: the
+// message as the other email events show it (its labels as they now are),
+// and the label added or removed.
+type labelEventView struct {
+	messageEventView
+	Label string `json:"label"`
+}
+
 // reportedView is one recipient a report was about: the report's
 // enhanced status code and its reason (the remote server's reply, or the
 // status when the report gave none).
@@ -86,6 +94,8 @@ func EventData(baseURL string) ports.EventEncoder {
 				b.Bounced = lines
 			}
 			v = b
+		case core.Labeling:
+			v = labelEventView{messageEventView: s.viewMessageEvent(subject.Message), Label: subject.Label}
 		case core.SMSMessage:
 			v = viewSMS(subject)
 		case core.Identity:

@@ -470,6 +470,16 @@ func (q *query) time(name string) *time.Time {
 	return &t
 }
 
+// labels reads a comma-separated list of labels (core.ParseLabels); nil
+// when absent.
+func (q *query) labels(name string) []string {
+	labels, err := core.ParseLabels(name, q.raw(name))
+	if !q.problems.Merge(err) && err != nil {
+		q.problems.Add(name, "%s", err.Error())
+	}
+	return labels
+}
+
 // err reports every problem, and for a strict query every parameter the
 // handler did not read.
 func (q *query) err() error {

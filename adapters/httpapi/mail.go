@@ -36,6 +36,8 @@ type threadView struct {
 	UnreadCount     int      `json:"unread_count"`
 	AttachmentNames []string `json:"attachment_names"`
 	Participants    []string `json:"participants"`
+	// Labels are the union of the thread's messages' labels.
+	Labels []string `json:"labels"`
 	// Highlights are, for a search, the snippets of the thread's newest
 	// matching message; empty outside a search (q).
 	Highlights    []string `json:"highlights"`
@@ -45,7 +47,7 @@ type threadView struct {
 func viewThread(t core.Thread) threadView {
 	return threadView{ThreadID: t.ID, Inbox: t.InboxID, Subject: t.Subject, Preview: t.Preview, MessageCount: t.MessageCount,
 		UnreadCount: t.UnreadCount, AttachmentNames: nonNil(t.AttachmentNames), Participants: nonNil(t.Participants),
-		Highlights: nonNil(t.Highlights), LastMessageDT: apiTime(t.LastMessageAt)}
+		Labels: nonNil(t.Labels), Highlights: nonNil(t.Highlights), LastMessageDT: apiTime(t.LastMessageAt)}
 }
 
 type attachmentView struct {
@@ -82,6 +84,7 @@ type messageSummaryView struct {
 	Recipients      []recipientView   `json:"recipients"`
 	Authentication  *authView         `json:"authentication"`
 	Verification    *verificationView `json:"verification"`
+	Labels          []string          `json:"labels"`
 	// Highlights are a search hit's snippets; empty outside a search (q).
 	Highlights []string `json:"highlights"`
 	Blocked    bool     `json:"blocked"`
@@ -160,7 +163,7 @@ func (s *server) viewSummary(m core.EmailMessage) messageSummaryView {
 		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Preview: m.Preview, Truncated: m.Truncated,
 		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment),
 		Recipients: viewAll(m.Recipients, viewRecipient), Authentication: viewAuthentication(m.Authentication),
-		Verification: viewVerification(m.Verification), Highlights: nonNil(m.Highlights), Blocked: m.Blocked, CreatedDT: apiTime(m.CreatedAt)}
+		Verification: viewVerification(m.Verification), Labels: nonNil(m.Labels), Highlights: nonNil(m.Highlights), Blocked: m.Blocked, CreatedDT: apiTime(m.CreatedAt)}
 	if m.Direction == core.Outgoing {
 		v.DeliveryStatus, v.DeliveryError = optString(string(m.DeliveryStatus)), optString(m.DeliveryError)
 	}
@@ -221,13 +224,14 @@ func (s *server) listThreads(c *gin.Context) (int, any, error) {
 	q := newStrictQuery(c)
 	identity, hasUnread := q.uuid("identity"), q.boolean("has_unread")
 	inbox := q.integer("inbox", 0, 1, 1<<62)
+	labels, excluded := q.labels("labels"), q.labels("exclude_labels")
 	search := q.search(core.SearchMail)
 	lq := q.list()
 	if err := q.err(); err != nil {
 		return 0, nil, err
 	}
 	list, total, err := s.app.Reading.Threads(c.Request.Context(), principal(c), identity,
-		ports.ThreadFilter{InboxID: inbox, HasUnread: hasUnread, Search: search, Page: lq.page})
+		ports.ThreadFilter{InboxID: inbox, HasUnread: hasUnread, Labels: labels, ExcludeLabels: excluded, Search: search, Page: lq.page})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -240,6 +244,7 @@ type threadDetailView struct {
 	ThreadID string               `json:"thread_id"`
 	Inbox    int64                `json:"inbox"`
 	Subject  string               `json:"subject"`
+	Labels   []string             `json:"labels"`
 	Messages []messageSummaryView `json:"messages"`
 }
 
@@ -248,7 +253,8 @@ func (s *server) getThread(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, threadDetailView{ThreadID: t.ID, Inbox: t.InboxID, Subject: t.Subject, Messages: viewAll(msgs, s.viewSummary)}, nil
+	return http.StatusOK, threadDetailView{ThreadID: t.ID, Inbox: t.InboxID, Subject: t.Subject, Labels: nonNil(t.Labels),
+		Messages: viewAll(msgs, s.viewSummary)}, nil
 }
 
 func (s *server) listMessages(c *gin.Context) (int, any, error) {
@@ -261,6 +267,8 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 		IsRead:        q.boolean("is_read"),
 		Authenticated: q.boolean("authenticated"),
 		CreatedAfter:  q.time("created_after"),
+		Labels:        q.labels("labels"),
+		ExcludeLabels: q.labels("exclude_labels"),
 		Limit:         q.limit(),
 		Offset:        q.offset(),
 	}
@@ -323,6 +331,23 @@ func updateReadFlag[M, V any](replace bool, get func(context.Context, core.Princ
 			m, err = setRead(c.Request.Context(), principal(c), id, *read)
 		}
 		return http.StatusOK, view(m), err
+	}
+}
+
+// labelMessage serves PUT (add) and DELETE (remove) of
+// /email-messages/{id}/labels/{label}/: both idempotent. PUT answers the
+// message with its labels, DELETE 204.
+func (s *server) labelMessage(add bool) handler {
+	return func(c *gin.Context) (int, any, error) {
+		id, err := pathID(c, "id", "Message")
+		if err != nil {
+			return 0, nil, err
+		}
+		m, err := s.app.Reading.Label(c.Request.Context(), principal(c), id, c.Param("label"), add)
+		if !add {
+			return http.StatusNoContent, nil, err
+		}
+		return http.StatusOK, s.viewMessage(m), err
 	}
 }
 

@@ -189,6 +189,7 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 			f.Authenticated != nil && *f.Authenticated != (r.Authentication != nil && r.Authentication.Verdict == core.AuthPass),
 			f.CreatedAfter != nil && !r.CreatedAt.After(*f.CreatedAfter),
 			f.Search != nil && !s.searchMatches(*f.Search, r),
+			!core.HasLabels(r.Labels, f.Labels, f.ExcludeLabels),
 			r.Blocked && !f.IncludeBlocked:
 			return false
 		}
@@ -342,7 +343,52 @@ func (s *Store) Thread(_ context.Context, accountID, id string) (core.Thread, er
 	if !ok || th.AccountID != accountID {
 		return core.Thread{}, core.NotFound("Thread not found.")
 	}
-	return *th, nil
+	t := *th
+	t.Labels = s.threadLabels(id)
+	return t, nil
+}
+
+// threadLabels is the union of the labels of a thread's messages.
+func (s *Store) threadLabels(id string) []string {
+	var lists [][]string
+	for _, r := range s.mailTables().messages {
+		if r.ThreadID == id {
+			lists = append(lists, r.Labels)
+		}
+	}
+	if labels := core.UnionLabels(lists...); len(labels) > 0 {
+		return labels
+	}
+	return nil
+}
+
+// LabelMessage implements ports.MailStore.
+func (s *Store) LabelMessage(_ context.Context, accountID string, id int64, label string, add bool) (core.EmailMessage, error) {
+	if err := s.lock(); err != nil {
+		return core.EmailMessage{}, err
+	}
+	defer s.mu.Unlock()
+	r, ok := s.mailTables().messages[id]
+	if !ok || r.AccountID != accountID {
+		return core.EmailMessage{}, core.NotFound("Message not found.")
+	}
+	labels, changed := r.Labels, false
+	if add {
+		var err error
+		if labels, changed, err = core.AddLabel(r.Labels, label); err != nil {
+			return core.EmailMessage{}, err
+		}
+	} else {
+		labels, changed = core.RemoveLabel(r.Labels, label)
+	}
+	if !changed {
+		return r.EmailMessage, nil
+	}
+	r.Labels = labels
+	if len(labels) == 0 {
+		r.Labels = nil
+	}
+	return r.EmailMessage, s.writeEvents(core.LabelEvent(r.EmailMessage, label, add))
 }
 
 func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread, int, error) {
@@ -355,6 +401,7 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 			(f.HasUnread == nil || (th.UnreadCount > 0) == *f.HasUnread) &&
 			(f.After == nil || th.LastMessageAt.Before(f.After.LastMessageAt) || th.LastMessageAt.Equal(f.After.LastMessageAt) && th.ID > f.After.ID) &&
 			(f.Search == nil || s.threadMatch(*f.Search, th.ID) != nil) &&
+			(len(f.Labels)+len(f.ExcludeLabels) == 0 || core.HasLabels(s.threadLabels(th.ID), f.Labels, f.ExcludeLabels)) &&
 			th.MessageCount > 0
 	}, func(a, b *core.Thread) bool {
 		if !a.LastMessageAt.Equal(b.LastMessageAt) {
@@ -364,6 +411,9 @@ func (s *Store) Threads(_ context.Context, f ports.ThreadFilter) ([]core.Thread,
 	})
 	rows, total := pageOf(rows, f.Page)
 	threads := derefAll(rows)
+	for i := range threads {
+		threads[i].Labels = s.threadLabels(threads[i].ID)
+	}
 	if f.Search != nil {
 		for i := range threads {
 			m := s.threadMatch(*f.Search, threads[i].ID)

@@ -138,7 +138,7 @@ func (s *Store) MailboxEntries(_ context.Context, inboxID int64, dir core.Direct
 		func(a, b *messageRow) bool { return a.ID < b.ID })
 	out := make([]ports.MailboxEntry, len(rows))
 	for i, r := range rows {
-		out[i] = ports.MailboxEntry{ID: r.ID, IsRead: r.IsRead, Size: int64(len(r.raw)), CreatedAt: r.CreatedAt}
+		out[i] = ports.MailboxEntry{ID: r.ID, IsRead: r.IsRead, Labels: r.Labels, Size: int64(len(r.raw)), CreatedAt: r.CreatedAt}
 	}
 	return out, nil
 }

@@ -293,6 +293,9 @@ func (db *DB) wholeMessages(ctx context.Context, sel selector, rows []messageRow
 			msgs[at[s.MessageID]].HTML = core.CleanText(core.StoredBody(parsed.HTML))
 		}
 	}
+	if err := db.attachLabels(ctx, sel, msgs); err != nil {
+		return nil, err
+	}
 	return msgs, db.attachAttachments(ctx, sel, msgs)
 }
 
@@ -408,6 +411,7 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	if f.CreatedAfter != nil {
 		w.add("created_at > ?", us(*f.CreatedAfter))
 	}
+	w.labelFilter("email_messages.id", "message_id", f.Scope.AccountID, f.Labels, f.ExcludeLabels)
 	if !f.IncludeBlocked {
 		w.add("email_messages.blocked = ?", false)
 	}
@@ -458,6 +462,9 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 		if f.Search != nil {
 			msgs[i].Highlights = core.Highlights(*f.Search, core.SearchMail, r.Subject, r.Head)
 		}
+	}
+	if err := db.attachLabels(ctx, db.sel, msgs); err != nil {
+		return nil, 0, err
 	}
 	return msgs, total, db.attachAttachments(ctx, db.sel, msgs)
 }
@@ -527,8 +534,11 @@ func (db *DB) forUpdate() string {
 
 func (db *DB) Thread(ctx context.Context, accountID, id string) (core.Thread, error) {
 	var r threadRow
-	err := db.get(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ? AND account_id = ?`), id, accountID)
-	return r.core(), notFound(err, "Thread")
+	if err := db.get(ctx, &r, db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ? AND account_id = ?`), id, accountID); err != nil {
+		return core.Thread{}, notFound(err, "Thread")
+	}
+	t := []core.Thread{r.core()}
+	return t[0], db.attachThreadLabels(ctx, t)
 }
 
 func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread, int, error) {
@@ -541,6 +551,7 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 		w.add("inbox_id = ?", f.InboxID)
 	}
 	w.hasUnread(f.HasUnread)
+	w.labelFilter("id", "thread_id", f.Scope.AccountID, f.Labels, f.ExcludeLabels)
 	var matches string
 	var matchArgs []any
 	if f.Search != nil {
@@ -556,6 +567,9 @@ func (db *DB) Threads(ctx context.Context, f ports.ThreadFilter) ([]core.Thread,
 	var rows []threadRow
 	total, err := db.selectPage(ctx, &rows, threadColumns, `FROM email_threads`+w.sql(), `ORDER BY last_message_at DESC, id`, w.args, f.Page)
 	threads := toCore(rows)
+	if err == nil {
+		err = db.attachThreadLabels(ctx, threads)
+	}
 	if err != nil || f.Search == nil || len(threads) == 0 {
 		return threads, total, err
 	}

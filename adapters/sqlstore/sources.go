@@ -111,9 +111,29 @@ func (db *DB) MailboxEntries(ctx context.Context, inboxID int64, dir core.Direct
 	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT m.id, m.is_read, length(s.raw) AS size, m.created_at
 		FROM email_messages m JOIN email_sources s ON s.message_id = m.id
 		WHERE m.inbox_id = ? AND m.direction = ? AND m.blocked = ? ORDER BY m.id`), inboxID, string(dir), false)
-	out := make([]ports.MailboxEntry, len(rows))
-	for i, r := range rows {
-		out[i] = ports.MailboxEntry{ID: r.ID, IsRead: r.IsRead, Size: r.Size, CreatedAt: fromUS(r.CreatedAt)}
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	out := make([]ports.MailboxEntry, len(rows))
+	at := make(map[int64]int, len(rows))
+	for i, r := range rows {
+		out[i], at[r.ID] = ports.MailboxEntry{ID: r.ID, IsRead: r.IsRead, Size: r.Size, CreatedAt: fromUS(r.CreatedAt)}, i
+	}
+	// The account's labels lead: labels are few beside the messages.
+	var labels []struct {
+		MessageID int64  `db:"message_id"`
+		Label     string `db:"label"`
+	}
+	if err := db.r.SelectContext(ctx, &labels, db.q(`SELECT l.message_id, l.label FROM message_labels l
+		JOIN email_messages m ON m.id = l.message_id
+		WHERE l.account_id = (SELECT account_id FROM inboxes WHERE id = ?) AND m.inbox_id = ? AND m.direction = ?
+		ORDER BY l.message_id, l.label`), inboxID, inboxID, string(dir)); err != nil {
+		return nil, err
+	}
+	for _, l := range labels {
+		if i, ok := at[l.MessageID]; ok {
+			out[i].Labels = append(out[i].Labels, l.Label)
+		}
+	}
+	return out, nil
 }

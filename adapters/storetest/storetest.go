@@ -79,6 +79,8 @@ var cases = []testCase{
 	{"sources/passwords are sealed values, and go with their account", testSourcesSealedAndCascade},
 	{"sources/each is leased to one owner at a time, renewed, taken over once the lease runs out", testSourceLeases},
 	{"mail/mailbox entries list one inbox and direction by id", testMailboxEntries},
+	{"mail/labels: added and removed once, shown everywhere, bounded, gone with their message", testMailLabels},
+	{"mail/label filters of messages and threads", testMailLabelFilters},
 	{"phones/one per identity, one identity per number", testPhonesUnique},
 	{"phones/an identity and its number are stored together or not at all", testPhonesWithIdentity},
 	{"sms/conversations, read state, dedupe by provider id", testSMSConversations},
