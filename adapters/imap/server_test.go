@@ -19,6 +19,7 @@ import (
 
 	imapadapter "github.com/callsign/callsign/adapters/imap"
 	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
 )
 
@@ -523,4 +524,88 @@ func receive[T any](t *testing.T, ch <-chan T, what string) T {
 		t.Fatalf("no %s", what)
 	}
 	return v
+}
+
+// TestKeywordsAreLabelsBothWays: STORE of keywords adds, removes and sets
+// labels (folded to lower case), a keyword that is no label is refused
+// before anything changes, and labels set through the API show in FETCH
+// FLAGS, at once to a client that asks and as news to one that waits.
+func TestKeywordsAreLabelsBothWays(t *testing.T) {
+	w := newWorld(t)
+	alice := w.agent("alice")
+	first := w.deliver(alice.inbox, fixture(t, "plain.eml"))
+	second := w.deliver(alice.inbox, fixture(t, "alternative.eml"))
+	if _, err := w.app.Reading.Label(w.ctx, alice.p, second.ID, "waiting", true); err != nil {
+		t.Fatal(err)
+	}
+	addr := w.serve(imapadapter.ServerOptions{PlaintextAuth: true})
+	c := login(t, addr, alice)
+	sel, err := c.Select("INBOX", nil).Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFlag(sel.PermanentFlags, imap.FlagWildcard) || !hasFlag(sel.PermanentFlags, imap.FlagSeen) || !hasFlag(sel.Flags, "waiting") {
+		t.Fatalf("SELECT: FLAGS %v, PERMANENTFLAGS %v", sel.Flags, sel.PermanentFlags)
+	}
+	labels := func(id int64) string {
+		t.Helper()
+		m, err := w.app.Reading.Message(w.ctx, alice.p, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(m.Labels, " ")
+	}
+	store := func(op imap.StoreFlagsOp, flags ...imap.Flag) ([]*imapclient.FetchMessageBuffer, error) {
+		return c.Store(imap.SeqSetNum(1), &imap.StoreFlags{Op: op, Flags: flags}, nil).Collect()
+	}
+	stored, err := store(imap.StoreFlagsAdd, "Todo", "$Forwarded", imap.FlagSeen)
+	if err != nil || len(stored) != 1 || !hasFlag(stored[0].Flags, "todo") || !hasFlag(stored[0].Flags, "$forwarded") {
+		t.Fatalf("STORE +FLAGS: %v %+v", err, stored)
+	}
+	if got := labels(first.ID); got != "$forwarded todo" {
+		t.Fatalf("labels after STORE +FLAGS: %q", got)
+	}
+	if _, err := store(imap.StoreFlagsDel, "$forwarded"); err != nil || labels(first.ID) != "todo" {
+		t.Fatalf("STORE -FLAGS: %v, labels %q", err, labels(first.ID))
+	}
+	if _, err := store(imap.StoreFlagsSet, imap.FlagSeen, "a", "b"); err != nil || labels(first.ID) != "a b" {
+		t.Fatalf("STORE FLAGS: %v, labels %q", err, labels(first.ID))
+	}
+	_, err = store(imap.StoreFlagsAdd, "ok", "no/slash")
+	wantNo(t, err, imap.ResponseCodeCannot, "is not a label")
+	if got := labels(first.ID); got != "a b" {
+		t.Fatalf("a refused STORE changed the labels: %q", got)
+	}
+	for i := 0; i < core.MaxLabels-2; i++ {
+		if _, err := store(imap.StoreFlagsAdd, imap.Flag(fmt.Sprintf("l%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = store(imap.StoreFlagsAdd, "one-more")
+	wantNo(t, err, imap.ResponseCodeLimit, "at most 20 labels")
+
+	// The API's labels show in FETCH FLAGS; a waiting client hears of a change.
+	fetched, err := c.Fetch(imap.SeqSetNum(2), &imap.FetchOptions{Flags: true}).Collect()
+	if err != nil || len(fetched) != 1 || !hasFlag(fetched[0].Flags, "waiting") {
+		t.Fatalf("FETCH FLAGS: %v %+v", err, fetched)
+	}
+	news := make(chan *imapclient.FetchMessageBuffer, 4)
+	c2 := loginWithHandler(t, addr, alice, news)
+	if _, err := c2.Select("INBOX", nil).Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.app.Reading.Label(w.ctx, alice.p, second.ID, "done", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Noop().Wait(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case f := <-news:
+		if f.SeqNum != 2 || !hasFlag(f.Flags, "done") || !hasFlag(f.Flags, "waiting") {
+			t.Fatalf("after the API labelled message 2: FETCH %d %v", f.SeqNum, f.Flags)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no FETCH FLAGS after the API changed the labels")
+	}
 }

@@ -148,8 +148,8 @@ func (se *session) Select(name string, options *imap.SelectOptions) (_ *imap.Sel
 	se.sel = &selection{box: box, readOnly: options.ReadOnly, entries: entries, deleted: map[int64]bool{}}
 	se.mu.Unlock()
 	data := &imap.SelectData{
-		Flags:          []imap.Flag{imap.FlagSeen, imap.FlagDeleted},
-		PermanentFlags: []imap.Flag{imap.FlagSeen},
+		Flags:          folderFlags(entries),
+		PermanentFlags: []imap.Flag{imap.FlagSeen, imap.FlagWildcard},
 		NumMessages:    uint32(len(entries)),
 		UIDNext:        uidNext(entries),
 		UIDValidity:    box.UIDValidity(),
@@ -161,6 +161,20 @@ func (se *session) Select(name string, options *imap.SelectOptions) (_ *imap.Sel
 		}
 	}
 	return data, nil
+}
+
+// folderFlags are the flags a folder's messages may show: \Seen,
+// \Deleted, and the labels (keywords) its messages carry.
+func folderFlags(entries []ports.MailboxEntry) []imap.Flag {
+	labels := make([][]string, len(entries))
+	for i, e := range entries {
+		labels[i] = e.Labels
+	}
+	flags := []imap.Flag{imap.FlagSeen, imap.FlagDeleted}
+	for _, l := range core.UnionLabels(labels...) {
+		flags = append(flags, imap.Flag(l))
+	}
+	return flags
 }
 
 // uidNext is above every UID of the folder. Ids are shared by every inbox,
@@ -262,8 +276,8 @@ func (se *session) Append(string, imap.LiteralReader, *imap.AppendOptions) (*ima
 }
 
 // Poll tells the client what changed since it last heard: messages deleted
-// through the API (EXPUNGE, when allowExpunge), read states changed
-// elsewhere (FETCH FLAGS) and new messages (EXISTS).
+// through the API (EXPUNGE, when allowExpunge), read states and labels
+// changed elsewhere (FETCH FLAGS) and new messages (EXISTS).
 func (se *session) Poll(w *imapserver.UpdateWriter, allowExpunge bool) (err error) {
 	defer se.recoverCommand("poll", &err)
 	ctx, cancel := se.context()
@@ -278,15 +292,15 @@ func (se *session) Poll(w *imapserver.UpdateWriter, allowExpunge bool) (err erro
 	if err != nil {
 		return se.fail("checking "+sel.box.Name, err)
 	}
-	read := make(map[int64]bool, len(fresh))
+	now := make(map[int64]ports.MailboxEntry, len(fresh))
 	for _, e := range fresh {
-		read[e.ID] = e.IsRead
+		now[e.ID] = e
 	}
 	if allowExpunge {
 		// Highest first: each EXPUNGE renumbers only the messages after it.
 		for i := len(sel.entries) - 1; i >= 0; i-- {
 			id := sel.entries[i].ID
-			if _, listed := read[id]; !listed {
+			if _, listed := now[id]; !listed {
 				if err := w.WriteExpunge(uint32(i + 1)); err != nil {
 					return err
 				}
@@ -297,8 +311,8 @@ func (se *session) Poll(w *imapserver.UpdateWriter, allowExpunge bool) (err erro
 	}
 	for i := range sel.entries {
 		e := &sel.entries[i]
-		if isRead, ok := read[e.ID]; ok && isRead != e.IsRead {
-			e.IsRead = isRead
+		if n, ok := now[e.ID]; ok && (n.IsRead != e.IsRead || !slices.Equal(n.Labels, e.Labels)) {
+			e.IsRead, e.Labels = n.IsRead, n.Labels
 			if err := w.WriteMessageFlags(uint32(i+1), uidOf(*e), sel.flags(*e)); err != nil {
 				return err
 			}
@@ -384,6 +398,9 @@ func (sel *selection) flags(e ports.MailboxEntry) []imap.Flag {
 	}
 	if sel.deleted[e.ID] {
 		flags = append(flags, imap.FlagDeleted)
+	}
+	for _, l := range e.Labels {
+		flags = append(flags, imap.Flag(l))
 	}
 	return flags
 }
@@ -569,8 +586,10 @@ func writeLiteral(wc io.WriteCloser, b []byte) error {
 	return err
 }
 
-// Store changes \Seen, which is is_read, and keeps \Deleted for this session
-// only; other flags are not kept (they are not in PERMANENTFLAGS).
+// Store changes \Seen, which is is_read, and keywords, which are labels,
+// and keeps \Deleted for this session only; other system flags are not
+// kept (they are not in PERMANENTFLAGS). Keywords that are no label are
+// refused before anything changes.
 func (se *session) Store(w *imapserver.FetchWriter, numSet imap.NumSet, flags *imap.StoreFlags, _ *imap.StoreOptions) (err error) {
 	defer se.recoverCommand("STORE", &err)
 	ctx, cancel := se.context()
@@ -580,6 +599,10 @@ func (se *session) Store(w *imapserver.FetchWriter, numSet imap.NumSet, flags *i
 	sel := se.sel
 	if sel.readOnly {
 		return errReadOnly
+	}
+	keywords, err := keywordLabels(flags.Flags)
+	if err != nil {
+		return err
 	}
 	has := func(f imap.Flag) bool {
 		for _, g := range flags.Flags {
@@ -608,6 +631,18 @@ func (se *session) Store(w *imapserver.FetchWriter, numSet imap.NumSet, flags *i
 			}
 			e.IsRead = seen
 		}
+		labels := e.Labels
+		switch flags.Op {
+		case imap.StoreFlagsSet:
+			labels = keywords
+		case imap.StoreFlagsAdd:
+			labels = core.UnionLabels(e.Labels, keywords)
+		case imap.StoreFlagsDel:
+			labels = slices.DeleteFunc(slices.Clone(e.Labels), func(l string) bool { return slices.Contains(keywords, l) })
+		}
+		if err := se.relabel(ctx, sel.box, e, labels); err != nil {
+			return err
+		}
 		if deleted {
 			sel.deleted[e.ID] = true
 		} else {
@@ -618,4 +653,54 @@ func (se *session) Store(w *imapserver.FetchWriter, numSet imap.NumSet, flags *i
 		}
 		return fetchItems(*e, nil, sel.flags(*e), &imap.FetchOptions{Flags: true}, false).write(w.CreateMessage(seq))
 	})
+}
+
+// keywordLabels are the labels the keywords (the flags without a
+// backslash) of a STORE name, sorted; a keyword that is no label is
+// refused with the reason.
+func keywordLabels(flags []imap.Flag) ([]string, error) {
+	var labels []string
+	for _, f := range flags {
+		if strings.HasPrefix(string(f), "\\") {
+			continue
+		}
+		label, err := core.ParseLabel("keyword", string(f))
+		if err != nil {
+			return nil, &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeCannot, Text: err.Error()}
+		}
+		labels = append(labels, label)
+	}
+	return core.UnionLabels(labels), nil
+}
+
+// relabel moves a message's labels to want, one label at a time (each a
+// change the event log tells; removals first, so that replacing labels
+// of a full message works), and keeps e up to date as it goes.
+func (se *session) relabel(ctx context.Context, box *app.Mailbox, e *ports.MailboxEntry, want []string) error {
+	for _, add := range []bool{false, true} {
+		from, to := want, e.Labels // additions: in want, not on e
+		if !add {
+			from, to = e.Labels, want
+		}
+		for _, l := range from {
+			if slices.Contains(to, l) {
+				continue
+			}
+			err := box.Label(ctx, e.ID, l, add)
+			switch {
+			case core.KindOf(err) == core.KindNotFound:
+				return nil // deleted through the API; EXPUNGE follows
+			case core.KindOf(err) == core.KindConflict:
+				return &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeLimit, Text: err.Error()}
+			case err != nil:
+				return se.fail("labelling a message", err)
+			}
+			if add {
+				e.Labels = core.UnionLabels(e.Labels, []string{l})
+			} else {
+				e.Labels = slices.DeleteFunc(slices.Clone(e.Labels), func(k string) bool { return k == l })
+			}
+		}
+	}
+	return nil
 }
