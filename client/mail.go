@@ -59,8 +59,11 @@ type MessageFilter struct {
 	// Ordering is created_dt (oldest first) or -created_dt (newest first,
 	// a search in plain recency); empty is the API's default.
 	Ordering string
-	Limit    int // 1-200; 0 is the API's 50
-	Offset   int
+	// Labels keeps messages carrying every one of them, ExcludeLabels
+	// those carrying none of them.
+	Labels, ExcludeLabels []string
+	Limit                 int // 1-200; 0 is the API's 50
+	Offset                int
 	// ExactCount asks for the exact count; without it the page's count
 	// stops past 10,000 matches.
 	ExactCount bool
@@ -88,6 +91,8 @@ func (f MessageFilter) query() url.Values {
 	}
 	set("created_after", f.CreatedAfter)
 	set("ordering", f.Ordering)
+	set("labels", strings.Join(f.Labels, ","))
+	set("exclude_labels", strings.Join(f.ExcludeLabels, ","))
 	if f.Limit != 0 {
 		set("limit", strconv.Itoa(f.Limit))
 	}
@@ -123,6 +128,28 @@ func (c *Client) SetRead(ctx context.Context, id int64, read bool) (Message, err
 	}
 	var m Message
 	return m, c.call(ctx, "PATCH", messagePath(id), nil, map[string]bool{"is_read": read}, &m)
+}
+
+// AddLabel puts a label on a message (idempotent) and returns the message
+// with its labels; a message carries at most 20.
+func (c *Client) AddLabel(ctx context.Context, id int64, label string) (Message, error) {
+	if err := c.ownMessage(ctx, id); err != nil {
+		return Message{}, err
+	}
+	var m Message
+	return m, c.call(ctx, "PUT", labelPath(id, label), nil, nil, &m)
+}
+
+// RemoveLabel takes a label off a message (idempotent).
+func (c *Client) RemoveLabel(ctx context.Context, id int64, label string) error {
+	if err := c.ownMessage(ctx, id); err != nil {
+		return err
+	}
+	return c.call(ctx, "DELETE", labelPath(id, label), nil, nil, nil)
+}
+
+func labelPath(id int64, label string) string {
+	return messagePath(id) + "labels/" + url.PathEscape(label) + "/"
 }
 
 func messagePath(id int64) string { return "/api/email-messages/" + strconv.FormatInt(id, 10) + "/" }
@@ -204,6 +231,9 @@ type ThreadFilter struct {
 	Inbox     int64
 	// Query is a search (q): see docs/api.md, "Search".
 	Query string
+	// Labels keeps threads whose messages carry every one of them between
+	// them, ExcludeLabels threads none of whose messages carries one.
+	Labels, ExcludeLabels []string
 }
 
 // Threads lists thread summaries, latest activity first.
@@ -217,6 +247,12 @@ func (c *Client) Threads(ctx context.Context, f ThreadFilter) ([]Thread, error) 
 	}
 	if f.Query != "" {
 		q.Set("q", f.Query)
+	}
+	if len(f.Labels) > 0 {
+		q.Set("labels", strings.Join(f.Labels, ","))
+	}
+	if len(f.ExcludeLabels) > 0 {
+		q.Set("exclude_labels", strings.Join(f.ExcludeLabels, ","))
 	}
 	var l []Thread
 	return l, c.call(ctx, "GET", "/api/email-inbox/", c.scoped(q), nil, &l)

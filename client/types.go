@@ -61,6 +61,7 @@ type MessageSummary struct {
 	Recipients      []Recipient     `json:"recipients"`
 	Authentication  *Authentication `json:"authentication"`
 	Verification    *Verification   `json:"verification"`
+	Labels          []string        `json:"labels"`
 	Highlights      []string        `json:"highlights"`
 	Blocked         bool            `json:"blocked"` // an inbound rule refused it after it was accepted
 	CreatedDT       string          `json:"created_dt"`
@@ -134,6 +135,7 @@ type Thread struct {
 	UnreadCount     int      `json:"unread_count"`
 	AttachmentNames []string `json:"attachment_names"`
 	Participants    []string `json:"participants"`
+	Labels          []string `json:"labels"`     // the union of its messages' labels
 	Highlights      []string `json:"highlights"` // for a search: its newest matching message's snippets
 	LastMessageDT   string   `json:"last_message_dt"`
 }
@@ -144,6 +146,7 @@ type ThreadDetail struct {
 	ThreadID string           `json:"thread_id"`
 	Inbox    int64            `json:"inbox"`
 	Subject  string           `json:"subject"`
+	Labels   []string         `json:"labels"`
 	Messages []MessageSummary `json:"messages"`
 }
 

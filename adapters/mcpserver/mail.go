@@ -23,6 +23,7 @@ type emailSummary struct {
 	Direction       string   `json:"direction" jsonschema:"incoming (received) or outgoing (sent)"`
 	IsRead          bool     `json:"is_read"`
 	Attachments     []string `json:"attachments" jsonschema:"the attachments' file names"`
+	Labels          []string `json:"labels" jsonschema:"your labels on it (add_label, remove_label)"`
 	Highlights      []string `json:"highlights,omitempty" jsonschema:"for a search: snippets with the matched words in <mark>…</mark>"`
 	// Verification is here too so that a list shows a code without a read.
 	Verification *client.Verification `json:"verification" jsonschema:"received mail: the one-time code and sign-in link it carries; null when none"`
@@ -35,8 +36,8 @@ func summarize(m client.MessageSummary) emailSummary {
 		names[i] = a.Filename
 	}
 	return emailSummary{ID: m.ID, ThreadID: m.ThreadID, FromEmail: m.FromEmail, FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail,
-		Subject: m.Subject, Preview: m.Preview, Direction: m.Direction, IsRead: m.IsRead, Attachments: names, Highlights: m.Highlights,
-		Verification: m.Verification, CreatedDT: m.CreatedDT}
+		Subject: m.Subject, Preview: m.Preview, Direction: m.Direction, IsRead: m.IsRead, Attachments: names, Labels: labelsOrEmpty(m.Labels),
+		Highlights: m.Highlights, Verification: m.Verification, CreatedDT: m.CreatedDT}
 }
 
 // email is a message to read: its text and what is known about it.
@@ -57,6 +58,7 @@ type email struct {
 	Direction       string                 `json:"direction" jsonschema:"incoming (received) or outgoing (sent)"`
 	IsRead          bool                   `json:"is_read"`
 	Attachments     []client.Attachment    `json:"attachments" jsonschema:"files: get_attachment reads one"`
+	Labels          []string               `json:"labels" jsonschema:"your labels on it (add_label, remove_label)"`
 	DeliveryStatus  *string                `json:"delivery_status" jsonschema:"sent mail: queued, sent, failed or bounced; null for received mail"`
 	DeliveryError   *string                `json:"delivery_error"`
 	Authentication  *client.Authentication `json:"authentication" jsonschema:"received mail: SPF, DKIM and DMARC results; verdict pass means the sender is who it claims"`
@@ -67,23 +69,25 @@ type email struct {
 func readable(m client.Message) email {
 	return email{ID: m.ID, ThreadID: m.ThreadID, MessageID: m.MessageID, InReplyTo: m.InReplyTo, FromEmail: m.FromEmail,
 		FromDisplayName: m.FromDisplayName, ToEmail: m.ToEmail, Cc: m.Cc, Subject: m.Subject, Text: m.Content, Truncated: m.Truncated, HasHTML: m.HTML != "",
-		Direction: m.Direction, IsRead: m.IsRead, Attachments: m.Attachments, DeliveryStatus: m.DeliveryStatus,
+		Direction: m.Direction, IsRead: m.IsRead, Attachments: m.Attachments, Labels: labelsOrEmpty(m.Labels), DeliveryStatus: m.DeliveryStatus,
 		DeliveryError: m.DeliveryError, Authentication: m.Authentication, Verification: m.Verification, CreatedDT: m.CreatedDT}
 }
 
 type listEmailsIn struct {
 	Scope
-	Query         string `json:"query,omitempty" jsonschema:"search words (all must match, stemmed), \"exact phrase\", -word, from:, to:, subject:, filename:, has:attachment, is:unread, before:/after: YYYY-MM-DD; hits come most relevant first"`
-	IsRead        *bool  `json:"is_read,omitempty" jsonschema:"true for read messages only, false for unread only"`
-	FromEmail     string `json:"from_email,omitempty" jsonschema:"only messages from this address (ignoring case)"`
-	Direction     string `json:"direction,omitempty" jsonschema:"incoming (received) or outgoing (sent)"`
-	ThreadID      string `json:"thread_id,omitempty" jsonschema:"only messages of this thread"`
-	Inbox         int64  `json:"inbox,omitempty" jsonschema:"only messages of this inbox (an id)"`
-	Authenticated *bool  `json:"authenticated,omitempty" jsonschema:"true for received mail whose sender passed SPF/DKIM/DMARC"`
-	CreatedAfter  string `json:"created_after,omitempty" jsonschema:"only messages stored after this time (a created_dt seen before)"`
-	Ordering      string `json:"ordering,omitempty" jsonschema:"-created_dt (the default without query): newest first; created_dt: oldest first; with query, either orders the hits by time instead of relevance"`
-	Limit         int    `json:"limit,omitempty" jsonschema:"how many messages (default 50, at most 200)"`
-	Offset        int    `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
+	Query         string   `json:"query,omitempty" jsonschema:"search words (all must match, stemmed), \"exact phrase\", -word, from:, to:, subject:, filename:, has:attachment, is:unread, before:/after: YYYY-MM-DD; hits come most relevant first"`
+	IsRead        *bool    `json:"is_read,omitempty" jsonschema:"true for read messages only, false for unread only"`
+	FromEmail     string   `json:"from_email,omitempty" jsonschema:"only messages from this address (ignoring case)"`
+	Direction     string   `json:"direction,omitempty" jsonschema:"incoming (received) or outgoing (sent)"`
+	ThreadID      string   `json:"thread_id,omitempty" jsonschema:"only messages of this thread"`
+	Inbox         int64    `json:"inbox,omitempty" jsonschema:"only messages of this inbox (an id)"`
+	Authenticated *bool    `json:"authenticated,omitempty" jsonschema:"true for received mail whose sender passed SPF/DKIM/DMARC"`
+	CreatedAfter  string   `json:"created_after,omitempty" jsonschema:"only messages stored after this time (a created_dt seen before)"`
+	Labels        []string `json:"labels,omitempty" jsonschema:"only messages carrying every one of these labels"`
+	ExcludeLabels []string `json:"exclude_labels,omitempty" jsonschema:"only messages carrying none of these labels"`
+	Ordering      string   `json:"ordering,omitempty" jsonschema:"-created_dt (the default without query): newest first; created_dt: oldest first; with query, either orders the hits by time instead of relevance"`
+	Limit         int      `json:"limit,omitempty" jsonschema:"how many messages (default 50, at most 200)"`
+	Offset        int      `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
 }
 
 type listEmailsOut struct {
@@ -152,8 +156,10 @@ type markReadIn struct {
 
 type listThreadsIn struct {
 	Scope
-	HasUnread *bool `json:"has_unread,omitempty" jsonschema:"true for threads with unread mail only"`
-	Inbox     int64 `json:"inbox,omitempty" jsonschema:"only threads of this inbox (an id)"`
+	HasUnread     *bool    `json:"has_unread,omitempty" jsonschema:"true for threads with unread mail only"`
+	Inbox         int64    `json:"inbox,omitempty" jsonschema:"only threads of this inbox (an id)"`
+	Labels        []string `json:"labels,omitempty" jsonschema:"only threads whose messages carry every one of these labels"`
+	ExcludeLabels []string `json:"exclude_labels,omitempty" jsonschema:"only threads none of whose messages carries one of these labels"`
 }
 
 type listThreadsOut struct {
@@ -212,7 +218,8 @@ func (s *session) addMailTools() {
 				ordering = newestFirst
 			}
 			p, err := c.Messages(ctx, client.MessageFilter{Query: in.Query, Inbox: in.Inbox, ThreadID: in.ThreadID, FromEmail: in.FromEmail, Direction: in.Direction,
-				IsRead: in.IsRead, Authenticated: in.Authenticated, CreatedAfter: in.CreatedAfter, Ordering: ordering, Limit: in.Limit, Offset: in.Offset})
+				IsRead: in.IsRead, Authenticated: in.Authenticated, CreatedAfter: in.CreatedAfter, Ordering: ordering,
+				Labels: in.Labels, ExcludeLabels: in.ExcludeLabels, Limit: in.Limit, Offset: in.Offset})
 			out := listEmailsOut{Count: p.Count, Emails: make([]emailSummary, len(p.Results))}
 			for i, m := range p.Results {
 				out.Emails[i] = summarize(m)
@@ -268,7 +275,8 @@ func (s *session) addMailTools() {
 	addTool(s, tool{name: "list_threads", title: "List email threads", readOnly: true,
 		description: "List email conversations (threads), latest activity first, with subject, participants, unread count and a preview of the latest message."},
 		func(ctx context.Context, c *client.Client, in listThreadsIn) (listThreadsOut, error) {
-			l, err := c.Threads(ctx, client.ThreadFilter{HasUnread: in.HasUnread, Inbox: in.Inbox})
+			l, err := c.Threads(ctx, client.ThreadFilter{HasUnread: in.HasUnread, Inbox: in.Inbox,
+				Labels: in.Labels, ExcludeLabels: in.ExcludeLabels})
 			return listThreadsOut{Threads: l}, err
 		})
 	addTool(s, tool{name: "read_thread", title: "Read an email thread", readOnly: true,

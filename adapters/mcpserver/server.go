@@ -61,6 +61,7 @@ func New(api *client.Client, who client.Whoami, signals Signals, opts Options) *
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	})
 	s.addMailTools()
+	s.addLabelTools()
 	s.addPhoneTools()
 	s.addDirectoryTools()
 	s.addDeleteTools()

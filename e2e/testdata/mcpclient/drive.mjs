@@ -33,7 +33,7 @@ const expectedTools = [
   "read_sms_conversation", "wait_for_sms", "list_contacts", "find_contact", "add_contact", "list_passwords",
   "get_password", "generate_password", "save_password", "list_secrets", "get_secret", "set_secret",
   "get_voice_agent", "set_voice_agent", "list_identities", "wait_for_code", "search_texts", "search_contacts",
-  "delete_email", "delete_sms", "delete_contact", "delete_password", "delete_secret",
+  "delete_email", "delete_sms", "delete_contact", "delete_password", "delete_secret", "add_label", "remove_label",
 ];
 // The hints a client shows a person before a call: reads change nothing,
 // sends reach the world outside.
@@ -86,6 +86,10 @@ assert.equal(msg.attachments.length, 1);
 const att = await call("get_attachment", { message_id: first.id, uuid: msg.attachments[0].uuid });
 assert.equal(att.text, mine.attachmentText);
 assert.equal((await call("mark_email_read", { message_id: first.id })).is_read, true);
+// Labels: the agent's own state on its mail.
+assert.deepEqual((await call("add_label", { message_id: first.id, label: "Needs-Reply" })).labels, ["needs-reply"]);
+assert.deepEqual((await call("list_emails", { labels: ["needs-reply"] })).emails.map((e) => e.id), [first.id]);
+assert.deepEqual((await call("remove_label", { message_id: first.id, label: "needs-reply" })).labels, []);
 const threads = await call("list_threads");
 assert.ok(threads.threads.some((t) => t.thread_id === msg.thread_id));
 assert.equal((await call("read_thread", { thread_id: msg.thread_id })).messages[0].id, first.id);
@@ -186,6 +190,8 @@ for (const [name, args] of [
   ["forward_email", { message_id: theirs.messageId, to: [mine.inbox] }],
   ["draft_email", { reply_to: theirs.messageId, body: "x" }],
   ["mark_email_read", { message_id: theirs.messageId }],
+  ["add_label", { message_id: theirs.messageId, label: "x" }],
+  ["remove_label", { message_id: theirs.messageId, label: "x" }],
   ["get_attachment", { message_id: theirs.messageId, uuid: theirs.attachment }],
   ["read_thread", { thread_id: theirs.threadId }],
   ["read_sms_conversation", { conversation_id: theirs.conversationId }],
