@@ -90,6 +90,19 @@ func TestAgentCLI(t *testing.T) {
 	if out := ok(bob.key, "", "mail", "read", id); !strings.Contains(out, "See the agenda.") || !strings.Contains(out, "agenda.txt") {
 		t.Errorf("mail read:\n%s", out)
 	}
+	if out := ok(bob.key, "", "mail", "label", id, "Todo", "agenda"); !strings.Contains(out, "agenda todo") {
+		t.Errorf("mail label: %q", out)
+	}
+	if out := ok(bob.key, "", "mail", "label", id, "todo", "--remove"); !strings.Contains(out, "Labels: agenda") || strings.Contains(out, "todo") {
+		t.Errorf("mail label --remove: %q", out)
+	}
+	if out := ok(bob.key, "", "mail", "ls", "--label", "agenda"); !strings.Contains(out, "Monday") {
+		t.Errorf("mail ls --label:\n%s", out)
+	}
+	if out := ok(bob.key, "", "mail", "ls", "--label", "todo"); strings.Contains(out, "Monday") {
+		t.Errorf("mail ls --label todo lists an unlabelled message:\n%s", out)
+	}
+	fails(bob.key, 1, "not a label", "mail", "label", id, "no way")
 	if out := ok(bob.key, "", "mail", "reply", id, "--body", "Works for me."); !strings.Contains(out, "Sent message") {
 		t.Errorf("mail reply: %q", out)
 	}

@@ -58,16 +58,17 @@ func (c *cli) mailCommand() *cobra.Command {
 
 	var unread bool
 	var from string
+	var labels []string
 	var limit int
 	ls := leaf(&cobra.Command{Use: "ls", Short: "List email messages, newest last",
 		RunE: c.agentRun(func(ctx context.Context, api *client.Client, _ []string) (any, func(io.Writer), error) {
-			f := client.MessageFilter{FromEmail: from, Direction: "", Limit: limit}
+			f := client.MessageFilter{FromEmail: from, Labels: labels, Limit: limit}
 			if unread {
 				no := false
 				f.IsRead = &no
 			}
 			// The newest messages: the list is oldest first, so read its tail.
-			p, err := api.Messages(ctx, client.MessageFilter{FromEmail: f.FromEmail, IsRead: f.IsRead, Limit: 1, ExactCount: true})
+			p, err := api.Messages(ctx, client.MessageFilter{FromEmail: f.FromEmail, IsRead: f.IsRead, Labels: labels, Limit: 1, ExactCount: true})
 			if err == nil && p.Count > limit {
 				f.Offset = p.Count - limit
 			}
@@ -95,6 +96,7 @@ func (c *cli) mailCommand() *cobra.Command {
 		})})
 	ls.Flags().BoolVar(&unread, "unread", false, "only unread messages")
 	ls.Flags().StringVar(&from, "from", "", "only messages from this address")
+	ls.Flags().StringSliceVar(&labels, "label", nil, "only messages carrying this label (repeat for several: all of them)")
 	ls.Flags().IntVar(&limit, "limit", 20, "how many of the newest messages (1-200)")
 
 	read := &cobra.Command{Use: "read ID", Short: "Show a message: its headers, text and attachments", Args: cobra.ExactArgs(1),
@@ -182,7 +184,30 @@ func (c *cli) mailCommand() *cobra.Command {
 	wait.Flags().StringVar(&wf.SubjectContains, "subject", "", "wait for a subject containing this text")
 	wait.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait")
 
-	mail.AddCommand(ls, read, send, draft, reply, wait)
+	var remove bool
+	label := &cobra.Command{Use: "label ID LABEL... [--remove]", Short: "Put labels on a message, or take them off with --remove",
+		Args: cobra.MinimumNArgs(2),
+		RunE: c.agentRun(func(ctx context.Context, api *client.Client, args []string) (any, func(io.Writer), error) {
+			id, err := messageID(args[0])
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, l := range args[1:] {
+				if remove {
+					err = api.RemoveLabel(ctx, id, l)
+				} else {
+					_, err = api.AddLabel(ctx, id, l)
+				}
+				if err != nil {
+					return nil, nil, err
+				}
+			}
+			m, err := api.Message(ctx, id)
+			return m.MessageSummary, func(w io.Writer) { fields(w, "ID", args[0], "Labels", strings.Join(m.Labels, " ")) }, err
+		})}
+	label.Flags().BoolVar(&remove, "remove", false, "take the labels off instead")
+
+	mail.AddCommand(ls, read, send, draft, reply, wait, label)
 	return mail
 }
 
@@ -263,7 +288,8 @@ func showMessage(w io.Writer, m client.Message) {
 		verdict = m.Authentication.Verdict
 	}
 	fields(w, "ID", strconv.FormatInt(m.ID, 10), "From", from, "To", m.ToEmail, "Cc", strings.Join(m.Cc, ", "),
-		"Subject", m.Subject, "Date", m.CreatedDT+" ("+ago(m.CreatedDT)+")", "Thread", m.ThreadID, "Verified", verdict)
+		"Subject", m.Subject, "Date", m.CreatedDT+" ("+ago(m.CreatedDT)+")", "Thread", m.ThreadID, "Verified", verdict,
+		"Labels", strings.Join(m.Labels, " "))
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, strings.TrimRight(m.Content, "\n"))
 	if len(m.Attachments) > 0 {
