@@ -53,6 +53,12 @@ func (db *DB) LabelMessage(ctx context.Context, accountID string, id int64, labe
 	return m, err
 }
 
+// labelRow is one label of a message.
+type labelRow struct {
+	MessageID int64  `db:"message_id"`
+	Label     string `db:"label"`
+}
+
 // attachLabels fills the labels of msgs in one query.
 func (db *DB) attachLabels(ctx context.Context, sel selector, msgs []core.EmailMessage) error {
 	if len(msgs) == 0 {
@@ -67,10 +73,7 @@ func (db *DB) attachLabels(ctx context.Context, sel selector, msgs []core.EmailM
 	if err != nil {
 		return err
 	}
-	var rows []struct {
-		MessageID int64  `db:"message_id"`
-		Label     string `db:"label"`
-	}
+	var rows []labelRow
 	if err := sel(ctx, &rows, db.q(query), args...); err != nil {
 		return err
 	}

@@ -301,6 +301,8 @@ func pgxSelector(pc *pgx.Conn) selector {
 			return collect(ctx, pc, d, query, args)
 		case *[]rawRow:
 			return collect(ctx, pc, d, query, args)
+		case *[]labelRow:
+			return collect(ctx, pc, d, query, args)
 		}
 		return fmt.Errorf("sqlstore: pgxSelector cannot read into %T", dest)
 	}

@@ -120,10 +120,7 @@ func (db *DB) MailboxEntries(ctx context.Context, inboxID int64, dir core.Direct
 		out[i], at[r.ID] = ports.MailboxEntry{ID: r.ID, IsRead: r.IsRead, Size: r.Size, CreatedAt: fromUS(r.CreatedAt)}, i
 	}
 	// The account's labels lead: labels are few beside the messages.
-	var labels []struct {
-		MessageID int64  `db:"message_id"`
-		Label     string `db:"label"`
-	}
+	var labels []labelRow
 	if err := db.r.SelectContext(ctx, &labels, db.q(`SELECT l.message_id, l.label FROM message_labels l
 		JOIN email_messages m ON m.id = l.message_id
 		WHERE l.account_id = (SELECT account_id FROM inboxes WHERE id = ?) AND m.inbox_id = ? AND m.direction = ?
