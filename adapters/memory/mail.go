@@ -372,7 +372,8 @@ func (s *Store) LabelMessage(_ context.Context, accountID string, id int64, labe
 	if !ok || r.AccountID != accountID {
 		return core.EmailMessage{}, core.NotFound("Message not found.")
 	}
-	labels, changed := r.Labels, false
+	var labels []string
+	var changed bool
 	if add {
 		var err error
 		if labels, changed, err = core.AddLabel(r.Labels, label); err != nil {
