@@ -218,7 +218,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.PATCH("/email-messages/:id/", s.handle(updateReadFlag(false, s.app.Reading.Message, s.app.Reading.SetRead, s.viewMessage)))
 	authed.DELETE("/email-messages/:id/", s.handle(s.deleteMessage))
 	authed.GET("/email-messages/:id/raw/", s.rawMessage)
-	authed.PUT("/email-messages/:id/labels/:label/", s.handle(s.labelMessage(true)))
+	authed.PUT("/email-messages/:id/labels/:label/", s.handle(bodiless(s.labelMessage(true))))
 	authed.DELETE("/email-messages/:id/labels/:label/", s.handle(s.labelMessage(false)))
 	authed.POST("/email-messages/:id/reply/", s.handle(s.idempotent(maxBodyBytes, s.recoverMessage, s.respond("reply"))))
 	authed.POST("/email-messages/:id/reply-all/", s.handle(s.idempotent(maxBodyBytes, s.recoverMessage, s.respond("reply-all"))))

@@ -44,7 +44,8 @@ func TestToolHints(t *testing.T) {
 	destructive := map[string]bool{"set_secret": true, "set_voice_agent": true,
 		"delete_email": true, "delete_sms": true, "delete_contact": true, "delete_password": true, "delete_secret": true}
 	writes := map[string]bool{"send_email": true, "reply_email": true, "forward_email": true, "draft_email": true, "mark_email_read": true,
-		"send_sms": true, "set_voice_agent": true, "add_contact": true, "save_password": true, "set_secret": true}
+		"send_sms": true, "set_voice_agent": true, "add_contact": true, "save_password": true, "set_secret": true,
+		"add_label": true, "remove_label": true}
 	for name := range destructive {
 		writes[name] = true
 	}

@@ -358,9 +358,10 @@ class ThreadSummary(Model):
     unread_count: int | None = None
     attachment_names: list[str] | None = None
     participants: list[str] | None = None
+    labels: list[str] | None = None
     highlights: list[str] | None = None
     last_message_dt: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'thread_id': ('thread_id', None), 'inbox': ('inbox', None), 'subject': ('subject', None), 'preview': ('preview', None), 'message_count': ('message_count', None), 'unread_count': ('unread_count', None), 'attachment_names': ('attachment_names', None), 'participants': ('participants', None), 'highlights': ('highlights', None), 'last_message_dt': ('last_message_dt', None)}
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'thread_id': ('thread_id', None), 'inbox': ('inbox', None), 'subject': ('subject', None), 'preview': ('preview', None), 'message_count': ('message_count', None), 'unread_count': ('unread_count', None), 'attachment_names': ('attachment_names', None), 'participants': ('participants', None), 'labels': ('labels', None), 'highlights': ('highlights', None), 'last_message_dt': ('last_message_dt', None)}
 
 
 @dataclass(eq=True)
@@ -368,8 +369,9 @@ class ThreadDetail(Model):
     thread_id: str | None = None
     inbox: int | None = None
     subject: str | None = None
+    labels: list[str] | None = None
     messages: list[EmailMessageSummary] | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'thread_id': ('thread_id', None), 'inbox': ('inbox', None), 'subject': ('subject', None), 'messages': ('messages', 'EmailMessageSummary')}
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'thread_id': ('thread_id', None), 'inbox': ('inbox', None), 'subject': ('subject', None), 'labels': ('labels', None), 'messages': ('messages', 'EmailMessageSummary')}
 
 
 @dataclass(eq=True)
@@ -409,9 +411,10 @@ class EmailMessageSummary(Model):
     blocked: bool | None = None
     authentication: dict[str, Any] | None = None
     verification: Verification | None = None
+    labels: list[str] | None = None
     highlights: list[str] | None = None
     created_dt: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None)}
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'labels': ('labels', None), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None)}
 
 
 @dataclass(eq=True)
@@ -463,13 +466,14 @@ class EmailMessage(Model):
     blocked: bool | None = None
     authentication: dict[str, Any] | None = None
     verification: Verification | None = None
+    labels: list[str] | None = None
     highlights: list[str] | None = None
     created_dt: str | None = None
     content: str | None = None
     html: str | None = None
     extracted_text: str | None = None
     extracted_html: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None), 'content': ('content', None), 'html': ('html', None), 'extracted_text': ('extracted_text', None), 'extracted_html': ('extracted_html', None)}
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'labels': ('labels', None), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None), 'content': ('content', None), 'html': ('html', None), 'extracted_text': ('extracted_text', None), 'extracted_html': ('extracted_html', None)}
 
 
 @dataclass(eq=True)
@@ -1032,6 +1036,8 @@ OPERATIONS: dict[str, Operation] = {
     'email_messages_update': Operation('PUT', '/api/email-messages/{id}/', 'model', 'EmailMessage'),
     'email_messages_partial_update': Operation('PATCH', '/api/email-messages/{id}/', 'model', 'EmailMessage'),
     'email_messages_destroy': Operation('DELETE', '/api/email-messages/{id}/', 'none', None),
+    'email_messages_label_add': Operation('PUT', '/api/email-messages/{id}/labels/{label}/', 'model', 'EmailMessage'),
+    'email_messages_label_remove': Operation('DELETE', '/api/email-messages/{id}/labels/{label}/', 'none', None),
     'email_messages_raw': Operation('GET', '/api/email-messages/{id}/raw/', 'bytes', None),
     'email_messages_reply': Operation('POST', '/api/email-messages/{id}/reply/', 'model', 'EmailMessage'),
     'email_messages_reply_all': Operation('POST', '/api/email-messages/{id}/reply-all/', 'model', 'EmailMessage'),

@@ -896,6 +896,35 @@ export interface paths {
         patch: operations["email_messages_partial_update"];
         trace?: never;
     };
+    "/api/email-messages/{id}/labels/{label}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+                /** @description 1–64 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or a digit, or with `$` before one (mail clients' keywords: `$forwarded`, `$label1`). Upper-case letters are folded to lower case. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Add a label to a message
+         * @description Idempotent: a label the message carries already changes nothing. A change writes an `email.labeled` event, and IMAP
+         *     clients see the label as a keyword. A message carries at most 20 labels: a 21st is 409 (remove one first). No body.
+         */
+        put: operations["email_messages_label_add"];
+        post?: never;
+        /**
+         * Remove a label from a message
+         * @description Idempotent: removing a label the message does not carry is also 204. A change writes an `email.unlabeled` event.
+         */
+        delete: operations["email_messages_label_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/email-messages/{id}/raw/": {
         parameters: {
             query?: never;
@@ -2774,6 +2803,7 @@ export interface components {
             attachment_names: string[];
             /** @description Every sender and recipient, at most 50. */
             participants: string[];
+            labels: components["schemas"]["ThreadLabels"];
             /** @description For a search (`q`), the snippets of the thread's newest matching message (at most three, subject first): the matched words in `<mark>…</mark>`, everything else HTML-escaped. Empty outside a search. */
             highlights: string[];
             last_message_dt: components["schemas"]["DateTime"];
@@ -2782,6 +2812,7 @@ export interface components {
             thread_id: string;
             inbox: number;
             subject: string;
+            labels: components["schemas"]["ThreadLabels"];
             /** @description Summaries, without bodies. */
             messages: components["schemas"]["EmailMessageSummary"][];
         };
@@ -2852,10 +2883,14 @@ export interface components {
                 dmarc_policy: "none" | "quarantine" | "reject" | null;
             } | null;
             verification: components["schemas"]["Verification"];
+            /** @description The message's labels, sorted: set with PUT and DELETE on `labels/{label}/`, and by IMAP clients as keywords. */
+            labels: string[];
             /** @description A search hit's snippets (at most three, subject first): the matched words in `<mark>…</mark>`, everything else HTML-escaped, so a snippet can be shown as HTML as is. Empty outside a search. */
             highlights: string[];
             created_dt: components["schemas"]["DateTime"];
         };
+        /** @description The union of the thread's messages' labels, sorted. */
+        ThreadLabels: string[];
         /** @description The one-time code and the sign-in, verification or password-reset link a received message carries, found once when it arrived; null when it carries neither, and for sent mail and texts. See "Verification codes and sign-in links" in docs/api.md for what is recognised. */
         Verification: {
             /** @example 482913 */
@@ -3297,7 +3332,7 @@ export interface components {
             /** @description A decimal integer, strictly increasing per account in commit order: the cursor (`after`, `Last-Event-ID`) and a webhook's `webhook-id`. */
             id: string;
             /** @enum {string} */
-            type: "email.received" | "email.sent" | "email.failed" | "email.bounced" | "email.delivered" | "email.complained" | "sms.received" | "sms.sent" | "sms.status" | "call.received" | "call.completed" | "identity.created" | "identity.deleted" | "inbox.created" | "phone.provisioned" | "phone.released" | "webhook.test";
+            type: "email.received" | "email.sent" | "email.failed" | "email.bounced" | "email.delivered" | "email.complained" | "email.labeled" | "email.unlabeled" | "sms.received" | "sms.sent" | "sms.status" | "call.received" | "call.completed" | "identity.created" | "identity.deleted" | "inbox.created" | "phone.provisioned" | "phone.released" | "webhook.test";
             created_dt: components["schemas"]["DateTime"];
             /** Format: uuid */
             identity: string | null;
@@ -3308,7 +3343,8 @@ export interface components {
              *     email.bounced adds `bounced`, the recipients the bounce report bounced, each `{email, status, reason}` (the
              *     report's enhanced status code and the remote server's reply, or the status when it gave none); email.delivered
              *     adds `delivered` and email.complained `complained`, in the same shape, from a mail provider's report (SES,
-             *     Mailgun). sms.* events
+             *     Mailgun). email.labeled and email.unlabeled add `label`, the label added or removed (the message's `labels` are
+             *     as they now are). sms.* events
              *     carry the text message (`status`, `error` for sms.status); identity.* the identity; inbox.created the inbox;
              *     phone.* the number; call.* the call as `GET /api/calls/{id}/` returns it.
              */
@@ -3591,6 +3627,10 @@ export interface components {
         EventAfter: string;
         /** @description Comma-separated event types, or prefixes of the form `email.*`; only events of these types. */
         EventTypes: string;
+        /** @description Comma-separated labels (at most 20; case is folded): only what carries every one of them. A thread carries its messages' labels. */
+        LabelsFilter: string;
+        /** @description Comma-separated labels (at most 20): only what carries none of them. A thread is left out when any of its messages carries one. */
+        ExcludeLabelsFilter: string;
         /** @description Selects one identity (spec §1). With an identity key, another identity's uuid gives an empty result. */
         IdentityFilter: string;
     };
@@ -3752,6 +3792,7 @@ export type ThreadSummary = components['schemas']['ThreadSummary'];
 export type ThreadDetail = components['schemas']['ThreadDetail'];
 export type Attachment = components['schemas']['Attachment'];
 export type EmailMessageSummary = components['schemas']['EmailMessageSummary'];
+export type ThreadLabels = components['schemas']['ThreadLabels'];
 export type Verification = components['schemas']['Verification'];
 export type ReceivedVerification = components['schemas']['ReceivedVerification'];
 export type EmailMessage = components['schemas']['EmailMessage'];
@@ -3823,6 +3864,8 @@ export type ParameterDomainName = components['parameters']['DomainName'];
 export type ParameterWebhookId = components['parameters']['WebhookID'];
 export type ParameterEventAfter = components['parameters']['EventAfter'];
 export type ParameterEventTypes = components['parameters']['EventTypes'];
+export type ParameterLabelsFilter = components['parameters']['LabelsFilter'];
+export type ParameterExcludeLabelsFilter = components['parameters']['ExcludeLabelsFilter'];
 export type ParameterIdentityFilter = components['parameters']['IdentityFilter'];
 export type RequestBodyRuleBody = components['requestBodies']['RuleBody'];
 export type RequestBodyProvisionPhoneBody = components['requestBodies']['ProvisionPhoneBody'];
@@ -5717,6 +5760,10 @@ export interface operations {
                 q?: string;
                 /** @description An inbox id. */
                 inbox?: number;
+                /** @description Comma-separated labels (at most 20; case is folded): only what carries every one of them. A thread carries its messages' labels. */
+                labels?: components["parameters"]["LabelsFilter"];
+                /** @description Comma-separated labels (at most 20): only what carries none of them. A thread is left out when any of its messages carries one. */
+                exclude_labels?: components["parameters"]["ExcludeLabelsFilter"];
                 /**
                  * @description Page size: a whole number from 1; larger than 200 counts as 200. Sending
                  *     `limit` or `offset` turns the answer into the envelope `{count, next,
@@ -5799,6 +5846,10 @@ export interface operations {
                 authenticated?: boolean;
                 thread_id?: string;
                 inbox?: number;
+                /** @description Comma-separated labels (at most 20; case is folded): only what carries every one of them. A thread carries its messages' labels. */
+                labels?: components["parameters"]["LabelsFilter"];
+                /** @description Comma-separated labels (at most 20): only what carries none of them. A thread is left out when any of its messages carries one. */
+                exclude_labels?: components["parameters"]["ExcludeLabelsFilter"];
                 /**
                  * @description A search (see "Search" in docs/api.md): words, all required, stemmed in English and folded (case, accents); "exact phrase"; -word; from:, to:, subject:, filename:, has:attachment, is:unread, before:/after: (YYYY-MM-DD or RFC 3339). Hits come most relevant first, then newest (relevance orders the newest 1,000 matches; the rest follow newest first), each with `highlights`. Empty, a bad date or value, over 1,000 characters or 32 terms: 400 on `q`.
                  * @example invoice from:billing@example.com after:2026-01-01 -"credit note"
@@ -5982,6 +6033,61 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    email_messages_label_add: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+                /** @description 1–64 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or a digit, or with `$` before one (mail clients' keywords: `$forwarded`, `$label1`). Upper-case letters are folded to lower case. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message, with its labels. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailMessage"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    email_messages_label_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+                /** @description 1–64 characters of a-z, 0-9, `.`, `_` and `-`, starting with a letter or a digit, or with `$` before one (mail clients' keywords: `$forwarded`, `$label1`). Upper-case letters are folded to lower case. */
+                label: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message no longer carries the label. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
         };
     };
