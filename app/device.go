@@ -10,8 +10,10 @@ import (
 )
 
 // Device runs device-code login (spec §5.6, RFC 8628): a client starts a
-// request and polls; a person signs in on the verification page, picks an
-// identity and approves; the client's next poll receives long-lived keys.
+// request and polls; a person signs in on the verification page, chooses
+// what the client gets and approves; the client's next poll receives one
+// long-lived key: an identity key for one identity (the default) or, when
+// the person chooses it, a management key.
 type Device struct {
 	base
 	store        ports.DeviceGrantStore
@@ -44,16 +46,28 @@ type DeviceStart struct {
 	Interval   time.Duration
 }
 
-// DeviceKeys are what a successful poll hands over.
-type DeviceKeys struct {
-	ManagementKey core.NewKey
-	IdentityKey   core.NewKey
-	Identity      core.Identity
+// DeviceRequest is what a client asks for when it starts. KeyType and
+// Identity (an identity's id or name) only preselect the choice on the
+// page: the person decides.
+type DeviceRequest struct {
+	ClientName string
+	From       string // the address the request came from
+	KeyType    core.KeyType
+	Identity   string
 }
 
-// DeviceChoice is the identity a person gives the client: an existing
-// one, or a new one (a blank name has one generated).
+// DeviceKeys are what a successful poll hands over: the one key granted,
+// with its identity for an identity key.
+type DeviceKeys struct {
+	Key      core.NewKey
+	Identity *core.Identity
+}
+
+// DeviceChoice is what a person gives the client: a management key, or a
+// key for an existing identity or for a new one (a blank name has one
+// generated).
 type DeviceChoice struct {
+	Management bool
 	IdentityID string
 	NewName    *string
 }
@@ -64,11 +78,25 @@ func oauthError(code, description string) error {
 	return &core.OAuthError{Code: code, Description: description}
 }
 
-// Start creates a request, which came from the address from.
-func (s *Device) Start(ctx context.Context, clientName, from string) (DeviceStart, error) {
-	clientName = strings.TrimSpace(clientName)
+// Start creates a request.
+func (s *Device) Start(ctx context.Context, req DeviceRequest) (DeviceStart, error) {
+	clientName, asked := strings.TrimSpace(req.ClientName), strings.TrimSpace(req.Identity)
 	if err := validateLabel("client_name", clientName, MaxClientNameLength); err != nil {
 		return DeviceStart{}, err
+	}
+	keyType := req.KeyType
+	switch keyType {
+	case "":
+		keyType = core.KeyIdentity
+	case core.KeyIdentity, core.KeyManagement:
+	default:
+		return DeviceStart{}, core.Invalid("key_type", "Must be identity or management.")
+	}
+	if err := validateLabel("identity", asked, MaxClientNameLength); err != nil {
+		return DeviceStart{}, err
+	}
+	if keyType == core.KeyManagement && asked != "" {
+		return DeviceStart{}, core.Invalid("identity", "A management key is for the whole account: name no identity with key_type management.")
 	}
 	now := s.now()
 	if err := s.store.DeleteDeviceGrants(ctx, now.Add(-forgetAfter)); err != nil {
@@ -79,7 +107,7 @@ func (s *Device) Start(ctx context.Context, clientName, from string) (DeviceStar
 		return DeviceStart{}, err
 	}
 	g := core.DeviceGrant{ID: s.ids.NewUUID(), DeviceCodeHash: core.HashKey(deviceCode), ClientName: clientName,
-		RequestedFrom: from, Status: core.DevicePending, Interval: s.pollInterval, CreatedAt: now, ExpiresAt: now.Add(DeviceCodeLifetime)}
+		RequestedFrom: req.From, RequestedKeyType: keyType, RequestedIdentity: asked, Status: core.DevicePending, Interval: s.pollInterval, CreatedAt: now, ExpiresAt: now.Add(DeviceCodeLifetime)}
 	// A clash of user codes is rare (one in billions per live request); draw again.
 	for attempt := 1; ; attempt++ {
 		if g.UserCode, err = core.NewUserCode(s.random); err != nil {
@@ -134,36 +162,36 @@ func (s *Device) Poll(ctx context.Context, deviceCode string) (DeviceKeys, error
 	return DeviceKeys{}, oauthError(core.OAuthAuthorizationPending, "Waiting for the request to be approved.")
 }
 
-// redeem mints the keys of an approved request and spends its device code,
-// in one transaction: of two concurrent polls, one gets the keys.
+// redeem mints the key of an approved request and spends its device code,
+// in one transaction: of two concurrent polls, one gets the key.
 func (s *Device) redeem(ctx context.Context, g core.DeviceGrant) (DeviceKeys, error) {
-	ident, err := s.identities.lookup(ctx, g.AccountID, g.IdentityID)
-	if isNotFound(err) {
-		return DeviceKeys{}, oauthError(core.OAuthInvalidGrant, "The chosen identity no longer exists; start again.")
+	var keys DeviceKeys
+	if g.KeyType != core.KeyManagement {
+		ident, err := s.identities.lookup(ctx, g.AccountID, g.IdentityID)
+		if isNotFound(err) {
+			return DeviceKeys{}, oauthError(core.OAuthInvalidGrant, "The chosen identity no longer exists; start again.")
+		}
+		if err != nil {
+			return DeviceKeys{}, err
+		}
+		keys.Identity = &ident
 	}
+	key, err := s.auth.newKey(g.AccountID, g.KeyType, g.IdentityID, deviceKeyName(g.ClientName), core.OriginDevice)
 	if err != nil {
 		return DeviceKeys{}, err
 	}
-	name := deviceKeyName(g.ClientName)
-	mgmt, err := s.auth.newKey(g.AccountID, core.KeyManagement, "", name, core.OriginDevice)
-	if err != nil {
-		return DeviceKeys{}, err
-	}
-	idKey, err := s.auth.newKey(g.AccountID, core.KeyIdentity, g.IdentityID, name, core.OriginDevice)
-	if err != nil {
-		return DeviceKeys{}, err
-	}
-	ids, err := s.store.RedeemDeviceGrant(ctx, g.ID, []core.APIKey{mgmt.Record, idKey.Record})
+	ids, err := s.store.RedeemDeviceGrant(ctx, g.ID, []core.APIKey{key.Record})
 	if core.KindOf(err) == core.KindConflict {
 		return DeviceKeys{}, oauthError(core.OAuthInvalidGrant, "This device code was already used.")
 	}
 	if err != nil {
 		return DeviceKeys{}, err
 	}
-	mgmt.Record.ID, idKey.Record.ID = ids[0], ids[1]
-	s.log.Info("device login completed", "account", g.AccountID, "identity", g.IdentityID,
-		"management_key", mgmt.Record.Prefix, "identity_key", idKey.Record.Prefix)
-	return DeviceKeys{ManagementKey: mgmt, IdentityKey: idKey, Identity: ident}, nil
+	key.Record.ID = ids[0]
+	keys.Key = key
+	s.log.Info("device login completed", "account", g.AccountID, "key_type", string(g.KeyType), "identity", g.IdentityID,
+		"key", key.Record.Prefix)
+	return keys, nil
 }
 
 // deviceKeyName names the keys after the client that asked for them.
@@ -200,7 +228,30 @@ func (s *Device) Identities(ctx context.Context, accountID string) ([]core.Ident
 	return list, err
 }
 
-// Approve gives the request the chosen identity (creating it when new).
+// Suggest is the choice the page preselects: what the client asked for
+// (an identity it named by id or name, a new identity of that name, or a
+// management key), else the oldest identity, else a new one.
+func Suggest(g core.DeviceGrant, identities []core.Identity) DeviceChoice {
+	if g.RequestedKeyType == core.KeyManagement {
+		return DeviceChoice{Management: true}
+	}
+	if asked := g.RequestedIdentity; asked != "" {
+		for _, ident := range identities {
+			if ident.ID == asked || strings.EqualFold(ident.Name, asked) {
+				return DeviceChoice{IdentityID: ident.ID}
+			}
+		}
+		return DeviceChoice{NewName: &asked}
+	}
+	if len(identities) > 0 {
+		return DeviceChoice{IdentityID: identities[0].ID}
+	}
+	return DeviceChoice{NewName: new(string)}
+}
+
+// Approve gives the request a management key, or an identity key for the
+// chosen identity (creating it when new); the identity is zero for a
+// management key.
 func (s *Device) Approve(ctx context.Context, accountID, userCode string, choice DeviceChoice) (core.Identity, error) {
 	g, err := s.Pending(ctx, userCode)
 	if err != nil {
@@ -209,6 +260,8 @@ func (s *Device) Approve(ctx context.Context, accountID, userCode string, choice
 	owner := core.Principal{AccountID: accountID, KeyType: core.KeyManagement}
 	var ident core.Identity
 	switch {
+	case choice.Management:
+		return core.Identity{}, s.decide(ctx, g, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: accountID, KeyType: core.KeyManagement})
 	case choice.IdentityID != "":
 		if ident, err = s.identities.Get(ctx, owner, choice.IdentityID); isNotFound(err) {
 			return core.Identity{}, core.Invalid("identity", "Choose one of your identities.")
@@ -225,7 +278,8 @@ func (s *Device) Approve(ctx context.Context, accountID, userCode string, choice
 	if err != nil {
 		return core.Identity{}, err
 	}
-	return ident, s.decide(ctx, g, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: accountID, IdentityID: ident.ID})
+	return ident, s.decide(ctx, g, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: accountID,
+		KeyType: core.KeyIdentity, IdentityID: ident.ID})
 }
 
 // Deny refuses the request; the client's next poll hears access_denied.
@@ -241,6 +295,6 @@ func (s *Device) decide(ctx context.Context, g core.DeviceGrant, d ports.DeviceD
 	if err := s.store.DecideDeviceGrant(ctx, g.ID, d); err != nil {
 		return err
 	}
-	s.log.Info("device login answered", "account", d.AccountID, "decision", string(d.Status), "client", g.ClientName)
+	s.log.Info("device login answered", "account", d.AccountID, "decision", string(d.Status), "key_type", string(d.KeyType), "client", g.ClientName)
 	return nil
 }

@@ -242,7 +242,7 @@ func TestDeviceLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start, err := w.app.Device.Start(w.ctx, "  laptop cli  ", "192.0.2.7")
+	start, err := w.app.Device.Start(w.ctx, app.DeviceRequest{ClientName: "  laptop cli  ", From: "192.0.2.7"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,16 +292,17 @@ func TestDeviceLogin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if keys.Identity.ID != existing.ID || keys.ManagementKey.Record.Name != "device login: laptop cli" {
+	// The default grant is an identity key, and nothing more.
+	if keys.Identity == nil || keys.Identity.ID != existing.ID || keys.Key.Record.Name != "device login: laptop cli" {
 		t.Fatalf("keys: %+v", keys)
 	}
-	mp, err := w.app.Auth.Authenticate(w.ctx, keys.ManagementKey.Secret)
-	if err != nil || !mp.IsManagement() || mp.AccountID != acct.ID || mp.KeyID != keys.ManagementKey.Record.ID {
-		t.Fatalf("management key acts as %+v, %v", mp, err)
-	}
-	ip, err := w.app.Auth.Authenticate(w.ctx, keys.IdentityKey.Secret)
-	if err != nil || ip.KeyType != core.KeyIdentity || ip.IdentityID != existing.ID {
+	ip, err := w.app.Auth.Authenticate(w.ctx, keys.Key.Secret)
+	if err != nil || ip.KeyType != core.KeyIdentity || ip.IdentityID != existing.ID || ip.KeyID != keys.Key.Record.ID {
 		t.Fatalf("identity key acts as %+v, %v", ip, err)
+	}
+	mgmt, _, err := w.app.Auth.ListKeys(w.ctx, owner, core.KeyManagement, "", ports.Page{Limit: 10})
+	if err != nil || countOrigin(mgmt, core.OriginDevice) != 0 {
+		t.Fatalf("management keys after an identity grant: %+v, %v", mgmt, err)
 	}
 	if _, err = w.app.Device.Poll(w.ctx, start.DeviceCode); oauthCode(err) != core.OAuthInvalidGrant {
 		t.Fatalf("a redeemed code polled again: %v", err)
@@ -318,7 +319,7 @@ func TestDeviceLoginDeniedExpiredOrNewIdentity(t *testing.T) {
 	w := newSignInWorld(t)
 	acct := w.account("owner@example.com", "long enough password")
 
-	denied, _ := w.app.Device.Start(w.ctx, "", "192.0.2.7")
+	denied, _ := w.app.Device.Start(w.ctx, app.DeviceRequest{From: "192.0.2.7"})
 	if err := w.app.Device.Deny(w.ctx, acct.ID, denied.UserCode); err != nil {
 		t.Fatal(err)
 	}
@@ -326,17 +327,17 @@ func TestDeviceLoginDeniedExpiredOrNewIdentity(t *testing.T) {
 		t.Fatalf("denied: %v", err)
 	}
 
-	fresh, _ := w.app.Device.Start(w.ctx, "", "192.0.2.7")
+	fresh, _ := w.app.Device.Start(w.ctx, app.DeviceRequest{From: "192.0.2.7"})
 	newName := "Fresh Agent"
 	ident, err := w.app.Device.Approve(w.ctx, acct.ID, fresh.UserCode, app.DeviceChoice{NewName: &newName})
 	if err != nil || ident.Name != "Fresh Agent" {
 		t.Fatalf("new identity %+v, %v", ident, err)
 	}
-	if keys, err := w.app.Device.Poll(w.ctx, fresh.DeviceCode); err != nil || keys.Identity.ID != ident.ID || keys.ManagementKey.Record.Name != "device login" {
+	if keys, err := w.app.Device.Poll(w.ctx, fresh.DeviceCode); err != nil || keys.Identity == nil || keys.Identity.ID != ident.ID || keys.Key.Record.Name != "device login" {
 		t.Fatalf("keys for the new identity: %+v, %v", keys, err)
 	}
 
-	late, _ := w.app.Device.Start(w.ctx, "", "192.0.2.7")
+	late, _ := w.app.Device.Start(w.ctx, app.DeviceRequest{From: "192.0.2.7"})
 	w.clock.Advance(app.DeviceCodeLifetime)
 	_, err = w.app.Device.Pending(w.ctx, late.UserCode)
 	wantKind(t, err, core.KindNotFound)
@@ -345,21 +346,84 @@ func TestDeviceLoginDeniedExpiredOrNewIdentity(t *testing.T) {
 	}
 	// An hour on, a new request forgets the expired one.
 	w.clock.Advance(time.Hour + time.Second)
-	if _, err := w.app.Device.Start(w.ctx, "", "192.0.2.7"); err != nil {
+	if _, err := w.app.Device.Start(w.ctx, app.DeviceRequest{From: "192.0.2.7"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.app.Device.Poll(w.ctx, late.DeviceCode); oauthCode(err) != core.OAuthInvalidGrant {
 		t.Fatalf("forgotten: %v", err)
 	}
 
-	_, err = w.app.Device.Start(w.ctx, "two\nlines", "192.0.2.7")
+	_, err = w.app.Device.Start(w.ctx, app.DeviceRequest{ClientName: "two\nlines", From: "192.0.2.7"})
 	wantKind(t, err, core.KindInvalid)
+}
+
+// TestDeviceLoginManagementKeyOnlyWhenChosen: a client may ask for a
+// management key, which only preselects it; the person's choice is what
+// the client gets, one key either way.
+func TestDeviceLoginManagementKeyOnlyWhenChosen(t *testing.T) {
+	w := newSignInWorld(t)
+	acct := w.account("owner@example.com", "long enough password")
+	owner := core.Principal{AccountID: acct.ID, KeyType: core.KeyManagement}
+	name := "Support"
+	support, _ := w.app.Identities.Create(w.ctx, owner, app.IdentityInput{Name: &name})
+
+	asked, err := w.app.Device.Start(w.ctx, app.DeviceRequest{From: "192.0.2.7", KeyType: core.KeyManagement})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := w.app.Device.Pending(w.ctx, asked.UserCode)
+	if !app.Suggest(g, []core.Identity{support}).Management {
+		t.Fatalf("a management request preselects %+v", app.Suggest(g, nil))
+	}
+	if _, err := w.app.Device.Approve(w.ctx, acct.ID, asked.UserCode, app.DeviceChoice{Management: true}); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := w.app.Device.Poll(w.ctx, asked.DeviceCode)
+	if err != nil || keys.Identity != nil || keys.Key.Record.Type != core.KeyManagement {
+		t.Fatalf("management grant: %+v, %v", keys, err)
+	}
+	if p, err := w.app.Auth.Authenticate(w.ctx, keys.Key.Secret); err != nil || !p.IsManagement() || p.AccountID != acct.ID {
+		t.Fatalf("management key acts as %+v, %v", p, err)
+	}
+
+	// Asked for a management key, the person grants an identity key.
+	downgraded, _ := w.app.Device.Start(w.ctx, app.DeviceRequest{KeyType: core.KeyManagement})
+	if _, err := w.app.Device.Approve(w.ctx, acct.ID, downgraded.UserCode, app.DeviceChoice{IdentityID: support.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := w.app.Device.Poll(w.ctx, downgraded.DeviceCode); err != nil || keys.Key.Record.Type != core.KeyIdentity {
+		t.Fatalf("the person's choice wins: %+v, %v", keys, err)
+	}
+
+	// A named identity is preselected by name or id, case aside; an unknown
+	// name suggests a new identity of that name.
+	for asked, want := range map[string]app.DeviceChoice{"support": {IdentityID: support.ID}, support.ID: {IdentityID: support.ID}, "Billing": {NewName: new("Billing")}} {
+		g := core.DeviceGrant{RequestedKeyType: core.KeyIdentity, RequestedIdentity: asked}
+		got := app.Suggest(g, []core.Identity{support})
+		if got.IdentityID != want.IdentityID || (want.NewName == nil) != (got.NewName == nil) || want.NewName != nil && *got.NewName != *want.NewName {
+			t.Errorf("asked %q: suggested %+v", asked, got)
+		}
+	}
+	for _, bad := range []app.DeviceRequest{{KeyType: "root"}, {KeyType: core.KeyManagement, Identity: "Support"}, {Identity: "two\nlines"}} {
+		_, err := w.app.Device.Start(w.ctx, bad)
+		wantKind(t, err, core.KindInvalid)
+	}
+}
+
+func countOrigin(keys []core.APIKey, origin core.KeyOrigin) int {
+	n := 0
+	for _, k := range keys {
+		if k.Origin == origin {
+			n++
+		}
+	}
+	return n
 }
 
 func TestConcurrentPollsRedeemOnce(t *testing.T) {
 	w := newSignInWorld(t)
 	acct := w.account("owner@example.com", "long enough password")
-	start, _ := w.app.Device.Start(w.ctx, "", "192.0.2.7")
+	start, _ := w.app.Device.Start(w.ctx, app.DeviceRequest{From: "192.0.2.7"})
 	empty := ""
 	if _, err := w.app.Device.Approve(w.ctx, acct.ID, start.UserCode, app.DeviceChoice{NewName: &empty}); err != nil {
 		t.Fatal(err)

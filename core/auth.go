@@ -43,9 +43,15 @@ type DeviceGrant struct {
 	// RequestedFrom is the address the request came from, as the API saw
 	// the client; the approval page shows it, with CreatedAt.
 	RequestedFrom string
-	Status        DeviceGrantStatus
-	AccountID     string // set once decided
-	IdentityID    string // set once approved
+	// RequestedKeyType and RequestedIdentity are what the client asked for
+	// (an identity key by default; the identity's id or name, if it named
+	// one): the page only preselects them, the person decides.
+	RequestedKeyType  KeyType
+	RequestedIdentity string
+	Status            DeviceGrantStatus
+	AccountID         string  // set once decided
+	KeyType           KeyType // set once approved: the one key the client gets
+	IdentityID        string  // set once approved with an identity key
 	// Interval is how long the client must wait between polls; slow_down adds to it.
 	Interval     time.Duration
 	CreatedAt    time.Time

@@ -177,8 +177,32 @@ func TestDeviceLoginInABrowser(t *testing.T) {
 		if s := r.call("GET", "/api/health/whoami/", keys.IdentityKey, nil, &who); s != 200 || who.Identity != keys.Identity.UUID {
 			t.Fatalf("the identity key: %d %+v", s, who)
 		}
-		if s := r.call("GET", "/api/identities/", keys.ManagementKey, nil, nil); s != 200 {
-			t.Fatalf("the management key: %d", s)
+		if keys.ManagementKey != "" {
+			t.Fatal("an identity login got a management key")
+		}
+	})
+
+	t.Run("--management: preselected, said in one sentence, and granted alone", func(t *testing.T) {
+		credentials := configHome(t)
+		pageURL, done := r.loginInBackground("--management")
+		tab := phone(t, browser)
+		do(t, tab, chromedp.Navigate(pageURL), chromedp.WaitVisible(chromedp.ID("email")))
+		signInOnThePage(t, tab)
+		do(t, tab, chromedp.WaitVisible(chromedp.ID("grant-management")))
+		if hidden := read(t, tab, chromedp.Evaluate[bool](`getComputedStyle(document.getElementById('grant-identity')).display === 'none'`)); !hidden {
+			t.Fatal("both sentences show")
+		}
+		looksRightOnAPhone(t, tab, "approve-management")
+		// The sentence follows the choice, without a script.
+		do(t, tab, chromedp.Click(chromedp.CSS(`input[name=identity][value=new]`)), chromedp.WaitVisible(chromedp.ID("grant-identity")),
+			chromedp.WaitNotVisible(chromedp.ID("grant-management")))
+		do(t, tab, chromedp.Click(chromedp.CSS(`input[name=identity][value=management]`)), chromedp.WaitVisible(chromedp.ID("grant-management")),
+			chromedp.Click(chromedp.CSS(`button[value=approve]`)), chromedp.WaitVisible(chromedp.CSS(`p.ok`)))
+		if res := waitLogin(t, done); res.code != 0 || !strings.Contains(res.out, "management key") {
+			t.Fatalf("login: %d %s %s", res.code, res.out, res.errOut)
+		}
+		if keys := storedKeys(t, credentials, r.baseURL); keys.IdentityKey != "" || r.call("GET", "/api/identities/", keys.ManagementKey, nil, nil) != 200 {
+			t.Fatalf("a management login stored %+v", keys)
 		}
 	})
 

@@ -77,13 +77,14 @@ var pageURLLine = regexp.MustCompile(`(?m)^  (http\S+user_code=\S+)$`)
 
 // loginInBackground runs `callsign login` and returns the page URL it
 // prints, and its result once it ends.
-func (r *running) loginInBackground() (string, <-chan loginResult) {
+func (r *running) loginInBackground(flags ...string) (string, <-chan loginResult) {
 	r.t.Helper()
 	pr, pw := io.Pipe()
 	exited := make(chan loginResult, 1)
 	go func() {
 		var errOut strings.Builder
-		code := cli.Run([]string{"login", "--server", r.env["CALLSIGN_BASE_URL"], "--name", "e2e test"}, strings.NewReader(""), pw, &errOut, func(string) string { return "" })
+		args := append([]string{"login", "--server", r.env["CALLSIGN_BASE_URL"], "--name", "e2e test"}, flags...)
+		code := cli.Run(args, strings.NewReader(""), pw, &errOut, func(string) string { return "" })
 		pw.Close()
 		exited <- loginResult{code: code, errOut: errOut.String()}
 	}()
@@ -171,16 +172,26 @@ func (p *pageClient) submit(pageURL, page string, fields url.Values) (int, strin
 // approve signs in on the page and approves with a new identity.
 func (p *pageClient) approve(pageURL, email, identityName string) {
 	p.t.Helper()
+	p.approveWith(pageURL, email, url.Values{"identity": {"new"}, "identity_name": {identityName}})
+}
+
+// approveWith signs in on the page and approves with the choice given;
+// it returns the page it approved on.
+func (p *pageClient) approveWith(pageURL, email string, choice url.Values) string {
+	p.t.Helper()
 	code := regexp.MustCompile(`user_code=([A-Z-]+)`).FindStringSubmatch(pageURL)[1]
 	_, page := p.get(pageURL)
 	status, page := p.submit(pageURL, page, url.Values{"action": {"signin"}, "user_code": {code}, "email": {email}, "password": {ownerPassword}})
 	if status != 200 || !strings.Contains(page, code) {
 		p.t.Fatalf("after signing in: %d\n%s", status, page)
 	}
-	status, page = p.submit(pageURL, page, url.Values{"action": {"approve"}, "user_code": {code}, "identity": {"new"}, "identity_name": {identityName}})
-	if status != 200 || !strings.Contains(page, "Device connected") {
-		p.t.Fatalf("approving: %d\n%s", status, page)
+	choice.Set("action", "approve")
+	choice.Set("user_code", code)
+	status, done := p.submit(pageURL, page, choice)
+	if status != 200 || !strings.Contains(done, "Device connected") {
+		p.t.Fatalf("approving: %d\n%s", status, done)
 	}
+	return page
 }
 
 // storedKeys reads what login saved for the server.
@@ -221,13 +232,14 @@ func TestLoginCommand(t *testing.T) {
 		if s := r.call("GET", "/api/health/whoami/", keys.IdentityKey, nil, &who); s != 200 || who.KeyType != "identity" || who.Identity != keys.Identity.UUID {
 			t.Fatalf("identity key: %d %+v", s, who)
 		}
-		if s := r.call("GET", "/api/health/whoami/", keys.ManagementKey, nil, &who); s != 200 || who.KeyType != "management" {
-			t.Fatalf("management key: %d %+v", s, who)
+		// Only what was granted is kept: no management key by default.
+		if keys.ManagementKey != "" || strings.Contains(mustRead(t, credentials), "management_key") {
+			t.Fatalf("an identity login stored a management key: %+v", keys)
 		}
-		if got := keyOrigins(t, r, keys.ManagementKey, "identity"); got[keys.IdentityKey[:len("svc_id_")+4]] != "device" {
+		if got := keyOrigins(t, r, keys.IdentityKey, "identity"); got[keys.IdentityKey[:len("svc_id_")+4]] != "device" {
 			t.Fatalf("the device login's identity key is listed with origins %v", got)
 		}
-		if strings.Contains(res.out+res.errOut, keys.IdentityKey) || strings.Contains(res.out+res.errOut, keys.ManagementKey) {
+		if strings.Contains(res.out+res.errOut, keys.IdentityKey) {
 			t.Fatal("login printed a key")
 		}
 
@@ -246,12 +258,49 @@ func TestLoginCommand(t *testing.T) {
 		if storedKeys(t, credentials, r.baseURL).IdentityKey != keys.IdentityKey {
 			t.Fatal("a denied login changed the stored keys")
 		}
+
+		// --identity preselects the identity by name; --management asks for
+		// the whole account, and gets a management key alone once approved.
+		pageURL, done = r.loginInBackground("--identity", "cli agent")
+		page = newPageClient(t).approveWith(pageURL, "owner@example.com", url.Values{"identity": {keys.Identity.UUID}})
+		if !strings.Contains(page, `value="`+keys.Identity.UUID+`" checked`) {
+			t.Fatalf("--identity did not preselect the identity:\n%s", page)
+		}
+		if res := waitLogin(t, done); res.code != 0 || storedKeys(t, credentials, r.baseURL).Identity.UUID != keys.Identity.UUID {
+			t.Fatalf("login --identity: %d %s %s", res.code, res.out, res.errOut)
+		}
+		pageURL, done = r.loginInBackground("--management")
+		page = newPageClient(t).approveWith(pageURL, "owner@example.com", url.Values{"identity": {"management"}})
+		if !strings.Contains(page, `value="management" checked`) || !strings.Contains(page, `id="grant-management">It gets a management key`) {
+			t.Fatalf("--management is not preselected and said:\n%s", page)
+		}
+		res = waitLogin(t, done)
+		if res.code != 0 || !strings.Contains(res.out, "with a management key for the whole account") {
+			t.Fatalf("login --management: %d %s %s", res.code, res.out, res.errOut)
+		}
+		mgmt := storedKeys(t, credentials, r.baseURL)
+		if mgmt.IdentityKey != "" || strings.Contains(mustRead(t, credentials), "identity_key") {
+			t.Fatalf("a management login stored an identity key: %+v", mgmt)
+		}
+		if s := r.call("GET", "/api/health/whoami/", mgmt.ManagementKey, nil, &who); s != 200 || who.KeyType != "management" {
+			t.Fatalf("management key: %d %+v", s, who)
+		}
 	})
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 func TestLoginCommandUsage(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"login"}, {"login", "--server", "ftp://x"}, {"login", "--server", "http://x/?a=b"}} {
+	for _, args := range [][]string{{"login"}, {"login", "--server", "ftp://x"}, {"login", "--server", "http://x/?a=b"},
+		{"login", "--server", "http://x", "--identity", "a", "--management"}} {
 		var out, errOut strings.Builder
 		if code := cli.Run(args, strings.NewReader(""), &out, &errOut, func(string) string { return "" }); code != 2 {
 			t.Errorf("%v: exit %d, %s", args, code, errOut.String())

@@ -46,7 +46,8 @@ type RefreshFamilyStore interface {
 type DeviceDecision struct {
 	Status     core.DeviceGrantStatus // DeviceApproved or DeviceDenied
 	AccountID  string
-	IdentityID string // approvals only
+	KeyType    core.KeyType // approvals only: the key the client gets
+	IdentityID string       // approvals of an identity key only
 }
 
 // TokenKind says what a signed token is for; a token of one kind is never

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
 )
 
@@ -22,10 +23,12 @@ type deviceStartView struct {
 	Interval                int    `json:"interval"`
 }
 
+// deviceKeysView holds the one key granted: management_key, or
+// identity_key with its identity.
 type deviceKeysView struct {
-	ManagementKey string       `json:"management_key"`
-	IdentityKey   string       `json:"identity_key"`
-	Identity      identityView `json:"identity"`
+	ManagementKey string        `json:"management_key,omitempty"`
+	IdentityKey   string        `json:"identity_key,omitempty"`
+	Identity      *identityView `json:"identity,omitempty"`
 }
 
 // startDevice is RFC 8628's device authorization request.
@@ -34,11 +37,12 @@ func (s *server) startDevice(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	name := in.text("client_name")
+	req := app.DeviceRequest{ClientName: in.text("client_name"), From: c.ClientIP(),
+		KeyType: core.KeyType(in.text("key_type")), Identity: in.text("identity")}
 	if err := in.err(); err != nil {
 		return 0, nil, err
 	}
-	st, err := s.app.Device.Start(c.Request.Context(), name, c.ClientIP())
+	st, err := s.app.Device.Start(c.Request.Context(), req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -73,6 +77,9 @@ func (s *server) pollDevice(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, deviceKeysView{ManagementKey: keys.ManagementKey.Secret, IdentityKey: keys.IdentityKey.Secret,
-		Identity: viewIdentity(keys.Identity)}, nil
+	if keys.Identity == nil {
+		return http.StatusOK, deviceKeysView{ManagementKey: keys.Key.Secret}, nil
+	}
+	ident := viewIdentity(*keys.Identity)
+	return http.StatusOK, deviceKeysView{IdentityKey: keys.Key.Secret, Identity: &ident}, nil
 }

@@ -453,7 +453,7 @@ func TestInactiveSubscriptionGatesEveryCost(t *testing.T) {
 			t.Errorf("%s %s: %d, want 402: %s", c.method, c.path, res.Status, res.Body)
 		}
 	}
-	start, err := h.app.Device.Start(ctx, "cli", "192.0.2.7")
+	start, err := h.app.Device.Start(ctx, app.DeviceRequest{ClientName: "cli", From: "192.0.2.7"})
 	if err != nil {
 		t.Fatal(err)
 	}

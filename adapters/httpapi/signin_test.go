@@ -261,7 +261,10 @@ func TestDeviceLoginOverHTTP(t *testing.T) {
 		t.Fatal("a failed sign-in set a session")
 	}
 	approve := h.signIn(b, st, "owner@example.com")
-	approve.contains(t, "laptop &lt;cli&gt;", st.UserCode, "A new identity", "Approve", "Deny", "Signed in as owner@example.com")
+	approve.contains(t, "laptop &lt;cli&gt;", st.UserCode, "A new identity", "The whole account", "Approve", "Deny", "Signed in as owner@example.com")
+	// Before approving, one sentence says what the device gets: by default an identity key.
+	approve.contains(t, `class="grant grant-identity" id="grant-identity">It gets a key for the one identity you chose`,
+		`class="grant grant-management off" id="grant-management">It gets a management key`)
 	// When and from where the device asked (httptest's client address).
 	approve.contains(t, `Requested at <time datetime="2026-11-21T08:00:00Z">08:00 UTC on 21 November 2026</time> from 192.0.2.1.`)
 	done := b.form(approve, url.Values{"action": {"approve"}, "user_code": {st.UserCode}, "identity": {"new"}, "identity_name": {"Laptop Agent"}}).want(t, 200)
@@ -270,16 +273,15 @@ func TestDeviceLoginOverHTTP(t *testing.T) {
 	h.clock.Advance(11 * time.Second)
 	keys := h.poll(st.DeviceCode).want(t, 200).object(t)
 	ident := keys["identity"].(map[string]any)
-	if ident["name"] != "Laptop Agent" {
+	if _, more := keys["management_key"]; more || ident["name"] != "Laptop Agent" {
 		t.Fatalf("keys: %v", keys)
 	}
-	mgmt := h.do("GET", "/api/health/whoami/", nil, keys["management_key"].(string)).want(t, 200).object(t)
 	idk := h.do("GET", "/api/health/whoami/", nil, keys["identity_key"].(string)).want(t, 200).object(t)
-	if mgmt["key_type"] != "management" || idk["key_type"] != "identity" || idk["identity"] != ident["uuid"] {
-		t.Fatalf("whoami: %v %v", mgmt, idk)
+	if idk["key_type"] != "identity" || idk["identity"] != ident["uuid"] {
+		t.Fatalf("whoami: %v", idk)
 	}
-	named := h.do("GET", "/api/auth/keys/management/", nil, keys["management_key"].(string)).want(t, 200).list(t)
-	if named[len(named)-1]["name"] != "device login: laptop <cli>" {
+	named := h.do("GET", "/api/auth/keys/identity/", nil, keys["identity_key"].(string)).want(t, 200).list(t)
+	if len(named) != 1 || named[0]["name"] != "device login: laptop <cli>" {
 		t.Fatalf("key names: %v", named)
 	}
 	if got := oauthErrorOf(t, h.poll(st.DeviceCode)); got != "invalid_grant" {
@@ -295,6 +297,27 @@ func TestDeviceLoginOverHTTP(t *testing.T) {
 	if again := h.poll(st2.DeviceCode).want(t, 200).object(t); again["identity"].(map[string]any)["uuid"] != ident["uuid"] {
 		t.Fatalf("second device: %v", again)
 	}
+
+	// A third asks for a management key: the page preselects it and says so; approved, it gets that key alone.
+	var st3 deviceStart
+	h.do("POST", "/api/auth/device/", map[string]any{"client_name": "ops", "key_type": "management"}, "").want(t, 200).decode(t, &st3)
+	page = b.get(verifyPath+"?user_code="+st3.UserCode).want(t, 200)
+	page.contains(t, `value="management" checked`, `class="grant grant-identity off"`, `class="grant grant-management" id="grant-management">It gets a management key`)
+	b.form(page, url.Values{"action": {"approve"}, "user_code": {st3.UserCode}, "identity": {"management"}}).want(t, 200)
+	h.clock.Advance(11 * time.Second)
+	mk := h.poll(st3.DeviceCode).want(t, 200).object(t)
+	if _, more := mk["identity_key"]; more || mk["identity"] != nil {
+		t.Fatalf("a management grant: %v", mk)
+	}
+	if who := h.do("GET", "/api/health/whoami/", nil, mk["management_key"].(string)).want(t, 200).object(t); who["key_type"] != "management" {
+		t.Fatalf("whoami: %v", who)
+	}
+	// A client that names an identity has it preselected; it cannot ask for both.
+	var st4 deviceStart
+	h.do("POST", "/api/auth/device/", map[string]any{"identity": "laptop agent"}, "").want(t, 200).decode(t, &st4)
+	b.get(verifyPath+"?user_code="+st4.UserCode).want(t, 200).contains(t, `value="`+ident["uuid"].(string)+`" checked`)
+	h.do("POST", "/api/auth/device/", map[string]any{"identity": "x", "key_type": "management"}, "").want(t, 400).contains(t, "identity")
+	h.do("POST", "/api/auth/device/", map[string]any{"key_type": "root"}, "").want(t, 400).contains(t, "key_type")
 }
 
 func TestDeviceTokenErrorsUseTheRFCShape(t *testing.T) {
@@ -640,7 +663,7 @@ func TestNoSecretReachesTheLog(t *testing.T) {
 	h.clock.Advance(10 * time.Second)
 	keys := h.poll(st.DeviceCode).want(t, 200).object(t)
 	secrets = append(secrets, st.DeviceCode, csrf(t, page), u.Query().Get("code"), u.Query().Get("state"),
-		keys["management_key"].(string), keys["identity_key"].(string))
+		keys["identity_key"].(string))
 	for _, c := range b.cookies {
 		secrets = append(secrets, c.Value)
 	}

@@ -65,7 +65,7 @@ type verifyView struct {
 	RequestedAt   time.Time
 	RequestedFrom string
 	Identities    []identityView
-	Chosen        string // the identity whose radio button is checked, or "new"
+	Chosen        string // the radio button checked: an identity's id, "new" or "management"
 	NewName       string
 	Approved      bool
 }
@@ -154,13 +154,23 @@ func (s *server) showApproval(c *gin.Context, v *visit, typed, problem string, s
 	v.view.RequestedAt, v.view.RequestedFrom = g.CreatedAt.UTC(), g.RequestedFrom
 	v.view.Identities = viewAll(identities, viewIdentity)
 	if v.view.Chosen == "" {
-		v.view.Chosen = "new"
-		if len(identities) > 0 {
-			v.view.Chosen = identities[0].ID
+		switch suggested := app.Suggest(g, identities); {
+		case suggested.Management:
+			v.view.Chosen = chooseManagement
+		case suggested.IdentityID != "":
+			v.view.Chosen = suggested.IdentityID
+		default:
+			v.view.Chosen, v.view.NewName = chooseNew, *suggested.NewName
 		}
 	}
 	s.render(c, status, v.view)
 }
+
+// The page's radio values besides an identity's id.
+const (
+	chooseNew        = "new"
+	chooseManagement = "management"
+)
 
 var errStaleForm = core.Forbidden("This form has expired or did not come from this page. Go back, reload the page and try again.")
 
@@ -230,10 +240,15 @@ func (s *server) answer(c *gin.Context, v *visit, in *input, typed string, appro
 	if approve {
 		var choice app.DeviceChoice
 		v.view.Chosen, v.view.NewName = in.text("identity"), in.text("identity_name")
-		if v.view.Chosen == "new" {
+		switch v.view.Chosen {
+		case chooseManagement:
+			choice.Management = true
+		case chooseNew:
 			choice.NewName = &v.view.NewName
-		} else if choice.IdentityID = in.uuid("identity"); in.err() != nil {
-			err = core.Invalid("identity", "Choose one of your identities.")
+		default:
+			if choice.IdentityID = in.uuid("identity"); in.err() != nil {
+				err = core.Invalid("identity", "Choose one of your identities.")
+			}
 		}
 		if err == nil {
 			_, err = s.app.Device.Approve(ctx, v.account.ID, typed, choice)

@@ -145,7 +145,7 @@ func (s *Store) DecideDeviceGrant(_ context.Context, id string, d ports.DeviceDe
 		if g.Status != from {
 			return refused
 		}
-		g.Status, g.AccountID, g.IdentityID = d.Status, d.AccountID, d.IdentityID
+		g.Status, g.AccountID, g.KeyType, g.IdentityID = d.Status, d.AccountID, d.KeyType, d.IdentityID
 		return nil
 	})
 }

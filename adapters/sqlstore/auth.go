@@ -17,8 +17,11 @@ type deviceGrantRow struct {
 	UserCode        string         `db:"user_code"`
 	ClientName      string         `db:"client_name"`
 	RequestedFrom   string         `db:"requested_from"`
+	RequestedType   string         `db:"requested_key_type"`
+	RequestedIdent  string         `db:"requested_identity"`
 	Status          string         `db:"status"`
 	AccountID       sql.NullString `db:"account_id"`
+	KeyType         string         `db:"key_type"`
 	IdentityID      sql.NullString `db:"identity_id"`
 	IntervalSeconds int64          `db:"interval_seconds"`
 	CreatedAt       int64          `db:"created_at"`
@@ -28,16 +31,18 @@ type deviceGrantRow struct {
 
 func (r deviceGrantRow) core() core.DeviceGrant {
 	return core.DeviceGrant{ID: r.ID, DeviceCodeHash: r.DeviceCodeHash, UserCode: r.UserCode, ClientName: r.ClientName, RequestedFrom: r.RequestedFrom,
-		Status: core.DeviceGrantStatus(r.Status), AccountID: r.AccountID.String, IdentityID: r.IdentityID.String,
+		RequestedKeyType: core.KeyType(r.RequestedType), RequestedIdentity: r.RequestedIdent,
+		Status: core.DeviceGrantStatus(r.Status), AccountID: r.AccountID.String, KeyType: core.KeyType(r.KeyType), IdentityID: r.IdentityID.String,
 		Interval: time.Duration(r.IntervalSeconds) * time.Second, CreatedAt: fromUS(r.CreatedAt), ExpiresAt: fromUS(r.ExpiresAt),
 		LastPolledAt: fromNullUS(r.LastPolledAt)}
 }
 
-const deviceGrantColumns = "id, device_code_hash, user_code, client_name, requested_from, status, account_id, identity_id, interval_seconds, created_at, expires_at, last_polled_at"
+const deviceGrantColumns = "id, device_code_hash, user_code, client_name, requested_from, requested_key_type, requested_identity, status, account_id, key_type, identity_id, interval_seconds, created_at, expires_at, last_polled_at"
 
 func (db *DB) CreateDeviceGrant(ctx context.Context, g core.DeviceGrant) error {
-	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO device_grants (`+deviceGrantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		g.ID, g.DeviceCodeHash, g.UserCode, g.ClientName, g.RequestedFrom, string(g.Status), nullString(g.AccountID), nullString(g.IdentityID),
+	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO device_grants (`+deviceGrantColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		g.ID, g.DeviceCodeHash, g.UserCode, g.ClientName, g.RequestedFrom, string(g.RequestedKeyType), g.RequestedIdentity,
+		string(g.Status), nullString(g.AccountID), string(g.KeyType), nullString(g.IdentityID),
 		int64(g.Interval/time.Second), us(g.CreatedAt), us(g.ExpiresAt), nullUS(g.LastPolledAt))
 	return conflictOr(err, map[string]string{"user_code": "This user code is in use.", "device_code": "This device code is in use."})
 }
@@ -61,8 +66,8 @@ func (db *DB) RecordDevicePoll(ctx context.Context, id string, at time.Time, int
 
 func (db *DB) DecideDeviceGrant(ctx context.Context, id string, d ports.DeviceDecision) error {
 	from, refused := core.DeviceGrantMove(d.Status)
-	res, err := db.w.ExecContext(ctx, db.q(`UPDATE device_grants SET status = ?, account_id = ?, identity_id = ? WHERE id = ? AND status = ?`),
-		string(d.Status), d.AccountID, nullString(d.IdentityID), id, string(from))
+	res, err := db.w.ExecContext(ctx, db.q(`UPDATE device_grants SET status = ?, account_id = ?, key_type = ?, identity_id = ? WHERE id = ? AND status = ?`),
+		string(d.Status), d.AccountID, string(d.KeyType), nullString(d.IdentityID), id, string(from))
 	if err != nil {
 		return err
 	}

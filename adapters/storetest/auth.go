@@ -16,7 +16,7 @@ func (f *fixture) grant() core.DeviceGrant {
 	f.t.Helper()
 	now := f.tick()
 	g := core.DeviceGrant{ID: uuid.NewString(), DeviceCodeHash: core.HashKey(uuid.NewString()), UserCode: uuid.NewString()[:8],
-		ClientName: "cli on laptop", RequestedFrom: "2001:db8::7", Status: core.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(15 * time.Minute)}
+		ClientName: "cli on laptop", RequestedFrom: "2001:db8::7", RequestedKeyType: core.KeyManagement, RequestedIdentity: "Support", Status: core.DevicePending, Interval: 5 * time.Second, CreatedAt: now, ExpiresAt: now.Add(15 * time.Minute)}
 	f.must(f.s.CreateDeviceGrant(f.ctx, g))
 	return g
 }
@@ -38,6 +38,7 @@ func testDeviceGrantsCreateAndFind(t *testing.T, f *fixture) {
 	f.must(err)
 	for _, got := range []core.DeviceGrant{byDevice, byUser} {
 		if got.ID != g.ID || !bytes.Equal(got.DeviceCodeHash, g.DeviceCodeHash) || got.UserCode != g.UserCode || got.ClientName != g.ClientName || got.RequestedFrom != g.RequestedFrom ||
+			got.RequestedKeyType != core.KeyManagement || got.RequestedIdentity != "Support" || got.KeyType != "" ||
 			got.Status != core.DevicePending || got.AccountID != "" || got.IdentityID != "" || got.Interval != g.Interval ||
 			!got.CreatedAt.Equal(g.CreatedAt) || !got.ExpiresAt.Equal(g.ExpiresAt) || got.LastPolledAt != nil {
 			t.Fatalf("read %+v, stored %+v", got, g)
@@ -63,11 +64,11 @@ func testDeviceGrantsOneAnswerOneRedemption(t *testing.T, f *fixture) {
 	if got.LastPolledAt == nil || !got.LastPolledAt.Equal(polled) || got.Interval != 10*time.Second {
 		t.Fatalf("poll not recorded: %+v", got)
 	}
-	f.must(f.s.DecideDeviceGrant(f.ctx, g.ID, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: a.ID, IdentityID: ident.ID}))
+	f.must(f.s.DecideDeviceGrant(f.ctx, g.ID, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: a.ID, KeyType: core.KeyIdentity, IdentityID: ident.ID}))
 	wantKind(t, f.s.DecideDeviceGrant(f.ctx, g.ID, ports.DeviceDecision{Status: core.DeviceDenied, AccountID: a.ID}), core.KindConflict)
 	got, err = f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash)
 	f.must(err)
-	if got.Status != core.DeviceApproved || got.AccountID != a.ID || got.IdentityID != ident.ID {
+	if got.Status != core.DeviceApproved || got.AccountID != a.ID || got.KeyType != core.KeyIdentity || got.IdentityID != ident.ID {
 		t.Fatalf("approval not kept: %+v", got)
 	}
 
@@ -91,6 +92,27 @@ func testDeviceGrantsOneAnswerOneRedemption(t *testing.T, f *fixture) {
 	wantKind(t, err, core.KindNotFound)
 	got, _ = f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash)
 	if got.Status != core.DeviceRedeemed {
+		t.Fatalf("status after redemption: %s", got.Status)
+	}
+}
+
+// testDeviceGrantsManagementKey: a grant approved for a management key has
+// no identity, and redeems to that one key.
+func testDeviceGrantsManagementKey(t *testing.T, f *fixture) {
+	a := f.account()
+	g := f.grant()
+	f.must(f.s.DecideDeviceGrant(f.ctx, g.ID, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: a.ID, KeyType: core.KeyManagement}))
+	got, err := f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash)
+	f.must(err)
+	if got.Status != core.DeviceApproved || got.KeyType != core.KeyManagement || got.IdentityID != "" {
+		t.Fatalf("management approval not kept: %+v", got)
+	}
+	ids, err := f.s.RedeemDeviceGrant(f.ctx, g.ID, f.deviceKeys(a.ID, "")[:1])
+	f.must(err)
+	if len(ids) != 1 {
+		t.Fatalf("key ids %v", ids)
+	}
+	if got, _ := f.s.DeviceGrantByDeviceCode(f.ctx, g.DeviceCodeHash); got.Status != core.DeviceRedeemed {
 		t.Fatalf("status after redemption: %s", got.Status)
 	}
 }
@@ -124,7 +146,7 @@ func testDeviceGrantsExpire(t *testing.T, f *fixture) {
 	old := f.grant()
 	fresh := f.grant()
 	decided := f.grant()
-	f.must(f.s.DecideDeviceGrant(f.ctx, decided.ID, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: a.ID, IdentityID: ident.ID}))
+	f.must(f.s.DecideDeviceGrant(f.ctx, decided.ID, ports.DeviceDecision{Status: core.DeviceApproved, AccountID: a.ID, KeyType: core.KeyIdentity, IdentityID: ident.ID}))
 	f.must(f.s.DeleteDeviceGrants(f.ctx, old.ExpiresAt.Add(time.Microsecond)))
 	_, err := f.s.DeviceGrantByUserCode(f.ctx, old.UserCode)
 	wantKind(t, err, core.KindNotFound)

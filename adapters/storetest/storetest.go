@@ -92,6 +92,7 @@ var cases = []testCase{
 	{"device grants/create and find by either code", testDeviceGrantsCreateAndFind},
 	{"device grants/polls, one answer, one redemption", testDeviceGrantsOneAnswerOneRedemption},
 	{"device grants/pending or denied grants are not redeemed", testDeviceGrantsRedeemOnlyApproved},
+	{"device grants/a management key has no identity", testDeviceGrantsManagementKey},
 	{"device grants/expired grants are forgotten, and go with their account", testDeviceGrantsExpire},
 	{"refresh families/rotate, a reuse revokes, expired ones are forgotten and go with their account", testRefreshFamilies},
 	{"lists/every growing list pages in the store, counted when asked", testListsPage},

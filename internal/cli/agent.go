@@ -37,7 +37,8 @@ func (c *cli) addAgentFlags(cmd *cobra.Command) {
 // CALLSIGN_SERVER (or --server), else the login `callsign login` stored
 // for --server (the most recent login by default). With --identity, a
 // management key acts for that identity; a stored login uses its identity
-// key for its own identity and its management key for any other.
+// key for its own identity and its management key, if it was granted one,
+// for any other.
 func (c *cli) agentClient() (*client.Client, error) {
 	server := c.agent.server
 	if server == "" {
@@ -57,10 +58,13 @@ func (c *cli) agentClient() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c.agent.identity == "" || c.agent.identity == login.Identity.UUID {
+	switch {
+	case login.IdentityKey != "" && (c.agent.identity == "" || c.agent.identity == login.Identity.UUID):
 		return client.New(base, login.IdentityKey, nil), nil
+	case login.ManagementKey != "":
+		return client.New(base, login.ManagementKey, nil).As(c.agent.identity), nil
 	}
-	return client.New(base, login.ManagementKey, nil).As(c.agent.identity), nil
+	return nil, usageError{fmt.Sprintf("the stored login holds a key for identity %s only: log in again with --identity or --management", login.Identity.UUID)}
 }
 
 // storedLogin is the login kept for server ("" for the most recent one).

@@ -25,21 +25,34 @@ import (
 // it receives in the user's config directory.
 func (c *cli) loginCommand() *cobra.Command {
 	var server, name string
+	var ask loginAsk
 	login := leaf(&cobra.Command{
 		Use:   "login --server URL [flags]",
 		Short: "Connect this machine to an account in a browser (device-code login)",
 		Long: `Connect this machine to an account: the command prints a one-time code and a
-page to approve it on (a phone works), then saves a management key and an
-identity key in callsign/credentials.json in your config directory (mode 0600).`,
-		RunE: func(*cobra.Command, []string) error { return c.login(server, name) },
+page to approve it on (a phone works), then saves the one key the person
+grants in callsign/credentials.json in your config directory (mode 0600):
+an identity key for one identity (the default), or a management key for the
+whole account when the person chooses it. --identity and --management only
+preselect the choice on the page.`,
+		RunE: func(*cobra.Command, []string) error { return c.login(server, name, ask) },
 	})
 	login.Flags().StringVar(&server, "server", "", "the Callsign server's address, such as https://callsign.example.com")
 	login.Flags().StringVar(&name, "name", "", `how the approval page names this client (default "callsign CLI on <host>")`)
+	login.Flags().StringVar(&ask.identity, "identity", "", "ask for a key for this identity (name or uuid; a new identity of that name if none has it)")
+	login.Flags().BoolVar(&ask.management, "management", false, "ask for a management key for the whole account instead of an identity key")
+	login.MarkFlagsMutuallyExclusive("identity", "management")
 	_ = login.MarkFlagRequired("server")
 	return login
 }
 
-func (c *cli) login(server, name string) error {
+// loginAsk is what login asks the page to preselect.
+type loginAsk struct {
+	identity   string
+	management bool
+}
+
+func (c *cli) login(server, name string, ask loginAsk) error {
 	base, err := serverURL(server)
 	if err != nil {
 		return usageError{"--server: " + err.Error()}
@@ -52,7 +65,7 @@ func (c *cli) login(server, name string) error {
 	defer stop()
 	dc := &deviceClient{base: base, http: &http.Client{Timeout: 30 * time.Second}, wait: sleep}
 
-	start, err := dc.start(ctx, name)
+	start, err := dc.start(ctx, name, ask)
 	if err != nil {
 		return err
 	}
@@ -66,10 +79,14 @@ func (c *cli) login(server, name string) error {
 	if err != nil {
 		return err
 	}
-	if err := dc.check(ctx, keys.IdentityKey); err != nil {
-		return fmt.Errorf("the server gave keys that do not work: %w", err)
+	if err := dc.check(ctx, keys.key()); err != nil {
+		return fmt.Errorf("the server gave a key that does not work: %w", err)
 	}
-	fmt.Fprintf(c.stdout, "Logged in to %s as identity %q (%s).\nKeys saved to %s\n", base, keys.Identity.Name, keys.Identity.Inbox, path)
+	if keys.ManagementKey != "" {
+		fmt.Fprintf(c.stdout, "Logged in to %s with a management key for the whole account.\nKey saved to %s\n", base, path)
+	} else {
+		fmt.Fprintf(c.stdout, "Logged in to %s as identity %q (%s).\nKey saved to %s\n", base, keys.Identity.Name, keys.Identity.Inbox, path)
+	}
 	return nil
 }
 
@@ -95,15 +112,24 @@ type DeviceStart struct {
 	Interval                int    `json:"interval"`
 }
 
-// DeviceKeys is what a successful poll hands over.
+// DeviceKeys is what a successful poll hands over: the one key the person
+// granted, a management key or an identity key with its identity.
 type DeviceKeys struct {
-	ManagementKey string `json:"management_key"`
-	IdentityKey   string `json:"identity_key"`
+	ManagementKey string `json:"management_key,omitempty"`
+	IdentityKey   string `json:"identity_key,omitempty"`
 	Identity      struct {
 		UUID  string `json:"uuid"`
 		Name  string `json:"name"`
 		Inbox string `json:"inbox"`
-	} `json:"identity"`
+	} `json:"identity,omitzero"`
+}
+
+// key is the key granted.
+func (k DeviceKeys) key() string {
+	if k.ManagementKey != "" {
+		return k.ManagementKey
+	}
+	return k.IdentityKey
 }
 
 // deviceClient talks to one server; wait is how it sleeps (tests record it).
@@ -145,12 +171,19 @@ func (dc *deviceClient) post(ctx context.Context, path string, form url.Values, 
 	return res, err
 }
 
-func (dc *deviceClient) start(ctx context.Context, clientName string) (DeviceStart, error) {
+func (dc *deviceClient) start(ctx context.Context, clientName string, ask loginAsk) (DeviceStart, error) {
 	var answer struct {
 		DeviceStart
 		Detail string `json:"detail"`
 	}
-	res, err := dc.post(ctx, "/api/auth/device/", url.Values{"client_name": {clientName}}, &answer)
+	form := url.Values{"client_name": {clientName}}
+	switch {
+	case ask.management:
+		form.Set("key_type", "management")
+	case ask.identity != "":
+		form.Set("identity", ask.identity)
+	}
+	res, err := dc.post(ctx, "/api/auth/device/", form, &answer)
 	switch {
 	case err != nil:
 		return DeviceStart{}, fmt.Errorf("asking %s for a code: %w", dc.base, err)

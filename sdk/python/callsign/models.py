@@ -626,7 +626,9 @@ class DeviceRequest(Model):
     client_name: str | None = None
     client_id: str | None = None
     scope: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'client_name': ('client_name', None), 'client_id': ('client_id', None), 'scope': ('scope', None)}
+    key_type: str | None = None
+    identity: str | None = None
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'client_name': ('client_name', None), 'client_id': ('client_id', None), 'scope': ('scope', None), 'key_type': ('key_type', None), 'identity': ('identity', None)}
 
 
 @dataclass(eq=True)
@@ -651,6 +653,8 @@ class DeviceTokenRequest(Model):
 
 @dataclass(eq=True)
 class DeviceKeys(Model):
+    """The one key the person granted: `identity_key` with its `identity` (the default), or `management_key` alone, only when the person chose the whole account."""
+
     management_key: str | None = None
     identity_key: str | None = None
     identity: Identity | None = None

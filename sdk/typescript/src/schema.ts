@@ -1207,7 +1207,8 @@ export interface paths {
          * Start a device-code login (RFC 8628 §3.1)
          * @description Show `user_code` and `verification_uri` (or `verification_uri_complete`) to the person,
          *     then poll `POST /api/auth/device/token/` every `interval` seconds. `client_id` and `scope`
-         *     (RFC 8628) are accepted and ignored. Counted per client address.
+         *     (RFC 8628) are accepted and ignored. `key_type` and `identity` preselect what the page
+         *     offers; the person decides. Counted per client address.
          */
         post: operations["auth_device_start"];
         delete?: never;
@@ -1229,8 +1230,8 @@ export interface paths {
          * Poll a device-code login (RFC 8628 §3.4)
          * @description Until the person answers: `authorization_pending`, or `slow_down` when polled sooner than
          *     `interval` after the previous poll (the interval then grows by 5 seconds, for good). Then
-         *     the keys once (`management_key` for the account, `identity_key` for the chosen identity,
-         *     both long-lived), or `access_denied`; after 15 minutes `expired_token`. A code that was
+         *     the one key the person granted, once (`identity_key` with its `identity` by default;
+         *     `management_key` alone when the person chose the whole account; long-lived), or `access_denied`; after 15 minutes `expired_token`. A code that was
          *     redeemed already, or that is unknown, is `invalid_grant`. Errors use RFC 6749's shape
          *     `{"error", "error_description"}`, not `{"detail"}`. Counted per client address.
          */
@@ -3090,8 +3091,16 @@ export interface components {
             client_name?: string;
             /** @description Accepted and ignored. */
             client_id?: string;
-            /** @description Accepted and ignored: the keys' scopes are fixed. */
+            /** @description Accepted and ignored: `key_type` asks for a key. */
             scope?: string;
+            /**
+             * @description The key to preselect on the page; the person decides.
+             * @default identity
+             * @enum {string}
+             */
+            key_type: "identity" | "management";
+            /** @description An identity's uuid or name to preselect (a new identity of that name when none has it). Not with `key_type: management`. */
+            identity?: string;
         } & {
             [key: string]: unknown;
         };
@@ -3126,12 +3135,13 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description The one key the person granted: `identity_key` with its `identity` (the default), or `management_key` alone, only when the person chose the whole account. */
         DeviceKeys: {
             /** @description A management key for the account. Shown once. */
-            management_key: string;
+            management_key?: string;
             /** @description A key fenced to `identity`. Shown once. */
-            identity_key: string;
-            identity: components["schemas"]["Identity"];
+            identity_key?: string;
+            identity?: components["schemas"]["Identity"];
         };
         OAuthError: {
             /** @enum {string} */
@@ -3147,7 +3157,7 @@ export interface components {
             email?: string;
             /** Format: password */
             password?: string;
-            /** @description An identity's uuid, or `new`. */
+            /** @description An identity's uuid, `new` (with `identity_name`), or `management` for a management key. */
             identity?: string;
             identity_name?: string;
         } & {
