@@ -43,6 +43,10 @@ type EventQuery struct {
 	Types    []string
 	Identity string
 	Limit    int
+	// Newest pages newest first, before Before (0: from the newest); After
+	// is then unused.
+	Newest bool
+	Before int64
 	// Wait, when nothing matches yet, holds the call until something does
 	// or the time is up (at most MaxEventWait).
 	Wait time.Duration
@@ -79,8 +83,8 @@ func (s *Events) Latest(ctx context.Context, p core.Principal) (int64, error) {
 
 // Page is one page of the log after the cursor, without waiting.
 func (s *Events) Page(ctx context.Context, p core.Principal, q EventQuery) ([]core.Event, error) {
-	f := core.EventFilter{Scope: p.Scope(q.Identity), Types: q.Types, Limit: q.Limit}
-	if q.After != nil {
+	f := core.EventFilter{Scope: p.Scope(q.Identity), Types: q.Types, Limit: q.Limit, Newest: q.Newest, Before: q.Before}
+	if q.After != nil && !q.Newest {
 		pruned, err := s.store.EventsPrunedThrough(ctx, p.AccountID)
 		if err != nil {
 			return nil, err

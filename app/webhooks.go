@@ -266,30 +266,32 @@ func (s *Webhooks) Test(ctx context.Context, p core.Principal, id string) (TestO
 	now := s.now()
 	e := core.Event{Name: "test_" + s.ids.NewUUID(), AccountID: w.AccountID, Type: core.WebhookTest, CreatedAt: now,
 		Data: []byte(`{"webhook":` + strconv.Quote(w.ID) + `}`)}
-	code, errText, took := s.send(ctx, w, e, now)
+	code, errText, took, _ := s.send(ctx, w, e, now)
 	return TestOutcome{Delivered: code >= 200 && code < 300, StatusCode: code, Error: errText, LatencyMS: took.Milliseconds()}, nil
 }
 
 // send makes one signed request of e to w: the status (0 for none), the
-// failure's category ("" on a 2xx) and how long it took.
-func (s *Webhooks) send(ctx context.Context, w core.Webhook, e core.Event, now time.Time) (int, string, time.Duration) {
+// failure's category ("" on a 2xx), how long it took, and the exchange
+// (nil when no request was made).
+func (s *Webhooks) send(ctx context.Context, w core.Webhook, e core.Event, now time.Time) (int, string, time.Duration, *core.WebhookExchange) {
 	body, err := s.render(e)
 	if err != nil {
-		return 0, "internal", 0
+		return 0, "internal", 0, nil
 	}
 	ts := now.Unix()
 	headers := map[string]string{"webhook-id": e.ID(), "webhook-timestamp": strconv.FormatInt(ts, 10),
 		"webhook-signature": core.SignWebhook(w.SigningSecrets(now), e.ID(), ts, body)}
 	start := time.Now()
-	code, err := s.sender.Send(ctx, w.URL, headers, body)
+	answer, err := s.sender.Send(ctx, w.URL, headers, body)
 	took := time.Since(start)
-	switch {
+	exchange := core.NewWebhookExchange(answer.Sent, body, answer.Headers, answer.Body)
+	switch code := answer.StatusCode; {
 	case err != nil:
-		return 0, err.Error(), took
+		return 0, err.Error(), took, exchange
 	case code < 200 || code > 299:
-		return code, fmt.Sprintf("status %d", code), took
+		return code, fmt.Sprintf("status %d", code), took, exchange
 	}
-	return code, "", took
+	return answer.StatusCode, "", took, exchange
 }
 
 // Deliveries lists an endpoint's deliveries, newest first.
@@ -375,8 +377,9 @@ func (s *Webhooks) attemptAll(ctx context.Context, due []ports.DueDelivery) {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			code, errText, took := s.send(ctx, w, dd.Event, now)
+			code, errText, took, exchange := s.send(ctx, w, dd.Event, now)
 			done[i] = core.WebhookAttempted(dd.Delivery, now, code, errText, took)
+			done[i].Exchange = exchange
 			s.log.Info("webhook delivery attempt", "webhook", w.ID, "delivery", dd.Delivery.ID, "event", dd.Event.ID(),
 				"status", done[i].Status, "status_code", code, "error", errText, "ms", took.Milliseconds())
 		}()
@@ -417,6 +420,6 @@ func (noWebhooks) Check(context.Context, string) error {
 	return core.Unavailable("Webhooks are not configured on this server.")
 }
 
-func (noWebhooks) Send(context.Context, string, map[string]string, []byte) (int, error) {
-	return 0, fmt.Errorf("webhooks are not configured")
+func (noWebhooks) Send(context.Context, string, map[string]string, []byte) (ports.WebhookAnswer, error) {
+	return ports.WebhookAnswer{}, fmt.Errorf("webhooks are not configured")
 }

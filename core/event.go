@@ -166,6 +166,10 @@ type EventFilter struct {
 	Scope Scope
 	// After is the cursor: only events with a greater Seq.
 	After int64
+	// Newest lists newest first (a person looking back); Before, when not
+	// 0, is its cursor: only events with a smaller Seq.
+	Newest bool
+	Before int64
 	// Types, when set, keeps events whose type one of them names
 	// (EventTypeMatches).
 	Types []string
@@ -174,7 +178,7 @@ type EventFilter struct {
 
 // Keeps reports whether the filter keeps e (its scope, cursor and types).
 func (f EventFilter) Keeps(e Event) bool {
-	if !f.Scope.Allows(e.AccountID, e.IdentityID) || e.Seq <= f.After {
+	if !f.Scope.Allows(e.AccountID, e.IdentityID) || e.Seq <= f.After || f.Before > 0 && e.Seq >= f.Before {
 		return false
 	}
 	if len(f.Types) == 0 {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Webhook is an endpoint that receives the account's events, signed as the
@@ -164,6 +165,66 @@ type WebhookDelivery struct {
 	LatencyMS  int64  // of the last attempt
 	NextAt     time.Time
 	CreatedAt  time.Time
+	// Exchange is the last attempt's request and answer; nil before one.
+	Exchange *WebhookExchange
+}
+
+// WebhookExchangeLimit bounds what a delivery keeps of each body and of
+// each side's header fields (their names and values together).
+const WebhookExchangeLimit = 4 << 10
+
+// WebhookExchange is one attempt as a person debugging an endpoint reads
+// it: the request's header fields and body, and the answer's (the status
+// is the delivery's StatusCode). Each part is cut at WebhookExchangeLimit.
+type WebhookExchange struct {
+	RequestHeaders  []HeaderField `json:"request_headers"`
+	RequestBody     string        `json:"request_body"`
+	ResponseHeaders []HeaderField `json:"response_headers"`
+	ResponseBody    string        `json:"response_body"`
+}
+
+// HeaderField is one header field of a request or an answer.
+type HeaderField struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// NewWebhookExchange keeps an attempt, bounded: header fields sorted by
+// name, and each body and each side's fields cut at WebhookExchangeLimit
+// bytes (a body on a UTF-8 boundary).
+func NewWebhookExchange(request map[string][]string, requestBody []byte, response map[string][]string, responseBody []byte) *WebhookExchange {
+	return &WebhookExchange{RequestHeaders: boundedFields(request), RequestBody: boundedText(requestBody),
+		ResponseHeaders: boundedFields(response), ResponseBody: boundedText(responseBody)}
+}
+
+func boundedFields(h map[string][]string) []HeaderField {
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var fields []HeaderField
+	left := WebhookExchangeLimit
+	for _, name := range names {
+		for _, value := range h[name] {
+			if left -= len(name) + len(value); left < 0 {
+				return fields
+			}
+			fields = append(fields, HeaderField{Name: name, Value: value})
+		}
+	}
+	return fields
+}
+
+func boundedText(b []byte) string {
+	if len(b) <= WebhookExchangeLimit {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	cut := WebhookExchangeLimit
+	for cut > 0 && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(string(b[:cut]), "\uFFFD")
 }
 
 // webhookBackoff is the wait before the attempt after the n-th failure

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // The example of the Standard Webhooks specification's reference libraries.
@@ -110,5 +111,20 @@ func TestWebhookRoomCapsEachIdentityKeyAndTheAccount(t *testing.T) {
 		if err := WebhookRoom(p, account, 10); KindOf(err) != KindConflict {
 			t.Errorf("a full account, %s: %v", p.KeyType, err)
 		}
+	}
+}
+
+func TestWebhookExchangeIsBounded(t *testing.T) {
+	long := strings.Repeat("é", WebhookExchangeLimit) // 2 bytes a rune: cut inside one
+	ex := NewWebhookExchange(map[string][]string{"b": {"2"}, "a": {"1", strings.Repeat("x", WebhookExchangeLimit)}}, []byte(long),
+		map[string][]string{"Content-Type": {"text/plain"}}, []byte("ok"))
+	if len(ex.RequestBody) > WebhookExchangeLimit || !utf8.ValidString(ex.RequestBody) || len(ex.RequestBody) < WebhookExchangeLimit-1 {
+		t.Fatalf("request body of %d bytes", len(ex.RequestBody))
+	}
+	if len(ex.RequestHeaders) != 1 || ex.RequestHeaders[0] != (HeaderField{"a", "1"}) {
+		t.Fatalf("request headers: sorted, and cut at the limit: %+v", ex.RequestHeaders)
+	}
+	if ex.ResponseBody != "ok" || len(ex.ResponseHeaders) != 1 {
+		t.Fatalf("response: %+v", ex)
 	}
 }

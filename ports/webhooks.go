@@ -58,8 +58,18 @@ type WebhookSender interface {
 	// the policy: a core Invalid error on "url".
 	Check(ctx context.Context, rawURL string) error
 	// Send POSTs body with headers, without following redirects, within
-	// core.WebhookTimeout. It returns the status, or an error whose text is
-	// a category (connect, timeout, refused destination, …), never the
-	// remote's own words.
-	Send(ctx context.Context, rawURL string, headers map[string]string, body []byte) (int, error)
+	// core.WebhookTimeout. It returns the request's header fields as sent
+	// and the answer, or an error whose text is a category (connect,
+	// timeout, refused destination, …), never the remote's own words.
+	Send(ctx context.Context, rawURL string, headers map[string]string, body []byte) (WebhookAnswer, error)
+}
+
+// WebhookAnswer is one request of a webhook as made, and its answer: the
+// status, header fields and up to core.WebhookExchangeLimit bytes of body
+// (zero when no answer came).
+type WebhookAnswer struct {
+	Sent       map[string][]string
+	StatusCode int
+	Headers    map[string][]string
+	Body       []byte
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // Host is what the console borrows from the API that serves it: the
@@ -290,11 +291,17 @@ type view struct {
 	Problems []string
 	Notice   string
 	Data     any
+	// Pending is how many drafts await approval (the badge on Approvals),
+	// counted up to unreadCap.
+	Pending int
 }
 
 // render writes a page with the layout.
 func (c *console) render(v *visit, status int, page string, pv view) {
 	pv.CSRF, pv.Account = v.csrf, v.account.Email
+	if v.signedIn() {
+		pv.Pending = c.pendingApprovals(v)
+	}
 	t, ok := c.pages[page]
 	if !ok {
 		panic("console: no page " + page)
@@ -308,6 +315,18 @@ func (c *console) render(v *visit, status int, page string, pv view) {
 	v.w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	v.w.WriteHeader(status)
 	_, _ = v.w.Write(buf.Bytes())
+}
+
+// pendingApprovals counts the drafts that await approval, for the badge;
+// a failure only loses the badge.
+func (c *console) pendingApprovals(v *visit) int {
+	awaiting := true
+	_, n, err := c.app.Sending.Drafts(v.r.Context(), v.principal, "", &awaiting, ports.Page{Limit: 1, Count: true, CountUpTo: unreadCap})
+	if err != nil {
+		c.log.Warn("counting drafts awaiting approval failed", "err", err)
+		return 0
+	}
+	return n
 }
 
 // withProblem puts an error from the app on a page that is shown again

@@ -83,6 +83,7 @@ func parseThreadCursor(s string) *ports.ThreadCursor {
 type threadData struct {
 	Thread   core.Thread
 	Messages []messageView
+	Latest   *messageView // the newest message with a code or link, shown first
 }
 
 type messageView struct {
@@ -145,12 +146,13 @@ func (c *console) threadPage(v *visit) error {
 		}
 		views[i] = mv
 	}
-	subject := t.Subject
-	if subject == "" {
-		subject = "(no subject)"
+	data := threadData{Thread: t, Messages: views}
+	for i := len(views) - 1; i >= 0 && data.Latest == nil; i-- {
+		if views[i].Verification != nil {
+			data.Latest = &views[i]
+		}
 	}
-	c.render(v, http.StatusOK, "thread", view{Title: subject, Identity: &ident, Section: "mail",
-		Data: threadData{Thread: t, Messages: views}})
+	c.render(v, http.StatusOK, "thread", view{Title: subjectOrNone(t.Subject), Identity: &ident, Section: "mail", Data: data})
 	return nil
 }
 
@@ -177,9 +179,12 @@ var mailPolicy = func() *bluemonday.Policy {
 
 // The frame's policy: no script, nothing from elsewhere; remote images
 // only when asked for. The sandbox directive applies even when the body
-// is opened on its own, outside the console's sandboxed frame.
+// is opened on its own, outside the console's sandboxed frame. It keeps
+// the console's origin (allow-same-origin) so that the console's script
+// can read the body's height and size the frame to it; that is safe only
+// because nothing in the body may run: no allow-scripts, no script-src.
 const (
-	bodyPolicy       = "sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; img-src data:"
+	bodyPolicy       = "sandbox allow-same-origin allow-popups allow-popups-to-escape-sandbox; default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; img-src data:"
 	bodyPolicyImages = bodyPolicy + " https: http:"
 )
 

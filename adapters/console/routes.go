@@ -25,6 +25,7 @@ func (c *console) routes() {
 	m.HandleFunc("GET /console/identities/{id}/compose/", c.signedIn(c.composePage))
 	m.HandleFunc("POST /console/identities/{id}/compose/", c.signedIn(c.compose))
 	m.HandleFunc("GET /console/threads/{id}/", c.signedIn(c.threadPage))
+	m.HandleFunc("GET /console/messages/{id}/{$}", c.signedIn(c.messagePage))
 	m.HandleFunc("GET /console/messages/{id}/body/", c.signedIn(c.messageBody))
 	m.HandleFunc("POST /console/messages/{id}/read/", c.signedIn(c.markRead))
 	m.HandleFunc("GET /console/messages/{id}/respond/", c.signedIn(c.respondPage))
@@ -73,6 +74,9 @@ func (c *console) routes() {
 	m.HandleFunc("POST /console/webhooks/", c.signedIn(c.createWebhook))
 	m.HandleFunc("GET /console/webhooks/{id}/", c.signedIn(c.webhookPage))
 	m.HandleFunc("POST /console/webhooks/{id}/test/", c.signedIn(c.testWebhook))
+	m.HandleFunc("POST /console/webhooks/{id}/enabled/", c.signedIn(c.enableWebhook))
+	m.HandleFunc("POST /console/webhooks/{id}/rotate-secret/", c.signedIn(c.rotateWebhookSecret))
+	m.HandleFunc("POST /console/webhooks/{id}/deliveries/{delivery}/retry/", c.signedIn(c.retryDelivery))
 	m.HandleFunc("POST /console/webhooks/{id}/delete/", c.signedIn(c.deleteWebhook))
 
 	m.HandleFunc("GET /console/pulse/", c.signedIn(c.pulse))

@@ -2,6 +2,7 @@ package console
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/callsign/callsign/app"
@@ -54,24 +55,25 @@ type webhookData struct {
 	Webhook    core.Webhook
 	Deliveries []core.WebhookDelivery
 	Tested     *app.TestOutcome
+	Secret     string // a new secret, shown this once after a rotation
 }
 
-func (c *console) webhookPage(v *visit) error { return c.showWebhook(v, nil) }
+func (c *console) webhookPage(v *visit) error { return c.showWebhook(v, webhookData{}, "") }
 
-func (c *console) showWebhook(v *visit, tested *app.TestOutcome) error {
+// showWebhook shows an endpoint, its latest deliveries (each with its
+// last request and answer) and what was just done to it.
+func (c *console) showWebhook(v *visit, data webhookData, notice string) error {
 	id, err := pathUUID(v, "id", "Webhook")
 	if err != nil {
 		return err
 	}
-	w, err := c.app.Webhooks.Get(v.r.Context(), v.principal, id)
-	if err != nil {
+	if data.Webhook, err = c.app.Webhooks.Get(v.r.Context(), v.principal, id); err != nil {
 		return err
 	}
-	deliveries, _, err := c.app.Webhooks.Deliveries(v.r.Context(), v.principal, id, ports.Page{Limit: pageSize})
-	if err != nil {
+	if data.Deliveries, _, err = c.app.Webhooks.Deliveries(v.r.Context(), v.principal, id, ports.Page{Limit: pageSize}); err != nil {
 		return err
 	}
-	c.render(v, http.StatusOK, "webhook", view{Title: "Webhook", Nav: "webhooks", Data: webhookData{Webhook: w, Deliveries: deliveries, Tested: tested}})
+	c.render(v, http.StatusOK, "webhook", view{Title: "Webhook", Nav: "webhooks", Notice: notice, Data: data})
 	return nil
 }
 
@@ -84,7 +86,49 @@ func (c *console) testWebhook(v *visit) error {
 	if err != nil {
 		return err
 	}
-	return c.showWebhook(v, &outcome)
+	return c.showWebhook(v, webhookData{Tested: &outcome}, "")
+}
+
+// enableWebhook turns an endpoint on (enabled=1) or off.
+func (c *console) enableWebhook(v *visit) error {
+	id, err := pathUUID(v, "id", "Webhook")
+	if err != nil {
+		return err
+	}
+	on := v.r.PostFormValue("enabled") == "1"
+	if _, err := c.app.Webhooks.Update(v.r.Context(), v.principal, id, app.WebhookInput{Enabled: &on}); err != nil {
+		return err
+	}
+	return redirect(v, root+"webhooks/"+id+"/")
+}
+
+// rotateWebhookSecret gives the endpoint a new secret, shown this once.
+func (c *console) rotateWebhookSecret(v *visit) error {
+	id, err := pathUUID(v, "id", "Webhook")
+	if err != nil {
+		return err
+	}
+	w, err := c.app.Webhooks.RotateSecret(v.r.Context(), v.principal, id)
+	if err != nil {
+		return err
+	}
+	return c.showWebhook(v, webhookData{Secret: w.Secret}, "")
+}
+
+// retryDelivery makes one delivery due now; the worker sends it soon.
+func (c *console) retryDelivery(v *visit) error {
+	id, err := pathUUID(v, "id", "Webhook")
+	if err != nil {
+		return err
+	}
+	delivery, err := pathID(v, "delivery", "Delivery")
+	if err != nil {
+		return err
+	}
+	if _, err := c.app.Webhooks.Retry(v.r.Context(), v.principal, id, delivery); err != nil {
+		return err
+	}
+	return c.showWebhook(v, webhookData{}, "Delivery "+strconv.FormatInt(delivery, 10)+" will be sent again in a moment.")
 }
 
 func (c *console) deleteWebhook(v *visit) error {

@@ -11,14 +11,15 @@ import (
 	"testing"
 
 	"github.com/callsign/callsign/app"
+	"github.com/callsign/callsign/ports"
 )
 
 // silentHooks takes every webhook URL and sends nothing.
 type silentHooks struct{}
 
 func (silentHooks) Check(context.Context, string) error { return nil }
-func (silentHooks) Send(context.Context, string, map[string]string, []byte) (int, error) {
-	return 200, nil
+func (silentHooks) Send(context.Context, string, map[string]string, []byte) (ports.WebhookAnswer, error) {
+	return ports.WebhookAnswer{StatusCode: 200}, nil
 }
 
 // keyed sends a JSON request with an Idempotency-Key.

@@ -63,7 +63,12 @@ func (s *Store) Events(_ context.Context, f core.EventFilter) ([]core.Event, err
 	}
 	defer s.mu.Unlock()
 	var out []core.Event
-	for _, e := range s.eventTables().log {
+	log := s.eventTables().log
+	for i := range log {
+		e := log[i]
+		if f.Newest {
+			e = log[len(log)-1-i]
+		}
 		if len(out) == f.Limit {
 			break
 		}

@@ -161,6 +161,10 @@ func (s *Store) SaveAttempts(_ context.Context, ds []core.WebhookDelivery, at ti
 	defer s.mu.Unlock()
 	t := s.webhookTables()
 	for _, d := range ds {
+		if d.Exchange != nil {
+			ex := *d.Exchange
+			d.Exchange = &ex
+		}
 		for _, r := range t.deliveries {
 			if r.ID == d.ID {
 				r.WebhookDelivery, r.claimedUntil = d, time.Time{}

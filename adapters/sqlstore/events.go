@@ -219,10 +219,18 @@ func (db *DB) Events(ctx context.Context, f core.EventFilter) ([]core.Event, err
 		}
 		where = append(where, "("+strings.Join(or, " OR ")+")")
 	}
+	order := "seq"
+	if f.Newest {
+		order = "seq DESC"
+	}
+	if f.Before > 0 {
+		where = append(where, "seq < ?")
+		args = append(args, f.Before)
+	}
 	args = append(args, f.Limit)
 	var rows []eventRow
 	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT seq, account_id, identity_id, type, created_at, data FROM events
-		WHERE `+strings.Join(where, " AND ")+` ORDER BY seq LIMIT ?`), args...)
+		WHERE `+strings.Join(where, " AND ")+` ORDER BY `+order+` LIMIT ?`), args...)
 	return toCore(rows), err
 }
 

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -143,15 +144,32 @@ type deliveryRow struct {
 	LatencyMS  int64  `db:"latency_ms"`
 	NextAt     int64  `db:"next_attempt_at"`
 	CreatedAt  int64  `db:"created_at"`
+	Exchange   string `db:"last_exchange"`
 }
 
 const deliveryColumns = `d.id, d.webhook_id, d.account_id, d.event_id, e.seq, e.type, d.status, d.attempts, d.status_code, d.error,
-	d.latency_ms, d.next_attempt_at, d.created_at`
+	d.latency_ms, d.next_attempt_at, d.created_at, d.last_exchange`
 
 func (r deliveryRow) core() core.WebhookDelivery {
-	return core.WebhookDelivery{ID: r.ID, WebhookID: r.WebhookID, AccountID: r.AccountID, EventSeq: r.EventSeq,
+	d := core.WebhookDelivery{ID: r.ID, WebhookID: r.WebhookID, AccountID: r.AccountID, EventSeq: r.EventSeq,
 		EventType: core.EventType(r.EventType), Status: r.Status, Attempts: r.Attempts, StatusCode: r.StatusCode, Error: r.Error,
 		LatencyMS: r.LatencyMS, NextAt: fromUS(r.NextAt), CreatedAt: fromUS(r.CreatedAt)}
+	if r.Exchange != "" {
+		var ex core.WebhookExchange
+		if json.Unmarshal([]byte(r.Exchange), &ex) == nil {
+			d.Exchange = &ex
+		}
+	}
+	return d
+}
+
+// exchangeJSON is how a delivery's last exchange is kept: JSON, or ” for none.
+func exchangeJSON(ex *core.WebhookExchange) (string, error) {
+	if ex == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(ex)
+	return string(b), err
 }
 
 // ClaimDeliveries implements ports.WebhookStore: due rows are leased with
@@ -200,9 +218,13 @@ func (db *DB) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, li
 func (db *DB) SaveAttempts(ctx context.Context, ds []core.WebhookDelivery, at time.Time) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {
 		for _, d := range ds {
+			exchange, err := exchangeJSON(d.Exchange)
+			if err != nil {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, db.q(`UPDATE webhook_deliveries SET status = ?, attempts = ?, status_code = ?, error = ?,
-				latency_ms = ?, next_attempt_at = ?, claimed_until = 0 WHERE id = ?`),
-				d.Status, d.Attempts, d.StatusCode, d.Error, d.LatencyMS, us(d.NextAt), d.ID); err != nil {
+				latency_ms = ?, next_attempt_at = ?, claimed_until = 0, last_exchange = ? WHERE id = ?`),
+				d.Status, d.Attempts, d.StatusCode, d.Error, d.LatencyMS, us(d.NextAt), exchange, d.ID); err != nil {
 				return err
 			}
 			if d.Status == core.WebhookDelivered {

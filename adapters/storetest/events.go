@@ -143,6 +143,12 @@ func testEventsFilters(t *testing.T, f *fixture) {
 	if len(evs) != 2 || evs[0].Seq != 2 || evs[1].Seq != 3 {
 		t.Fatalf("limit: %+v", evs)
 	}
+	// Newest first, a page before a cursor, with the other filters.
+	evs, err = f.s.Events(f.ctx, core.EventFilter{Scope: all, Newest: true, Before: 6, Types: []string{"email.*", "inbox.*"}, Limit: 2})
+	f.must(err)
+	if len(evs) != 2 || evs[0].Seq != 5 || evs[1].Seq != 4 {
+		t.Fatalf("newest first before 6: %+v", evs)
+	}
 	if last, err := f.s.LatestEvent(f.ctx, a.ID); err != nil || last != 6 {
 		t.Fatalf("the last event: %d %v", last, err)
 	}

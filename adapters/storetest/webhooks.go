@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -83,10 +84,15 @@ func testWebhookDeliveries(t *testing.T, f *fixture) {
 		}
 	}
 	failed := core.WebhookAttempted(m.Delivery, now, 500, "status 500", 20*time.Millisecond)
+	failed.Exchange = core.NewWebhookExchange(map[string][]string{"webhook-id": {"evt_1"}}, []byte(`{"type":"email.received"}`),
+		map[string][]string{"Content-Type": {"text/plain"}}, []byte("boom"))
 	f.must(f.s.SaveAttempts(f.ctx, []core.WebhookDelivery{failed}, now))
 	ds, _, _ := f.s.Deliveries(f.ctx, a.ID, mail.Webhook.ID, ports.Page{Limit: 5})
 	if d := ds[0]; d.Attempts != 1 || d.StatusCode != 500 || d.Error != "status 500" || d.Status != core.WebhookPending || d.LatencyMS != 20 {
 		t.Fatalf("after an attempt: %+v", d)
+	}
+	if ex := ds[0].Exchange; ex == nil || !reflect.DeepEqual(*ex, *failed.Exchange) {
+		t.Fatalf("the attempt's exchange: %+v", ex)
 	}
 	if _, err := f.s.RetryDelivery(f.ctx, a.ID, mail.Webhook.ID, m.Delivery.ID, now); err != nil {
 		t.Fatal(err)

@@ -9,12 +9,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
 )
 
 // Options are the policy's two doors: the dial of a checked address, and
@@ -55,22 +57,27 @@ func (s *Sender) Check(ctx context.Context, raw string) error {
 }
 
 // Send implements ports.WebhookSender.
-func (s *Sender) Send(ctx context.Context, raw string, headers map[string]string, body []byte) (int, error) {
+func (s *Sender) Send(ctx context.Context, raw string, headers map[string]string, body []byte) (ports.WebhookAnswer, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, raw, bytes.NewReader(body))
 	if err != nil {
-		return 0, errors.New("invalid url")
+		return ports.WebhookAnswer{}, errors.New("invalid url")
 	}
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "Callsign-Webhooks/1")
+	answer := ports.WebhookAnswer{Sent: req.Header.Clone()}
 	res, err := s.client.Do(req)
 	if err != nil {
-		return 0, errors.New(category(err))
+		return answer, errors.New(category(err))
 	}
 	defer res.Body.Close()
-	return res.StatusCode, nil
+	answer.StatusCode, answer.Headers = res.StatusCode, res.Header
+	// What a person debugging the endpoint reads: a bounded start; a body
+	// cut short by a slow or broken endpoint is kept as far as it came.
+	answer.Body, _ = io.ReadAll(io.LimitReader(res.Body, core.WebhookExchangeLimit))
+	return answer, nil
 }
 
 // category names a failure without the remote's words.

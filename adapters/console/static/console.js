@@ -5,8 +5,36 @@
 // - Copy buttons: <button data-copy="element-id"> copies that element's text.
 // - Keyboard shortcuts: a link with data-key="c" follows on the key c,
 //   unless a field has the focus.
+// - Message frames fit their content: the frame runs no script (sandbox
+//   without allow-scripts, and its CSP), but keeps the console's origin,
+//   so this script measures it and sets its height as it changes (images
+//   loading, a narrower window). Without it, the frame keeps a fixed height
+//   and scrolls.
 (function () {
   "use strict";
+  var fit = function (frame) {
+    var doc;
+    try { doc = frame.contentDocument; } catch (e) { return; }
+    if (!doc || !doc.documentElement || frame.dataset.fitted) { return; }
+    frame.dataset.fitted = "1";
+    var size = function () {
+      var root = doc.documentElement;
+      // The content's own height (not the frame's), its borders, and a
+      // horizontal scroll bar when a wide table needs one.
+      var bar = root.scrollWidth > root.clientWidth ? (frame.contentWindow.innerHeight - root.clientHeight) || 16 : 0;
+      var height = Math.ceil(root.getBoundingClientRect().height) + (frame.offsetHeight - frame.clientHeight) + bar;
+      if (frame.style.height !== height + "px") { frame.style.height = height + "px"; }
+    };
+    size();
+    if (window.ResizeObserver) { new ResizeObserver(size).observe(doc.documentElement); }
+    window.addEventListener("resize", size);
+  };
+  Array.prototype.forEach.call(document.querySelectorAll("iframe.body-html"), function (frame) {
+    frame.addEventListener("load", function () { frame.dataset.fitted = ""; fit(frame); });
+    var doc = frame.contentDocument;
+    if (doc && doc.readyState === "complete" && doc.URL !== "about:blank") { fit(frame); }
+  });
+
   var main = document.getElementById("main");
   var live = document.getElementById("live");
 
