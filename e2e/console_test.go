@@ -235,7 +235,8 @@ func TestConsoleGuards(t *testing.T) {
 		bea := r.person(t)
 		bea.signIn("other@example.com")
 		for _, path := range []string{adaPath + "mail/", adaPath + "delete/", adaPath + "texts/", adaPath + "contacts/", adaPath + "vault/",
-			adaPath + "phone/", thread[1], frame[1], attachment[1], reveal[1]} {
+			adaPath + "phone/", thread[1], frame[1], strings.TrimSuffix(frame[1], "body/"), strings.TrimSuffix(frame[1], "body/") + "?download=1",
+			attachment[1], reveal[1]} {
 			if s, _, _ := bea.get(path); s != 404 {
 				t.Errorf("another account's %s: %d", path, s)
 			}
@@ -442,6 +443,26 @@ func TestConsoleWebhooks(t *testing.T) {
 		if s, _, _ := bea.get(path); s != 404 {
 			t.Errorf("another account's %s: %d", path, s)
 		}
+	}
+	for _, action := range []string{"enabled/", "rotate-secret/", "deliveries/1/retry/"} {
+		if s, _, _ := bea.post(hook[1]+action, url.Values{"enabled": {"0"}}); s != 404 {
+			t.Errorf("another account's %s: %d", action, s)
+		}
+		if s, _, _ := ann.post(hook[1]+action, url.Values{"csrf_token": {"forged"}}); s != 403 {
+			t.Errorf("%s without the form's token: %d", action, s)
+		}
+	}
+	if s, loc, _ := ann.post(hook[1]+"enabled/", url.Values{"enabled": {"0"}}); s != 303 || loc != hook[1] {
+		t.Fatalf("turn off: %d %s", s, loc)
+	}
+	if _, _, off := ann.get(hook[1]); !strings.Contains(off, `id="state">off`) {
+		t.Fatalf("after turning it off:\n%s", off)
+	}
+	if s, _, rotated := ann.post(hook[1]+"rotate-secret/", url.Values{}); s != 200 || !regexp.MustCompile(`id="new-secret">whsec_`).MatchString(rotated) {
+		t.Fatalf("rotate: %d\n%s", s, rotated)
+	}
+	if _, _, again := ann.get(hook[1]); strings.Contains(again, "whsec_") {
+		t.Fatal("the rotated secret shows again")
 	}
 	if s, _, _ := bea.post(hook[1]+"delete/", url.Values{}); s != 404 {
 		t.Errorf("another account removing it: %d", s)
