@@ -59,6 +59,8 @@ type Ports struct {
 	// MailAuth checks received mail (SPF, DKIM, DMARC) and knows which
 	// domain names are registrable.
 	MailAuth ports.MailAuthenticator
+	// Spam judges received mail (rspamd); nil judges nothing.
+	Spam ports.SpamChecker
 	// Signer makes DKIM keys and signs outgoing mail.
 	Signer ports.DKIMSigner
 	// WebhookSender makes webhook requests under the outbound-destination
@@ -105,6 +107,9 @@ type Settings struct {
 	// InboundAuth says which SMTP connections' mail gets SPF, DKIM and
 	// DMARC checks (CALLSIGN_INBOUND_AUTH); "" means off.
 	InboundAuth core.InboundAuth
+	// SpamTimeout bounds one spam check (CALLSIGN_RSPAMD_TIMEOUT); zero
+	// means DefaultSpamTimeout.
+	SpamTimeout time.Duration
 	// EventRetention is how long events are kept (CALLSIGN_EVENT_RETENTION);
 	// zero means core.EventRetention.
 	EventRetention time.Duration
@@ -168,6 +173,9 @@ func New(deps Deps) *App {
 	if deps.EventRetention <= 0 {
 		deps.EventRetention = core.EventRetention
 	}
+	if deps.SpamTimeout <= 0 {
+		deps.SpamTimeout = DefaultSpamTimeout
+	}
 	if deps.DevicePollInterval <= 0 {
 		deps.DevicePollInterval = DefaultDevicePollInterval
 	}
@@ -191,7 +199,7 @@ func New(deps Deps) *App {
 	bounces := &bounces{base: b, outbox: store, inboxes: inboxes, domains: domains, suppressions: suppressions, reports: deps.Reports}
 	receiving := &Receiving{base: b, messages: store, inboxes: store, domains: domains, rules: rules, gate: g, bounces: bounces,
 		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, parser: deps.Parser, maxBytes: deps.MaxMessageBytes,
-		postmaster: deps.Postmaster, changes: mailChanged, verified: verified}
+		spam: deps.Spam, spamTimeout: deps.SpamTimeout, postmaster: deps.Postmaster, changes: mailChanged, verified: verified}
 	outbox := &Outbox{base: b, messages: store, outbox: store, receiving: receiving, bounces: bounces, relay: deps.Relay,
 		retry: deps.Retry, lease: deps.OutboxLease, wake: make(chan struct{}, 1)}
 	reading := &Reading{base: b, messages: store, parser: deps.Parser, changes: mailChanged}

@@ -25,21 +25,25 @@ type Mailboxes struct {
 const (
 	MailboxInbox = "INBOX"
 	MailboxSent  = "Sent"
+	MailboxJunk  = "Junk" // received mail filed as spam
 )
 
 // MailboxNames lists the folders in the order clients see them.
-var MailboxNames = []string{MailboxInbox, MailboxSent}
+var MailboxNames = []string{MailboxInbox, MailboxSent, MailboxJunk}
 
-// mailboxDirection is the mail a folder holds; INBOX is case-insensitive
-// (RFC 3501 §5.1), other names are not.
-func mailboxDirection(name string) (string, core.Direction, bool) {
+// mailboxMail is the mail a folder holds: its direction, and whether it
+// is the mail filed as spam. INBOX is case-insensitive (RFC 3501 §5.1),
+// other names are not.
+func mailboxMail(name string) (canonical string, dir core.Direction, spam bool, ok bool) {
 	switch {
 	case strings.EqualFold(name, MailboxInbox):
-		return MailboxInbox, core.Incoming, true
+		return MailboxInbox, core.Incoming, false, true
 	case name == MailboxSent:
-		return MailboxSent, core.Outgoing, true
+		return MailboxSent, core.Outgoing, false, true
+	case name == MailboxJunk:
+		return MailboxJunk, core.Incoming, true, true
 	}
-	return "", "", false
+	return "", "", false, false
 }
 
 // MailboxLogin is a mail client's session: the inbox it opened and the
@@ -80,11 +84,11 @@ func (s *Mailboxes) Login(ctx context.Context, address, key string) (MailboxLogi
 
 // Open opens one folder of the login's inbox; an unknown name is NotFound.
 func (s *Mailboxes) Open(login MailboxLogin, name string) (*Mailbox, error) {
-	canonical, dir, ok := mailboxDirection(name)
+	canonical, dir, spam, ok := mailboxMail(name)
 	if !ok {
-		return nil, core.NotFound("No mailbox %q: there are %s.", name, strings.Join(MailboxNames, " and "))
+		return nil, core.NotFound("No mailbox %q: there are %s.", name, strings.Join(MailboxNames, ", "))
 	}
-	return &Mailbox{s: s, login: login, Name: canonical, dir: dir}, nil
+	return &Mailbox{s: s, login: login, Name: canonical, dir: dir, spam: spam}, nil
 }
 
 // Mailbox is one folder of an inbox as a mail client sees it.
@@ -93,6 +97,7 @@ type Mailbox struct {
 	login MailboxLogin
 	Name  string
 	dir   core.Direction
+	spam  bool
 
 	mu    sync.Mutex
 	known map[int64]bool // the ids the last List returned
@@ -111,7 +116,7 @@ func (m *Mailbox) UIDValidity() uint32 {
 // List lists the folder's messages by id, which is their IMAP UID: ids only
 // grow, in the order messages are stored.
 func (m *Mailbox) List(ctx context.Context) ([]ports.MailboxEntry, error) {
-	entries, err := m.s.messages.MailboxEntries(ctx, m.login.Inbox.ID, m.dir)
+	entries, err := m.s.messages.MailboxEntries(ctx, m.login.Inbox.ID, m.dir, m.spam)
 	if err != nil {
 		return nil, err
 	}

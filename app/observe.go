@@ -19,6 +19,7 @@ type noObserver struct{}
 func (noObserver) InboundMail(string, time.Duration)     {}
 func (noObserver) OutboundAttempt(string, time.Duration) {}
 func (noObserver) SMS(string, string)                    {}
+func (noObserver) SpamCheck(string)                      {}
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"time"
 
@@ -26,6 +27,9 @@ type Receiving struct {
 	inboundAuth core.InboundAuth        // which connections are checked
 	parser      ports.MailParser
 	maxBytes    int64 // bounds a message
+	// spam judges received mail; nil: nothing is judged.
+	spam        ports.SpamChecker
+	spamTimeout time.Duration
 	// postmaster is the inbox that receives postmaster@ each platform
 	// domain; "" means the service's oldest inbox.
 	postmaster string
@@ -250,8 +254,15 @@ func (s *Receiving) Deliver(ctx context.Context, in InboundMail) (stored []core.
 		in.traceContinued = in.Raw[0] == ' ' || in.Raw[0] == '\t'
 		in.Raw = onTop(top, in.Raw, room)
 	}
+	verdict, isSpam, err := s.judgeSpam(ctx, in)
+	if err != nil {
+		return nil, err
+	}
 	now := s.now()
-	verification := examine(parsed, in.EnvelopeFrom)
+	var verification *core.Verification
+	if !isSpam { // spam's codes and links are not offered (unless it is moved out: MarkSpam)
+		verification = examine(parsed, in.EnvelopeFrom)
+	}
 	mails := make([]ports.NewMail, 0, len(in.Inboxes))
 	seen := map[int64]bool{}
 	for _, inbox := range in.Inboxes {
@@ -263,12 +274,63 @@ func (s *Receiving) Deliver(ctx context.Context, in InboundMail) (stored []core.
 		if err != nil {
 			return nil, err
 		}
+		nm.Message.Spam, nm.Message.IsSpam = verdict, isSpam
 		if err := s.judgeSender(ctx, in, &nm); err != nil {
 			return nil, err
 		}
 		mails = append(mails, nm)
 	}
 	return s.save(ctx, mails)
+}
+
+// Refusals of the spam filter, for mail still offered over SMTP: the
+// listener answers 550 5.7.1 and 451 4.7.1.
+var (
+	ErrSpamRefused  = errors.New("the spam filter refuses this message")
+	ErrSpamDeferred = errors.New("the spam filter defers this message")
+)
+
+// DefaultSpamTimeout bounds one spam check when the setting does not.
+const DefaultSpamTimeout = 5 * time.Second
+
+// judgeSpam asks the spam filter about a message (in.Raw: the sender's
+// bytes with our verdict on top) and applies core.JudgeSpam: the verdict
+// to store and whether it is spam, or a refusal. Only mail offered over
+// our SMTP listener can be refused; mail a provider or an IMAP source
+// accepted already is filed as spam instead. A filter that does not answer
+// in time costs no mail: the message is accepted unjudged (nil verdict),
+// counted and logged.
+func (s *Receiving) judgeSpam(ctx context.Context, in InboundMail) (*core.SpamVerdict, bool, error) {
+	if s.spam == nil {
+		return nil, false, nil
+	}
+	q := ports.SpamQuery{MailFrom: in.EnvelopeFrom, Recipients: in.Envelope}
+	if o := in.Origin; o != nil {
+		q.IP, q.HELO = o.IP, o.HELO
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.spamTimeout)
+	defer cancel()
+	v, err := s.spam.Check(ctx, q, in.Raw)
+	if err != nil {
+		s.observer.SpamCheck("unavailable")
+		s.log.Warn("spam filter unavailable; message accepted unjudged", "envelope_from", in.EnvelopeFrom, "err", err)
+		return nil, false, nil
+	}
+	v = v.Bounded()
+	refusable := in.Origin != nil && in.Provider == nil
+	switch core.JudgeSpam(v.Action, refusable) {
+	case core.SpamRefuse:
+		s.observer.SpamCheck("refused")
+		return nil, false, ErrSpamRefused
+	case core.SpamDefer:
+		s.observer.SpamCheck("deferred")
+		return nil, false, ErrSpamDeferred
+	case core.SpamFile:
+		s.observer.SpamCheck("spam")
+		return &v, true, nil
+	}
+	s.observer.SpamCheck("ham")
+	return &v, false, nil
 }
 
 // judgeSender applies the inbound rules to mail whose envelope sender was

@@ -92,7 +92,7 @@ func TestDedupedDeliveryOfAMessageWithoutMessageID(t *testing.T) {
 		}
 		w.clock.Advance(time.Second)
 	}
-	entries, _ := w.store.MailboxEntries(w.ctx, in.ID, core.Incoming)
+	entries, _ := w.store.MailboxEntries(w.ctx, in.ID, core.Incoming, false)
 	if len(entries) != 1 {
 		t.Fatalf("%d copies", len(entries))
 	}

@@ -78,7 +78,14 @@ type EmailMessage struct {
 	// Blocked marks received mail an inbound rule refused after it was
 	// accepted (an empty envelope sender: judged by its From): stored, kept
 	// out of lists, threads and IMAP, and not announced.
-	Blocked   bool
+	Blocked bool
+	// Spam is the spam filter's verdict on a received message; nil when no
+	// filter ran (none configured, or it did not answer in time).
+	Spam *SpamVerdict
+	// IsSpam files the message as spam (JudgeSpam, or the person's word):
+	// stored, kept out of lists, threads and the IMAP INBOX (its Junk
+	// folder shows it), and announced as email.spam.
+	IsSpam    bool
 	CreatedAt time.Time
 }
 

@@ -20,6 +20,7 @@ const (
 	EmailComplained  EventType = "email.complained"
 	EmailLabeled     EventType = "email.labeled"
 	EmailUnlabeled   EventType = "email.unlabeled"
+	EmailSpam        EventType = "email.spam"
 	SMSReceivedEvent EventType = "sms.received"
 	SMSSentEvent     EventType = "sms.sent"
 	SMSStatusEvent   EventType = "sms.status"
@@ -34,8 +35,9 @@ const (
 )
 
 // EventTypes lists every type a filter may name, in the order the API documents them.
-var EventTypes = []EventType{EmailReceived, EmailSent, EmailFailed, EmailBounced, EmailDelivered, EmailComplained, EmailLabeled, EmailUnlabeled, SMSReceivedEvent, SMSSentEvent, SMSStatusEvent,
-	CallReceived, CallCompleted, IdentityCreated, IdentityDeleted, InboxCreated, PhoneProvisioned, PhoneReleased, WebhookTest}
+var EventTypes = []EventType{EmailReceived, EmailSent, EmailFailed, EmailBounced, EmailDelivered, EmailComplained, EmailLabeled, EmailUnlabeled,
+	EmailSpam, SMSReceivedEvent, SMSSentEvent, SMSStatusEvent, CallReceived, CallCompleted, IdentityCreated, IdentityDeleted, InboxCreated,
+	PhoneProvisioned, PhoneReleased, WebhookTest}
 
 // Event is one entry of an account's event log.
 type Event struct {
@@ -83,12 +85,17 @@ type NewEvent struct {
 // MailEvent is the event a stored message makes: received mail (from
 // SMTP, a local delivery or an IMAP source) is email.received; a message
 // being sent makes none until its delivery ends (DeliveryEvent), and
-// blocked mail none at all (it is not announced).
+// blocked mail none at all (it is not announced). Mail filed as spam is
+// email.spam, which a wait for new mail does not see.
 func MailEvent(m EmailMessage) (NewEvent, bool) {
 	if m.Direction != Incoming || m.Blocked {
 		return NewEvent{}, false
 	}
-	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: EmailReceived, Subject: m}, true
+	t := EmailReceived
+	if m.IsSpam {
+		t = EmailSpam
+	}
+	return NewEvent{AccountID: m.AccountID, IdentityID: m.IdentityID, Type: t, Subject: m}, true
 }
 
 // DeliveryEvent is the event an outgoing message's final delivery status
@@ -256,4 +263,15 @@ func CallEndedEvent(c Call) (NewEvent, bool) {
 		return NewEvent{}, false
 	}
 	return NewEvent{AccountID: c.AccountID, IdentityID: c.IdentityID, Type: CallCompleted, Subject: c}, true
+}
+
+// SpamMoveEvent is the event of a received message the person moved
+// (EmailMessage.IsSpam flipped from wasSpam): out of spam it is
+// email.received, as if it had just arrived, so that whoever waits for
+// mail (or a code) sees it; into spam it makes none (it was announced).
+func SpamMoveEvent(m EmailMessage, wasSpam bool) (NewEvent, bool) {
+	if !wasSpam || m.IsSpam {
+		return NewEvent{}, false
+	}
+	return MailEvent(m)
 }

@@ -132,8 +132,8 @@ const (
 // Add folds a newly stored message into the thread's summary: counts, the
 // latest preview and time, everyone involved and every attachment name.
 func (t *Thread) Add(m EmailMessage) {
-	if m.Blocked {
-		return // blocked mail is no part of a thread's summary
+	if m.Blocked || m.IsSpam {
+		return // blocked mail and spam are no part of a thread's summary
 	}
 	if t.MessageCount == 0 && t.Subject == "" {
 		t.Subject = m.Subject

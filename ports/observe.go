@@ -16,4 +16,8 @@ type Observer interface {
 	// SMS: a text message in (received, duplicate, dropped) or out (the
 	// provider's status, or refused, unavailable).
 	SMS(direction, outcome string)
+	// SpamCheck: one message judged by the spam filter, by outcome: ham,
+	// spam, refused, deferred, or unavailable (no verdict in time: the
+	// message was accepted unjudged).
+	SpamCheck(outcome string)
 }

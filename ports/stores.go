@@ -329,8 +329,10 @@ type MessageFilter struct {
 	Labels, ExcludeLabels []string
 	// IncludeBlocked keeps blocked messages, which lists leave out.
 	IncludeBlocked bool
-	Limit          int
-	Offset         int
+	// IncludeSpam keeps messages filed as spam, which lists leave out.
+	IncludeSpam bool
+	Limit       int
+	Offset      int
 	// CountUpTo, when not 0, stops counting matches at this many.
 	CountUpTo int
 	// Search, when set, keeps the messages the query matches, most
@@ -392,8 +394,9 @@ type MailStore interface {
 	MessageByMessageID(ctx context.Context, inboxID int64, messageID string) (core.EmailMessage, error)
 	RawMessage(ctx context.Context, accountID string, id int64) ([]byte, error)
 	// MailboxEntries lists an inbox's messages of one direction, by id, in
-	// the light form an IMAP mailbox view needs; blocked messages are left out.
-	MailboxEntries(ctx context.Context, inboxID int64, dir core.Direction) ([]MailboxEntry, error)
+	// the light form an IMAP mailbox view needs: those filed as spam, or
+	// those that are not; blocked messages are left out.
+	MailboxEntries(ctx context.Context, inboxID int64, dir core.Direction, spam bool) ([]MailboxEntry, error)
 	// SetRead marks a message read or unread, and moves its thread's unread
 	// count by core.UnreadDelta.
 	SetRead(ctx context.Context, accountID string, id int64, read bool) error
@@ -402,6 +405,10 @@ type MailStore interface {
 	// and writes core.LabelEvent in the same transaction when that changed
 	// its labels. It returns the message as it now is.
 	LabelMessage(ctx context.Context, accountID string, id int64, label string, add bool) (core.EmailMessage, error)
+	// SetSpam files a received message as spam or moves it out, with the
+	// verification it then offers (nil for none), folds its thread again,
+	// writes core.SpamMoveEvent, and returns the message as stored.
+	SetSpam(ctx context.Context, accountID string, id int64, spam bool, v *core.Verification) (core.EmailMessage, error)
 	// DeleteMessage removes a message with its source, its attachments and
 	// its outbox entry (so it is never sent), and folds what is left of its
 	// thread into core.Thread.Recount, oldest first, in one transaction; a

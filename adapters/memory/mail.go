@@ -190,7 +190,8 @@ func (s *Store) Messages(_ context.Context, f ports.MessageFilter) ([]core.Email
 			f.CreatedAfter != nil && !r.CreatedAt.After(*f.CreatedAfter),
 			f.Search != nil && !s.searchMatches(*f.Search, r),
 			!core.HasLabels(r.Labels, f.Labels, f.ExcludeLabels),
-			r.Blocked && !f.IncludeBlocked:
+			r.Blocked && !f.IncludeBlocked,
+			r.IsSpam && !f.IncludeSpam:
 			return false
 		}
 		return true
@@ -302,6 +303,38 @@ func (s *Store) SetRead(_ context.Context, accountID string, id int64, read bool
 	return nil
 }
 
+func (s *Store) SetSpam(_ context.Context, accountID string, id int64, spam bool, v *core.Verification) (core.EmailMessage, error) {
+	if err := s.lock(); err != nil {
+		return core.EmailMessage{}, err
+	}
+	defer s.mu.Unlock()
+	t := s.mailTables()
+	r, ok := t.messages[id]
+	if !ok || r.AccountID != accountID {
+		return core.EmailMessage{}, core.NotFound("Message not found.")
+	}
+	wasSpam := r.IsSpam
+	r.IsSpam, r.Verification = spam, v
+	thread := s.recountThread(t.threads[r.ThreadID].Recount())
+	t.threads[thread.ID] = &thread
+	m := r.EmailMessage
+	if e, ok := core.SpamMoveEvent(m, wasSpam); ok {
+		return m, s.writeEvents(e)
+	}
+	return m, nil
+}
+
+// recountThread folds a thread's messages into thread, oldest first.
+func (s *Store) recountThread(thread core.Thread) core.Thread {
+	rest := values(s.mail.messages, func(o *messageRow) bool { return o.ThreadID == thread.ID }, func(a, b *messageRow) bool {
+		return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.ID < b.ID
+	})
+	for _, o := range rest {
+		thread.Add(o.EmailMessage)
+	}
+	return thread
+}
+
 func (s *Store) DeleteMessage(_ context.Context, accountID string, id int64) error {
 	if err := s.lock(); err != nil {
 		return err
@@ -319,13 +352,7 @@ func (s *Store) DeleteMessage(_ context.Context, accountID string, id int64) err
 			delete(t.attachments, aid)
 		}
 	}
-	thread := t.threads[r.ThreadID].Recount()
-	rest := values(t.messages, func(o *messageRow) bool { return o.ThreadID == thread.ID }, func(a, b *messageRow) bool {
-		return a.CreatedAt.Before(b.CreatedAt) || a.CreatedAt.Equal(b.CreatedAt) && a.ID < b.ID
-	})
-	for _, o := range rest {
-		thread.Add(o.EmailMessage)
-	}
+	thread := s.recountThread(t.threads[r.ThreadID].Recount())
 	if thread.MessageCount == 0 {
 		delete(t.threads, thread.ID)
 	} else {

@@ -129,12 +129,14 @@ func (s *Store) SaveSourceProgress(_ context.Context, id string, version time.Ti
 	return true, nil
 }
 
-func (s *Store) MailboxEntries(_ context.Context, inboxID int64, dir core.Direction) ([]ports.MailboxEntry, error) {
+func (s *Store) MailboxEntries(_ context.Context, inboxID int64, dir core.Direction, spam bool) ([]ports.MailboxEntry, error) {
 	if err := s.lock(); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	rows := values(s.mailTables().messages, func(r *messageRow) bool { return r.InboxID == inboxID && r.Direction == dir && !r.Blocked },
+	rows := values(s.mailTables().messages, func(r *messageRow) bool {
+		return r.InboxID == inboxID && r.Direction == dir && !r.Blocked && r.IsSpam == spam
+	},
 		func(a, b *messageRow) bool { return a.ID < b.ID })
 	out := make([]ports.MailboxEntry, len(rows))
 	for i, r := range rows {

@@ -25,6 +25,7 @@ type Metrics struct {
 	attempts       *prometheus.CounterVec
 	attemptSeconds prometheus.Histogram
 	sms            *prometheus.CounterVec
+	spamChecks     *prometheus.CounterVec
 	requests       *prometheus.CounterVec
 	requestSeconds *prometheus.HistogramVec
 	smtpSessions   prometheus.Counter
@@ -45,6 +46,8 @@ func New() *Metrics {
 		Help: "Time of one outbox attempt at one message, relay included.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
 	m.sms = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "callsign_sms_messages_total",
 		Help: "Text messages by direction (incoming, outgoing) and outcome."}, []string{"direction", "outcome"})
+	m.spamChecks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "callsign_spam_checks_total",
+		Help: "Received messages judged by rspamd, by outcome: ham, spam, refused, deferred, unavailable (accepted unjudged)."}, []string{"outcome"})
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "callsign_http_requests_total",
 		Help: "REST API requests by method, route pattern and status."}, []string{"method", "route", "status"})
 	m.requestSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "callsign_http_request_duration_seconds",
@@ -55,7 +58,7 @@ func New() *Metrics {
 		Help: "Messages stored per group commit of the database.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128}})
 	m.walRestart = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "callsign_sqlite_wal_restart_seconds",
 		Help: "Time each restart of SQLite's write-ahead log held the writer.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 12)})
-	m.registry.MustRegister(m.inbound, m.ingestSeconds, m.attempts, m.attemptSeconds, m.sms, m.requests, m.requestSeconds,
+	m.registry.MustRegister(m.inbound, m.ingestSeconds, m.attempts, m.attemptSeconds, m.sms, m.spamChecks, m.requests, m.requestSeconds,
 		m.smtpSessions, m.commitBatch, m.walRestart,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -96,6 +99,9 @@ func (m *Metrics) OutboundAttempt(outcome string, took time.Duration) {
 
 // SMS implements ports.Observer.
 func (m *Metrics) SMS(direction, outcome string) { m.sms.WithLabelValues(direction, outcome).Inc() }
+
+// SpamCheck implements ports.Observer.
+func (m *Metrics) SpamCheck(outcome string) { m.spamChecks.WithLabelValues(outcome).Inc() }
 
 // Request counts one API request; route is the route's pattern.
 func (m *Metrics) Request(method, route string, status int, took time.Duration) {

@@ -93,6 +93,8 @@ type messageRow struct {
 	VerifyLink     string         `db:"verification_link"`
 	SourceHash     string         `db:"source_hash"`
 	Blocked        bool           `db:"blocked"`
+	Spam           sql.NullString `db:"spam"`
+	IsSpam         sql.NullBool   `db:"is_spam"`
 	CreatedAt      int64          `db:"created_at"`
 }
 
@@ -104,7 +106,46 @@ func (r messageRow) core() core.EmailMessage {
 		Direction: core.Direction(r.Direction), IsRead: r.IsRead, DeliveryStatus: core.DeliveryStatus(r.DeliveryStatus),
 		DeliveryError: r.DeliveryError, Recipients: parseRecipients(r.Recipients), BounceToken: r.BounceToken.String, SourceHash: r.SourceHash,
 		Authentication: authOf(r.AuthSPF, r.AuthDKIM, r.AuthDMARC, r.AuthVerdict, r.AuthPolicy, r.AuthCheckedBy),
-		Verification:   core.NewVerification(r.VerifyCode, r.VerifyLink), Blocked: r.Blocked, CreatedAt: fromUS(r.CreatedAt)}
+		Verification:   core.NewVerification(r.VerifyCode, r.VerifyLink), Blocked: r.Blocked, Spam: parseSpam(r.Spam), IsSpam: r.IsSpam.Bool,
+		CreatedAt: fromUS(r.CreatedAt)}
+}
+
+// spamJSON is a stored spam verdict.
+type spamJSON struct {
+	Score   float64          `json:"score"`
+	Action  string           `json:"action"`
+	Symbols []spamSymbolJSON `json:"symbols"`
+}
+
+type spamSymbolJSON struct {
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
+}
+
+// spamColumns are what a message's spam verdict stores: NULL and NULL
+// when no filter judged it.
+func spamColumns(v *core.SpamVerdict, isSpam bool) (sql.NullString, sql.NullBool) {
+	if v == nil {
+		return sql.NullString{}, sql.NullBool{Bool: isSpam, Valid: isSpam}
+	}
+	j := spamJSON{Score: v.Score, Action: string(v.Action), Symbols: make([]spamSymbolJSON, len(v.Symbols))}
+	for i, sym := range v.Symbols {
+		j.Symbols[i] = spamSymbolJSON(sym)
+	}
+	b, _ := json.Marshal(j)
+	return sql.NullString{String: string(b), Valid: true}, sql.NullBool{Bool: isSpam, Valid: true}
+}
+
+func parseSpam(s sql.NullString) *core.SpamVerdict {
+	var j spamJSON
+	if !s.Valid || json.Unmarshal([]byte(s.String), &j) != nil {
+		return nil
+	}
+	v := &core.SpamVerdict{Score: j.Score, Action: core.SpamAction(j.Action), Symbols: make([]core.SpamSymbol, len(j.Symbols))}
+	for i, sym := range j.Symbols {
+		v.Symbols[i] = core.SpamSymbol(sym)
+	}
+	return v
 }
 
 // verificationColumns are what a message's verification stores: its code and link.
@@ -172,7 +213,7 @@ func nullToken(t string) sql.NullString { return sql.NullString{String: t, Valid
 const messageColumns = `id, account_id, identity_id, inbox_id, thread_id, message_id, in_reply_to, refs, from_email, from_name,
 	to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, html_in_source, body_truncated, direction, is_read, delivery_status,
 	delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy, auth_checked_by, recipients, bounce_token, verification_code,
-	verification_link, source_hash, blocked, created_at`
+	verification_link, source_hash, blocked, spam, is_spam, created_at`
 
 // summaryColumns are messageColumns as a list reads them: the head of the
 // text body, for the preview (core.EmailMessage.Summary), and no HTML.
@@ -414,6 +455,9 @@ func (db *DB) Messages(ctx context.Context, f ports.MessageFilter) ([]core.Email
 	w.labelFilter("email_messages.id", "message_id", f.Scope.AccountID, f.Labels, f.ExcludeLabels)
 	if !f.IncludeBlocked {
 		w.add("email_messages.blocked = ?", false)
+	}
+	if !f.IncludeSpam {
+		w.add(isSpamCondition(false, "email_messages."))
 	}
 	var search searchSQL
 	order := "created_at, id"
@@ -847,14 +891,16 @@ func (db *DB) DeleteMessage(ctx context.Context, accountID string, id int64) err
 // whatever the thread holds.
 func (db *DB) recountThread(ctx context.Context, tx *sqlx.Tx, t core.Thread) (core.Thread, error) {
 	var latest int64
-	err := tx.GetContext(ctx, &latest, db.q(`SELECT id FROM email_messages WHERE thread_id = ? ORDER BY created_at DESC, id DESC LIMIT 1`), t.ID)
+	// The latest message the summary counts (core.Thread.Add) gives the preview.
+	err := tx.GetContext(ctx, &latest, db.q(`SELECT id FROM email_messages WHERE thread_id = ? AND blocked = ? AND is_spam IS NOT TRUE
+		ORDER BY created_at DESC, id DESC LIMIT 1`), t.ID, false)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, nil
 	}
 	if err != nil {
 		return t, err
 	}
-	rows, err := tx.QueryxContext(ctx, db.q(`SELECT m.id, m.direction, m.is_read, m.created_at, m.subject, m.from_email, m.to_addrs,
+	rows, err := tx.QueryxContext(ctx, db.q(`SELECT m.id, m.direction, m.is_read, m.blocked, m.is_spam, m.created_at, m.subject, m.from_email, m.to_addrs,
 		m.cc_addrs, CASE WHEN m.id = ? THEN substr(m.text_body, 1, `+strconv.Itoa(core.PreviewHead)+`) ELSE '' END AS text_body, a.filename
 		FROM email_messages m LEFT JOIN attachments a ON a.message_id = m.id
 		WHERE m.thread_id = ? ORDER BY m.created_at, m.id, a.position`), latest, t.ID)
@@ -868,6 +914,8 @@ func (db *DB) recountThread(ctx context.Context, tx *sqlx.Tx, t core.Thread) (co
 			ID        int64          `db:"id"`
 			Direction string         `db:"direction"`
 			IsRead    bool           `db:"is_read"`
+			Blocked   bool           `db:"blocked"`
+			IsSpam    sql.NullBool   `db:"is_spam"`
 			CreatedAt int64          `db:"created_at"`
 			Subject   string         `db:"subject"`
 			FromEmail string         `db:"from_email"`
@@ -884,7 +932,8 @@ func (db *DB) recountThread(ctx context.Context, tx *sqlx.Tx, t core.Thread) (co
 				t.Add(*m)
 			}
 			m = &core.EmailMessage{ID: r.ID, Header: core.Header{Subject: r.Subject, FromEmail: r.FromEmail, To: parseList(r.To),
-				Cc: parseList(r.Cc)}, Text: r.Text, Direction: core.Direction(r.Direction), IsRead: r.IsRead, CreatedAt: fromUS(r.CreatedAt)}
+				Cc: parseList(r.Cc)}, Text: r.Text, Direction: core.Direction(r.Direction), IsRead: r.IsRead, Blocked: r.Blocked, IsSpam: r.IsSpam.Bool,
+				CreatedAt: fromUS(r.CreatedAt)}
 		}
 		if r.Filename.Valid {
 			m.Attachments = append(m.Attachments, core.Attachment{Filename: r.Filename.String})

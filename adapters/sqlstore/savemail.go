@@ -263,7 +263,7 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 const messageColumnsIn = `account_id, identity_id, inbox_id, thread_id, message_id,
 	in_reply_to, refs, from_email, from_name, to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, html_in_source,
 	body_truncated, direction, is_read, delivery_status, delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy,
-	auth_checked_by, recipients, bounce_token, verification_code, verification_link, source_hash, blocked, created_at, stored_bytes`
+	auth_checked_by, recipients, bounce_token, verification_code, verification_link, source_hash, blocked, spam, is_spam, created_at, stored_bytes`
 
 // insertMessage stores m's row and returns its id: the next of mt.ids
 // where they were drawn beforehand (PostgreSQL), else the one it got.
@@ -271,6 +271,7 @@ const messageColumnsIn = `account_id, identity_id, inbox_id, thread_id, message_
 // (wholeMessages reads it back).
 func (mt *mailTx) insertMessage(m core.EmailMessage, storedBytes int64, htmlInSource bool) (int64, error) {
 	code, link := verificationColumns(m.Verification)
+	spam, isSpam := spamColumns(m.Spam, m.IsSpam)
 	html := m.HTML
 	if htmlInSource {
 		html = ""
@@ -278,7 +279,7 @@ func (mt *mailTx) insertMessage(m core.EmailMessage, storedBytes int64, htmlInSo
 	args := append(append([]any{m.AccountID, m.IdentityID, m.InboxID, m.ThreadID, m.MessageID, m.InReplyTo, jsonList(m.References).text(),
 		m.FromEmail, m.FromName, jsonList(m.To).text(), jsonList(m.Cc).text(), jsonList(m.Bcc).text(), m.Subject, m.Text, html, htmlInSource,
 		m.Truncated, string(m.Direction), m.IsRead, string(m.DeliveryStatus), m.DeliveryError}, authColumns(m.Authentication)...),
-		recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, m.Blocked, us(m.CreatedAt), storedBytes)
+		recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, m.Blocked, spam, isSpam, us(m.CreatedAt), storedBytes)
 	marks := strings.Repeat("?, ", len(args)-1) + "?"
 	if len(mt.ids) > 0 {
 		id := mt.ids[0]

@@ -100,7 +100,7 @@ func (db *DB) SaveSourceProgress(ctx context.Context, id string, version time.Ti
 	return n == 1, err
 }
 
-func (db *DB) MailboxEntries(ctx context.Context, inboxID int64, dir core.Direction) ([]ports.MailboxEntry, error) {
+func (db *DB) MailboxEntries(ctx context.Context, inboxID int64, dir core.Direction, spam bool) ([]ports.MailboxEntry, error) {
 	var rows []struct {
 		ID        int64 `db:"id"`
 		IsRead    bool  `db:"is_read"`
@@ -110,7 +110,8 @@ func (db *DB) MailboxEntries(ctx context.Context, inboxID int64, dir core.Direct
 	// length() of a blob is its size in bytes in both dialects.
 	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT m.id, m.is_read, length(s.raw) AS size, m.created_at
 		FROM email_messages m JOIN email_sources s ON s.message_id = m.id
-		WHERE m.inbox_id = ? AND m.direction = ? AND m.blocked = ? ORDER BY m.id`), inboxID, string(dir), false)
+		WHERE m.inbox_id = ? AND m.direction = ? AND m.blocked = ? AND `+isSpamCondition(spam, "m.")+` ORDER BY m.id`),
+		inboxID, string(dir), false)
 	if err != nil {
 		return nil, err
 	}
@@ -133,4 +134,13 @@ func (db *DB) MailboxEntries(ctx context.Context, inboxID int64, dir core.Direct
 		}
 	}
 	return out, nil
+}
+
+// isSpamCondition keeps the rows filed as spam, or those that are not
+// (is_spam NULL: never judged).
+func isSpamCondition(spam bool, prefix string) string {
+	if spam {
+		return prefix + "is_spam IS TRUE"
+	}
+	return prefix + "is_spam IS NOT TRUE"
 }

@@ -70,7 +70,7 @@ func testMailDeleteRecountsThread(t *testing.T, f *fixture) {
 	if threads, _, _ := f.s.Threads(f.ctx, ports.ThreadFilter{Scope: core.Scope{AccountID: a.ID}}); len(threads) != 0 {
 		t.Fatalf("threads left: %+v", threads)
 	}
-	if entries, _ := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming); len(entries) != 0 {
+	if entries, _ := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming, false); len(entries) != 0 {
 		t.Fatalf("mailbox entries left: %+v", entries)
 	}
 }

@@ -543,7 +543,7 @@ func testMailboxEntries(t *testing.T, f *fixture) {
 	f.save(incoming(other, "3@x", "three", f.tick(), ""))
 	m4 := f.save(incoming(in, "4@x", "four", f.tick(), ""))[0]
 	f.must(f.s.SetRead(f.ctx, a.ID, m4.ID, true))
-	entries, err := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming)
+	entries, err := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming, false)
 	f.must(err)
 	got := ids(entries, func(e ports.MailboxEntry) string { return fmt.Sprint(e.ID, e.IsRead, e.Size) })
 	size := len("Subject: one\r\n\r\nBody\r\n")
@@ -551,7 +551,7 @@ func testMailboxEntries(t *testing.T, f *fixture) {
 	if !entries[0].CreatedAt.Equal(m1.CreatedAt) {
 		t.Fatalf("created %v, want %v", entries[0].CreatedAt, m1.CreatedAt)
 	}
-	sent, err := f.s.MailboxEntries(f.ctx, in.ID, core.Outgoing)
+	sent, err := f.s.MailboxEntries(f.ctx, in.ID, core.Outgoing, false)
 	f.must(err)
 	wantIDs(t, "outgoing", ids(sent, func(e ports.MailboxEntry) string { return fmt.Sprint(e.ID) }), []string{fmt.Sprint(m2.ID)})
 }

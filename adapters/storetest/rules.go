@@ -79,7 +79,7 @@ func testBlockedMail(t *testing.T, f *fixture) {
 	if len(threads) != 1 || threads[0].Subject != "kept" {
 		t.Fatalf("threads: %+v", threads)
 	}
-	entries, err := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming)
+	entries, err := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming, false)
 	f.must(err)
 	if len(entries) != 1 {
 		t.Fatalf("mailbox: %+v", entries)

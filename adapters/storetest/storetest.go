@@ -111,6 +111,7 @@ var cases = []testCase{
 	{"rules/an identity's and its account's, scoped, and gone with their identity", testRules},
 	{"drafts/kept, listed, changed, sent once with their message, and gone with their identity", testDrafts},
 	{"mail/blocked mail is kept out of lists, threads and mailboxes", testBlockedMail},
+	{"mail/spam is kept out of lists, threads and the INBOX view, and moves", testSpam},
 }
 
 // t0 is the suite's epoch, with microseconds to catch lost precision.
