@@ -194,15 +194,17 @@ func New(deps Deps) *App {
 	verified := &changeFeed[string]{}
 	rules := &Rules{base: b, store: store, identities: identities}
 	mailChanged := &changeFeed[int64]{}
+	spam := spamFilter{checker: deps.Spam, timeout: deps.SpamTimeout}
 	inboxes := &Inboxes{base: b, inboxes: store, domains: domains, identities: identities, gate: g,
 		mailDomains: deps.MailDomains, changes: mailChanged}
 	bounces := &bounces{base: b, outbox: store, inboxes: inboxes, domains: domains, suppressions: suppressions, reports: deps.Reports}
 	receiving := &Receiving{base: b, messages: store, inboxes: store, domains: domains, rules: rules, gate: g, bounces: bounces,
 		mailAuth: deps.MailAuth, inboundAuth: deps.InboundAuth, parser: deps.Parser, maxBytes: deps.MaxMessageBytes,
-		spam: deps.Spam, spamTimeout: deps.SpamTimeout, postmaster: deps.Postmaster, changes: mailChanged, verified: verified}
+		spam: spam, postmaster: deps.Postmaster, changes: mailChanged, verified: verified}
 	outbox := &Outbox{base: b, messages: store, outbox: store, receiving: receiving, bounces: bounces, relay: deps.Relay,
 		retry: deps.Retry, lease: deps.OutboxLease, wake: make(chan struct{}, 1)}
-	reading := &Reading{base: b, messages: store, parser: deps.Parser, changes: mailChanged}
+	reading := &Reading{base: b, messages: store, parser: deps.Parser, changes: mailChanged, verified: verified,
+		spam: spam}
 	sending := &Sending{base: b, drafts: store, uploads: store, inboxes: inboxes, reading: reading, outbox: outbox,
 		identities: identities, rules: rules, suppressions: suppressions, domains: domains, gate: g,
 		composer: deps.Composer, maxBytes: deps.MaxMessageBytes}

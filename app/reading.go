@@ -17,6 +17,9 @@ type Reading struct {
 	parser   ports.MailParser // reads attachments out of stored sources
 	// changes tells mail clients watching an inbox that its mail changed.
 	changes *changeFeed[int64]
+	// verified tells callers waiting on an identity's verifications.
+	verified *changeFeed[string]
+	spam     spamFilter
 }
 
 // Watch signals, without blocking, whenever mail of the inboxes is stored

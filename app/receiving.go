@@ -26,10 +26,8 @@ type Receiving struct {
 	mailAuth    ports.MailAuthenticator // checks received mail
 	inboundAuth core.InboundAuth        // which connections are checked
 	parser      ports.MailParser
-	maxBytes    int64 // bounds a message
-	// spam judges received mail; nil: nothing is judged.
-	spam        ports.SpamChecker
-	spamTimeout time.Duration
+	maxBytes    int64      // bounds a message
+	spam        spamFilter // judges received mail; no checker: nothing is judged
 	// postmaster is the inbox that receives postmaster@ each platform
 	// domain; "" means the service's oldest inbox.
 	postmaster string
@@ -301,16 +299,16 @@ const DefaultSpamTimeout = 5 * time.Second
 // in time costs no mail: the message is accepted unjudged (nil verdict),
 // counted and logged.
 func (s *Receiving) judgeSpam(ctx context.Context, in InboundMail) (*core.SpamVerdict, bool, error) {
-	if s.spam == nil {
+	if s.spam.checker == nil {
 		return nil, false, nil
 	}
 	q := ports.SpamQuery{MailFrom: in.EnvelopeFrom, Recipients: in.Envelope}
 	if o := in.Origin; o != nil {
 		q.IP, q.HELO = o.IP, o.HELO
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.spamTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.spam.timeout)
 	defer cancel()
-	v, err := s.spam.Check(ctx, q, in.Raw)
+	v, err := s.spam.checker.Check(ctx, q, in.Raw)
 	if err != nil {
 		s.observer.SpamCheck("unavailable")
 		s.log.Warn("spam filter unavailable; message accepted unjudged", "envelope_from", in.EnvelopeFrom, "err", err)

@@ -106,6 +106,11 @@ type Config struct {
 	// InboundAuth says which inbound connections get SPF, DKIM and DMARC
 	// checks: "on" (all but loopback), "all" or "off".
 	InboundAuth string
+	// RspamdURL is the spam filter's controller (CALLSIGN_RSPAMD_URL); ""
+	// checks nothing. RspamdTimeout bounds one call to it.
+	RspamdURL      string
+	RspamdPassword string
+	RspamdTimeout  time.Duration
 
 	// SourcesAllowPrivate lets IMAP sources connect to loopback, private,
 	// link-local and metadata addresses (CALLSIGN_SOURCES_ALLOW_PRIVATE):

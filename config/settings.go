@@ -163,6 +163,17 @@ var settings = []Setting{
 		})},
 	{Name: "CALLSIGN_INBOUND_AUTH", Default: "on", Doc: "SPF, DKIM and DMARC checks of received mail: `on` checks every connection but loopback ones (local tools keep working offline), `all` checks loopback too, `off` checks nothing",
 		value: oneOf(func(c *Config) *string { return &c.InboundAuth }, "on", "all", "off")},
+	{Name: "CALLSIGN_RSPAMD_URL", Unset: "unset: no spam check", Doc: "rspamd's controller (`http://127.0.0.1:11334`): every received message is checked there (`/checkv2`) and what a person marks as spam or not teaches it (`/learnspam`, `/learnham`); the operator's address, dialled directly. See docs/api.md (\"Spam\")",
+		value: textAs(func(c *Config) *string { return &c.RspamdURL }, func(v string) (string, error) {
+			if u, err := url.Parse(v); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+				return "", fmt.Errorf("%q is not an absolute URL", v)
+			}
+			return strings.TrimSuffix(v, "/"), nil
+		})},
+	{Name: "CALLSIGN_RSPAMD_PASSWORD", Unset: "unset: none sent", Doc: "the controller's password (its `Password` header), when rspamd asks for one", Secret: true,
+		value: text(func(c *Config) *string { return &c.RspamdPassword })},
+	{Name: "CALLSIGN_RSPAMD_TIMEOUT", Default: "5s", Doc: "how long one check or lesson may take; a message rspamd does not judge in time is accepted unjudged (`spam: null`)",
+		value: duration(func(c *Config) *time.Duration { return &c.RspamdTimeout }, 10*time.Millisecond)},
 
 	{Name: "CALLSIGN_MAILGUN_WEBHOOK_SIGNING_KEY", Unset: "unset: Mailgun's webhooks are refused (403)", Doc: "the Mailgun account's HTTP webhook signing key: `/webhooks/mailgun/events/` and `/webhooks/mailgun/mime` take posts signed with it (at most 5 minutes old, each token once)", Secret: true,
 		value: text(func(c *Config) *string { return &c.MailgunWebhookSigningKey })},

@@ -88,7 +88,33 @@ type messageSummaryView struct {
 	// Highlights are a search hit's snippets; empty outside a search (q).
 	Highlights []string `json:"highlights"`
 	Blocked    bool     `json:"blocked"`
-	CreatedDT  apiTime  `json:"created_dt"`
+	// Spam is rspamd's verdict, null when none was asked for or it did
+	// not answer; IsSpam says the message is filed as spam.
+	Spam      *spamView `json:"spam"`
+	IsSpam    bool      `json:"is_spam"`
+	CreatedDT apiTime   `json:"created_dt"`
+}
+
+type spamView struct {
+	Score   float64          `json:"score"`
+	Action  string           `json:"action"`
+	Symbols []spamSymbolView `json:"symbols"`
+}
+
+type spamSymbolView struct {
+	Name  string  `json:"name"`
+	Score float64 `json:"score"`
+}
+
+func viewSpam(v *core.SpamVerdict) *spamView {
+	if v == nil {
+		return nil
+	}
+	out := &spamView{Score: v.Score, Action: string(v.Action), Symbols: make([]spamSymbolView, len(v.Symbols))}
+	for i, sym := range v.Symbols {
+		out.Symbols[i] = spamSymbolView(sym)
+	}
+	return out
 }
 
 // messageView is one message with its stored bodies, each at most
@@ -163,7 +189,8 @@ func (s *server) viewSummary(m core.EmailMessage) messageSummaryView {
 		ToEmail: strings.Join(m.To, ", "), Cc: nonNil(m.Cc), Bcc: nonNil(m.Bcc), Subject: m.Subject, Preview: m.Preview, Truncated: m.Truncated,
 		Direction: string(m.Direction), IsRead: m.IsRead, Attachments: viewAll(m.Attachments, s.viewAttachment),
 		Recipients: viewAll(m.Recipients, viewRecipient), Authentication: viewAuthentication(m.Authentication),
-		Verification: viewVerification(m.Verification), Labels: nonNil(m.Labels), Highlights: nonNil(m.Highlights), Blocked: m.Blocked, CreatedDT: apiTime(m.CreatedAt)}
+		Verification: viewVerification(m.Verification), Labels: nonNil(m.Labels), Highlights: nonNil(m.Highlights), Blocked: m.Blocked,
+		Spam: viewSpam(m.Spam), IsSpam: m.IsSpam, CreatedDT: apiTime(m.CreatedAt)}
 	if m.Direction == core.Outgoing {
 		v.DeliveryStatus, v.DeliveryError = optString(string(m.DeliveryStatus)), optString(m.DeliveryError)
 	}
@@ -277,6 +304,9 @@ func (s *server) listMessages(c *gin.Context) (int, any, error) {
 	if b := q.boolean("include_blocked"); b != nil {
 		f.IncludeBlocked = *b
 	}
+	if b := q.boolean("include_spam"); b != nil {
+		f.IncludeSpam = *b
+	}
 	if d := q.str("direction"); d != "" {
 		var ok bool
 		if f.Direction, ok = core.ParseDirection(d); !ok {
@@ -300,6 +330,28 @@ func (s *server) getMessage(c *gin.Context) (int, any, error) {
 	}
 	m, err := s.app.Reading.Message(c.Request.Context(), principal(c), id)
 	return http.StatusOK, s.viewMessage(m), err
+}
+
+// spamLearnedHeader says whether rspamd learned from a move (POST
+// …/spam/ and …/not-spam/): "false" when it failed or none is configured;
+// the move stands either way.
+const spamLearnedHeader = "Callsign-Spam-Learned"
+
+// markSpam serves POST /api/email-messages/{id}/spam/ (spam) and
+// …/not-spam/: the message moves, and rspamd learns from it.
+func (s *server) markSpam(spam bool) handler {
+	return func(c *gin.Context) (int, any, error) {
+		id, err := pathID(c, "id", "Message")
+		if err != nil {
+			return 0, nil, err
+		}
+		m, learned, err := s.app.Reading.MarkSpam(c.Request.Context(), principal(c), id, spam)
+		if err != nil {
+			return 0, nil, err
+		}
+		c.Header(spamLearnedHeader, strconv.FormatBool(learned))
+		return http.StatusOK, s.viewMessage(m), nil
+	}
 }
 
 // updateReadFlag serves PUT and PATCH on a message (email or SMS): is_read

@@ -220,6 +220,8 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/email-messages/:id/raw/", s.rawMessage)
 	authed.PUT("/email-messages/:id/labels/:label/", s.handle(bodiless(s.labelMessage(true))))
 	authed.DELETE("/email-messages/:id/labels/:label/", s.handle(s.labelMessage(false)))
+	authed.POST("/email-messages/:id/spam/", s.handle(bodiless(s.markSpam(true))))
+	authed.POST("/email-messages/:id/not-spam/", s.handle(bodiless(s.markSpam(false))))
 	authed.POST("/email-messages/:id/reply/", s.handle(s.idempotent(maxBodyBytes, s.recoverMessage, s.respond("reply"))))
 	authed.POST("/email-messages/:id/reply-all/", s.handle(s.idempotent(maxBodyBytes, s.recoverMessage, s.respond("reply-all"))))
 	authed.POST("/email-messages/:id/forward/", s.handle(s.idempotent(maxBodyBytes, s.recoverMessage, s.respond("forward"))))

@@ -209,6 +209,10 @@ var (
 	replyBadAddress  = &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 3}, Message: "Bad recipient address syntax"}
 	replyTryLater    = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure storing the message; try again later"}
 	replyUnreadable  = &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "The message could not be read"}
+	// The spam filter's reject and soft reject (RFC 3463: 5.7.1 and 4.7.1,
+	// delivery not authorized).
+	replySpam         = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Message refused as spam"}
+	replySpamDeferred = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 7, 1}, Message: "Message deferred by the spam filter; try again later"}
 )
 
 func (se *session) Rcpt(to string, _ *smtp.RcptOptions) error {
@@ -293,6 +297,12 @@ func (se *session) Data(r io.Reader) error {
 	defer cancel()
 	_, err = se.s.receiving.Deliver(ctx, app.InboundMail{EnvelopeFrom: se.from, Inboxes: se.inboxes, Raw: raw, Headroom: headroom,
 		Trace: se.trace(time.Now()), Origin: se.origin(), Envelope: se.rcpts})
+	switch {
+	case errors.Is(err, app.ErrSpamRefused):
+		return replySpam
+	case errors.Is(err, app.ErrSpamDeferred):
+		return replySpamDeferred
+	}
 	if err != nil {
 		switch core.KindOf(err) {
 		case core.KindInvalid:

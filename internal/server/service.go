@@ -33,6 +33,7 @@ import (
 	"github.com/callsign/callsign/adapters/numberplan"
 	"github.com/callsign/callsign/adapters/relay"
 	"github.com/callsign/callsign/adapters/resolver"
+	"github.com/callsign/callsign/adapters/rspamd"
 	"github.com/callsign/callsign/adapters/ses"
 	"github.com/callsign/callsign/adapters/simtel"
 	"github.com/callsign/callsign/adapters/smtpin"
@@ -192,6 +193,10 @@ func useMailTrust(cfg config.Config, deps *app.Deps) error {
 	deps.EventJSON = httpapi.EventJSON
 	deps.Domain = core.DomainSettings{MXHost: cfg.MXHost, SPFInclude: cfg.SPFInclude, TLSReportsTo: cfg.TLSReportsTo}
 	deps.Reports, deps.InboundAuth = mailmime.Parser{}, core.InboundAuth(cfg.InboundAuth)
+	if cfg.RspamdURL != "" {
+		deps.Spam = rspamd.New(cfg.RspamdURL, cfg.RspamdPassword)
+	}
+	deps.SpamTimeout = cfg.RspamdTimeout
 	for _, f := range cfg.PlatformDKIM {
 		pemBytes, err := os.ReadFile(f.Path)
 		if err != nil {
