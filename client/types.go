@@ -64,7 +64,19 @@ type MessageSummary struct {
 	Labels          []string        `json:"labels"`
 	Highlights      []string        `json:"highlights"`
 	Blocked         bool            `json:"blocked"` // an inbound rule refused it after it was accepted
+	Spam            *SpamVerdict    `json:"spam"`    // rspamd's verdict; nil when none was asked for or it did not answer
+	IsSpam          bool            `json:"is_spam"` // filed as spam: out of lists unless include_spam=true
 	CreatedDT       string          `json:"created_dt"`
+}
+
+// SpamVerdict is rspamd's verdict on a received message.
+type SpamVerdict struct {
+	Score   float64 `json:"score"`
+	Action  string  `json:"action"` // "no action", "add header", "rewrite subject", …
+	Symbols []struct {
+		Name  string  `json:"name"`
+		Score float64 `json:"score"`
+	} `json:"symbols"`
 }
 
 // Message is an email message with its bodies.

@@ -105,8 +105,8 @@ func TestListSelectFetchAndSearch(t *testing.T) {
 	c := login(t, w.serve(imapadapter.ServerOptions{PlaintextAuth: true}), alice)
 
 	boxes, err := c.List("", "*", nil).Collect()
-	if err != nil || len(boxes) != 2 || boxes[0].Mailbox != "INBOX" || boxes[1].Mailbox != "Sent" ||
-		!hasAttr(boxes[1].Attrs, imap.MailboxAttrSent) {
+	if err != nil || len(boxes) != 3 || boxes[0].Mailbox != "INBOX" || boxes[1].Mailbox != "Sent" ||
+		!hasAttr(boxes[1].Attrs, imap.MailboxAttrSent) || boxes[2].Mailbox != "Junk" || !hasAttr(boxes[2].Attrs, imap.MailboxAttrJunk) {
 		t.Fatalf("LIST: %v %+v", err, boxes)
 	}
 	st, err := c.Status("Sent", &imap.StatusOptions{NumMessages: true, NumUnseen: true}).Wait()
@@ -178,7 +178,7 @@ func TestListSelectFetchAndSearch(t *testing.T) {
 		t.Fatalf("Sent: %v %+v", err, out)
 	}
 	_, err = c.Select("Archive", nil).Wait()
-	wantNo(t, err, imap.ResponseCodeNonExistent, "INBOX and Sent")
+	wantNo(t, err, imap.ResponseCodeNonExistent, "INBOX, Sent, Junk")
 }
 
 func TestSeenIsIsReadBothWays(t *testing.T) {

@@ -51,7 +51,7 @@ var (
 // IMAP answers for what this server does not do, and for failures.
 var (
 	errFixedFolders = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeCannot,
-		Text: "The folders are fixed: INBOX (received mail) and Sent (outgoing mail)."}
+		Text: "The folders are fixed: INBOX (received mail), Sent (outgoing mail) and Junk (mail filed as spam)."}
 	errNoAppend = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeCannot,
 		Text: "APPEND is not supported: mail arrives over SMTP and is sent through the API."}
 	errNoCopy = &imap.Error{Type: imap.StatusResponseTypeNo, Code: imap.ResponseCodeCannot,
@@ -216,8 +216,11 @@ func (se *session) List(w *imapserver.ListWriter, ref string, patterns []string,
 			continue
 		}
 		data := &imap.ListData{Mailbox: name, Delim: '/', Attrs: []imap.MailboxAttr{imap.MailboxAttrHasNoChildren}}
-		if name == app.MailboxSent {
+		switch name {
+		case app.MailboxSent:
 			data.Attrs = append(data.Attrs, imap.MailboxAttrSent)
+		case app.MailboxJunk: // RFC 6154's special use
+			data.Attrs = append(data.Attrs, imap.MailboxAttrJunk)
 		}
 		if options.SelectSubscribed || options.ReturnSubscribed {
 			data.Attrs = append(data.Attrs, imap.MailboxAttrSubscribed)
