@@ -74,7 +74,7 @@ func testMailLabels(t *testing.T, f *fixture) {
 		t.Fatalf("threads: %+v", threads)
 	}
 	wantLabels("thread list", threads[0].Labels, []string{"done", "todo"})
-	entries, err := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming)
+	entries, err := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming, false)
 	f.must(err)
 	wantIDs(t, "mailbox entries", ids(entries, func(e ports.MailboxEntry) string { return fmt.Sprint(e.ID, e.Labels) }),
 		[]string{fmt.Sprint(m1.ID, []string{"todo"}), fmt.Sprint(m2.ID, []string{"done"})})

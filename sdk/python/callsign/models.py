@@ -409,12 +409,14 @@ class EmailMessageSummary(Model):
     delivery_error: str | None = None
     recipients: list[Recipient] | None = None
     blocked: bool | None = None
+    spam: dict[str, Any] | None = None
+    is_spam: bool | None = None
     authentication: dict[str, Any] | None = None
     verification: Verification | None = None
     labels: list[str] | None = None
     highlights: list[str] | None = None
     created_dt: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'labels': ('labels', None), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None)}
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'spam': ('spam', None), 'is_spam': ('is_spam', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'labels': ('labels', None), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None)}
 
 
 @dataclass(eq=True)
@@ -464,6 +466,8 @@ class EmailMessage(Model):
     delivery_error: str | None = None
     recipients: list[Recipient] | None = None
     blocked: bool | None = None
+    spam: dict[str, Any] | None = None
+    is_spam: bool | None = None
     authentication: dict[str, Any] | None = None
     verification: Verification | None = None
     labels: list[str] | None = None
@@ -473,7 +477,7 @@ class EmailMessage(Model):
     html: str | None = None
     extracted_text: str | None = None
     extracted_html: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'labels': ('labels', None), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None), 'content': ('content', None), 'html': ('html', None), 'extracted_text': ('extracted_text', None), 'extracted_html': ('extracted_html', None)}
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'url': ('url', None), 'inbox': ('inbox', None), 'thread_id': ('thread_id', None), 'message_id': ('message_id', None), 'in_reply_to': ('in_reply_to', None), 'from_email': ('from_email', None), 'from_display_name': ('from_display_name', None), 'to_email': ('to_email', None), 'cc': ('cc', None), 'bcc': ('bcc', None), 'subject': ('subject', None), 'preview': ('preview', None), 'truncated': ('truncated', None), 'direction': ('direction', None), 'is_read': ('is_read', None), 'attachments': ('attachments', 'Attachment'), 'delivery_status': ('delivery_status', None), 'delivery_error': ('delivery_error', None), 'recipients': ('recipients', 'Recipient'), 'blocked': ('blocked', None), 'spam': ('spam', None), 'is_spam': ('is_spam', None), 'authentication': ('authentication', None), 'verification': ('verification', 'Verification'), 'labels': ('labels', None), 'highlights': ('highlights', None), 'created_dt': ('created_dt', None), 'content': ('content', None), 'html': ('html', None), 'extracted_text': ('extracted_text', None), 'extracted_html': ('extracted_html', None)}
 
 
 @dataclass(eq=True)
@@ -1042,6 +1046,8 @@ OPERATIONS: dict[str, Operation] = {
     'email_messages_destroy': Operation('DELETE', '/api/email-messages/{id}/', 'none', None),
     'email_messages_label_add': Operation('PUT', '/api/email-messages/{id}/labels/{label}/', 'model', 'EmailMessage'),
     'email_messages_label_remove': Operation('DELETE', '/api/email-messages/{id}/labels/{label}/', 'none', None),
+    'email_messages_spam': Operation('POST', '/api/email-messages/{id}/spam/', 'model', 'EmailMessage'),
+    'email_messages_not_spam': Operation('POST', '/api/email-messages/{id}/not-spam/', 'model', 'EmailMessage'),
     'email_messages_raw': Operation('GET', '/api/email-messages/{id}/raw/', 'bytes', None),
     'email_messages_reply': Operation('POST', '/api/email-messages/{id}/reply/', 'model', 'EmailMessage'),
     'email_messages_reply_all': Operation('POST', '/api/email-messages/{id}/reply-all/', 'model', 'EmailMessage'),

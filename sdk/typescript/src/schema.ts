@@ -925,6 +925,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/email-messages/{id}/spam/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * File a received message as spam
+         * @description Sets `is_spam`: the message leaves lists, threads and the IMAP INBOX for the Junk folder,
+         *     and its verification code or link is dropped. rspamd learns it as spam (`/learnspam`) from
+         *     the stored source; the move stands when it cannot (the `Callsign-Spam-Learned` header then
+         *     says `false`, as it does when no rspamd is configured).
+         */
+        post: operations["email_messages_spam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/email-messages/{id}/not-spam/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a received message out of spam
+         * @description Clears `is_spam`: the message joins lists, its thread and the IMAP INBOX, is examined for
+         *     a verification code or link, and an email.received event announces it (when it was spam).
+         *     rspamd learns it as ham (`/learnham`); the move stands when it cannot (`Callsign-Spam-Learned: false`).
+         */
+        post: operations["email_messages_not_spam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/email-messages/{id}/raw/": {
         parameters: {
             query?: never;
@@ -2862,6 +2911,19 @@ export interface components {
             recipients: components["schemas"]["Recipient"][];
             /** @description Received mail an inbound rule refused after it was accepted (an empty envelope sender, judged by its From): stored read, left out of lists, threads and IMAP unless `include_blocked=true`, and not announced. */
             blocked: boolean;
+            /** @description rspamd's verdict on received mail (CALLSIGN_RSPAMD_URL); null when no spam check ran (none configured, sent mail, or rspamd did not answer in time). */
+            spam: {
+                score: number;
+                /** @description rspamd's action: no action, greylist, add header, rewrite subject, soft reject or reject (the last two only for mail accepted elsewhere first: an IMAP source, a provider). */
+                action: string;
+                /** @description The rules that matched, highest score first (at most 50). */
+                symbols: {
+                    name: string;
+                    score: number;
+                }[];
+            } | null;
+            /** @description Filed as spam (by rspamd's verdict or the person's move): left out of lists and threads unless `include_spam=true`, shown in the IMAP Junk folder, announced as email.spam instead of email.received, and not examined for a verification code until moved out (POST …/not-spam/). */
+            is_spam: boolean;
             /** @description Received mail's checks; null for sent mail, for mail from IMAP sources, and with CALLSIGN_INBOUND_AUTH=off. */
             authentication: {
                 /**
@@ -3342,7 +3404,7 @@ export interface components {
             /** @description A decimal integer, strictly increasing per account in commit order: the cursor (`after`, `Last-Event-ID`) and a webhook's `webhook-id`. */
             id: string;
             /** @enum {string} */
-            type: "email.received" | "email.sent" | "email.failed" | "email.bounced" | "email.delivered" | "email.complained" | "email.labeled" | "email.unlabeled" | "sms.received" | "sms.sent" | "sms.status" | "call.received" | "call.completed" | "identity.created" | "identity.deleted" | "inbox.created" | "phone.provisioned" | "phone.released" | "webhook.test";
+            type: "email.received" | "email.sent" | "email.failed" | "email.bounced" | "email.delivered" | "email.complained" | "email.labeled" | "email.unlabeled" | "email.spam" | "sms.received" | "sms.sent" | "sms.status" | "call.received" | "call.completed" | "identity.created" | "identity.deleted" | "inbox.created" | "phone.provisioned" | "phone.released" | "webhook.test";
             created_dt: components["schemas"]["DateTime"];
             /** Format: uuid */
             identity: string | null;
@@ -3724,6 +3786,8 @@ export interface components {
         };
     };
     headers: {
+        /** @description `true` when rspamd learned from the move; `false` when it could not (down, too slow) or none is configured: the move stands either way. */
+        SpamLearned: "true" | "false";
         /** @description `true` when the answer is a repeat's, given from its `Idempotency-Key` (absent otherwise). */
         IdempotentReplayed: "true";
         /** @description Only on a plain-array list cut at 1,000 items: `<URL of the next page>; rel="next"` (RFC 8288). */
@@ -3888,6 +3952,7 @@ export type RequestBodyInboxCreateBody = components['requestBodies']['InboxCreat
 export type RequestBodyComposeBody = components['requestBodies']['ComposeBody'];
 export type RequestBodyReplyBody = components['requestBodies']['ReplyBody'];
 export type RequestBodyMessageUpdateBody = components['requestBodies']['MessageUpdateBody'];
+export type HeaderSpamLearned = components['headers']['SpamLearned'];
 export type HeaderIdempotentReplayed = components['headers']['IdempotentReplayed'];
 export type HeaderLink = components['headers']['Link'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
@@ -5851,6 +5916,8 @@ export interface operations {
                 from_email?: string;
                 /** @description true: blocked messages are listed too. */
                 include_blocked?: boolean;
+                /** @description true: messages filed as spam (`is_spam`) are listed too. */
+                include_spam?: boolean;
                 is_read?: boolean;
                 /** @description true: messages whose `authentication.verdict` is pass; false: every other message. */
                 authenticated?: boolean;
@@ -6094,6 +6161,60 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    email_messages_spam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message as moved. */
+            200: {
+                headers: {
+                    "Callsign-Spam-Learned": components["headers"]["SpamLearned"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailMessage"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    email_messages_not_spam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message as moved. */
+            200: {
+                headers: {
+                    "Callsign-Spam-Learned": components["headers"]["SpamLearned"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailMessage"];
+                };
             };
             400: components["responses"]["ValidationError"];
             401: components["responses"]["Unauthorized"];
