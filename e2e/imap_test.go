@@ -61,7 +61,7 @@ func TestIMAPServerEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		boxes, err := c.List("", "*", nil).Collect()
-		if err != nil || len(boxes) != 2 {
+		if err != nil || len(boxes) != 3 { // INBOX, Sent, Junk
 			t.Fatalf("LIST: %v %+v", err, boxes)
 		}
 		if _, err := c.Select("INBOX", nil).Wait(); err != nil {
