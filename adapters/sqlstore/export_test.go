@@ -21,6 +21,9 @@ func Vacuum(ctx context.Context, db *DB) error {
 	return err
 }
 
+// EmbeddedVersions lists the versions of the migrations built in for d.
+func EmbeddedVersions(d Dialect) ([]int64, error) { return embeddedVersions(d) }
+
 // MigrateTo applies the migrations up to and including version.
 func MigrateTo(ctx context.Context, db *DB, version int64) error {
 	p, err := db.migrator(ctx)
