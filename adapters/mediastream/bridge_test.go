@@ -24,7 +24,13 @@ import (
 	"github.com/callsign/callsign/adapters/mediastream/mediastreamtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if agentURL := os.Getenv(benchServerEnv); agentURL != "" {
+		serveBenchMedia(agentURL) // the benchmark's bridge, in a process of its own
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
@@ -357,7 +363,7 @@ func TestVerifyAgentRequest(t *testing.T) {
 // The start the agent gets is Twilio's shape: the fields an agent written
 // for Twilio reads.
 func TestAgentStartIsTwilioShaped(t *testing.T) {
-	var start map[string]any
+	starts := make(chan map[string]any, 1)
 	agentURL := serveAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
@@ -369,7 +375,9 @@ func TestAgentStartIsTwilioShaped(t *testing.T) {
 		if string(connected) != twilioConnected {
 			t.Errorf("connected = %s", connected)
 		}
+		var start map[string]any
 		_ = json.Unmarshal(data, &start)
+		starts <- start
 		_, _, _ = c.Read(r.Context())
 	}))
 	m := serveMedia(t, agentURL, mediastream.DialOptions{}, nil)
@@ -377,6 +385,7 @@ func TestAgentStartIsTwilioShaped(t *testing.T) {
 	_ = c.Write(context.Background(), websocket.MessageText, []byte(`{"event":"stop","sequenceNumber":"2","streamSid":"MZ1","stop":{"callSid":"CA1"}}`))
 	<-m.stats
 	closed(got)
+	start := <-starts
 	s, _ := start["start"].(map[string]any)
 	if start["event"] != "start" || start["sequenceNumber"] != "1" || start["streamSid"] != "MZ1" || s["callSid"] != "CA1" ||
 		s["mediaFormat"].(map[string]any)["encoding"] != "audio/x-mulaw" || s["customParameters"].(map[string]any)["to"] != "+15005550001" {
