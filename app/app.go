@@ -10,6 +10,8 @@
 package app
 
 import (
+	"cmp"
+	"context"
 	"crypto/rand"
 	"io"
 	"log/slog"
@@ -116,6 +118,12 @@ type Settings struct {
 	// Quotas are the limits per account (CALLSIGN_QUOTA_*); none means
 	// unlimited.
 	Quotas core.Limits
+	// MaxActiveCalls bounds an account's calls in progress
+	// (CALLSIGN_QUOTA_ACTIVE_CALLS); 0 means unlimited.
+	MaxActiveCalls int64
+	// CallMaxDuration bounds a call (CALLSIGN_CALL_MAX_DURATION); zero
+	// means DefaultCallMaxDuration.
+	CallMaxDuration time.Duration
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -208,7 +216,8 @@ func New(deps Deps) *App {
 	sending := &Sending{base: b, drafts: store, uploads: store, inboxes: inboxes, reading: reading, outbox: outbox,
 		identities: identities, rules: rules, suppressions: suppressions, domains: domains, gate: g,
 		composer: deps.Composer, maxBytes: deps.MaxMessageBytes}
-	phone := &Phone{base: b, store: store, gate: g, identities: identities, numbers: numbers, telephony: deps.Telephony}
+	phone := &Phone{base: b, store: store, gate: g, identities: identities, numbers: numbers, telephony: deps.Telephony,
+		hooks: deps.WebhookSender, cipher: deps.Cipher}
 	events := &Events{base: b, store: store, retention: deps.EventRetention, render: deps.EventJSON, changed: make(chan struct{}),
 		closed: make(chan struct{}), watching: make(chan struct{})}
 	sources := &Sources{base: b, store: store, inboxes: inboxes, receiving: receiving, cipher: deps.Cipher, destinations: deps.Destinations, changed: make(chan struct{}, 1)}
@@ -242,7 +251,10 @@ func New(deps Deps) *App {
 		Phone:        phone,
 		SMS: &SMS{base: b, store: store, gate: g, numbers: store, identities: identities, telephony: deps.Telephony, rules: rules,
 			publicURL: deps.PublicURL, verified: verified},
-		Calls:         &Calls{base: b, store: store, numbers: store, telephony: deps.Telephony, placed: make(chan struct{}, 1)},
+		Calls: &Calls{base: b, store: store, numbers: store, telephony: deps.Telephony, identities: identities, gate: g, rules: rules,
+			hooks: deps.WebhookSender, cipher: deps.Cipher, publicURL: deps.PublicURL, maxActive: deps.MaxActiveCalls,
+			maxDuration: cmp.Or(deps.CallMaxDuration, DefaultCallMaxDuration), placed: make(chan struct{}, 1),
+			streams: map[int64]context.CancelFunc{}},
 		Idempotency:   &Idempotency{base: b, store: store, cipher: deps.Cipher},
 		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified, events: events},
 		Events:        events,

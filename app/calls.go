@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/callsign/callsign/core"
@@ -13,11 +14,24 @@ import (
 // provider's voice webhooks, or placed by the simulator.
 type Calls struct {
 	base
-	store     ports.CallStore
-	numbers   ports.PhoneStore // whose number a call came to, and its voice agent
-	telephony ports.Telephony
+	store      ports.CallStore
+	numbers    ports.PhoneStore // whose number a call came to, and its voice agent
+	telephony  ports.Telephony
+	identities *Identities
+	gate       gate
+	rules      *Rules
+	hooks      ports.WebhookSender // the outbound policy's check of an agent's WebSocket
+	cipher     ports.Cipher        // opens agents' stream secrets
+	publicURL  string
+	// maxActive bounds an account's calls in progress (0: unlimited);
+	// maxDuration bounds a call.
+	maxActive   int64
+	maxDuration time.Duration
 	// placed wakes RunSimulatedHangUps when the simulator placed a call.
 	placed chan struct{}
+
+	mu      sync.Mutex
+	streams map[int64]context.CancelFunc // the bridges running here, by call
 }
 
 // InboundCall is a call a provider hands us (Twilio's voice webhook).
@@ -26,46 +40,58 @@ type InboundCall struct {
 	Status        string // the provider's word; "" reads as ringing
 }
 
-// CallRoute is where a call goes: to the identity's voice agent (URL and
-// Method), or, with no URL, nowhere (it is refused).
-type CallRoute struct {
-	URL, Method string
-}
-
 // Receive records a call to one of our numbers (call.received; the same
-// SID twice is one call) and routes it to the identity's enabled voice
-// agent, as before call records. A call to a number we do not own is
-// refused and logged.
-func (s *Calls) Receive(ctx context.Context, in InboundCall) (CallRoute, error) {
+// SID twice is one call) and answers it as the identity's enabled voice
+// agent says: redirected to its response_url, or streamed to its
+// stream_url through our media endpoint. A call to a number we do not own,
+// or to an identity with no enabled agent, is refused (a number we do not
+// own is logged).
+func (s *Calls) Receive(ctx context.Context, in InboundCall) (core.CallAnswer, error) {
 	status := core.CallRinging
 	if in.Status != "" {
 		var ok bool
 		if status, ok = core.ParseCallStatus(in.Status); !ok {
-			return CallRoute{}, core.Invalid("CallStatus", "%q is not a call status.", in.Status)
+			return core.CallAnswer{}, core.Invalid("CallStatus", "%q is not a call status.", in.Status)
 		}
 	}
 	if in.SID == "" {
-		return CallRoute{}, core.Invalid("CallSid", "This field is required.")
+		return core.CallAnswer{}, core.Invalid("CallSid", "This field is required.")
 	}
 	phone, err := s.numbers.PhoneByNumber(ctx, in.To)
 	if isNotFound(err) {
 		s.log.Warn("voice: a call to a number we do not own was refused", "to", in.To, "sid", in.SID)
-		return CallRoute{}, nil
+		return core.CallAnswer{}, nil
 	}
 	if err != nil {
-		return CallRoute{}, err
+		return core.CallAnswer{}, err
+	}
+	v, err := s.numbers.VoiceAgent(ctx, phone.AccountID, phone.IdentityID)
+	if err != nil && !isNotFound(err) {
+		return core.CallAnswer{}, err
 	}
 	c := core.Call{AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneID: phone.ID, PhoneNumber: phone.Number,
 		Direction: core.Incoming, FromNumber: in.From, ToNumber: phone.Number, Status: status, StartedAt: s.now(),
 		DurationSeconds: -1, ProviderSID: in.SID}
-	if _, _, err := s.store.SaveCall(ctx, c); err != nil {
-		return CallRoute{}, err
+	if v.Enabled {
+		c.Mode, c.AgentURL, c.Record = v.Mode, v.ResponseURL, v.RecordCalls
+		if v.Mode == core.VoiceStream {
+			c.AgentURL = v.StreamURL
+		}
 	}
-	v, err := s.numbers.VoiceAgent(ctx, phone.AccountID, phone.IdentityID)
-	if isNotFound(err) || err == nil && !v.Enabled {
-		return CallRoute{}, nil
+	answer, err := s.answer(&c, v.Method)
+	if err != nil {
+		return core.CallAnswer{}, err
 	}
-	return CallRoute{URL: v.ResponseURL, Method: v.Method}, err
+	stored, created, err := s.store.SaveCall(ctx, c)
+	if err != nil {
+		return core.CallAnswer{}, err
+	}
+	if !created && stored.Mode == core.VoiceStream {
+		// The provider asked twice: the first answer's token stands, and
+		// this one's, never stored, would open nothing.
+		return core.CallAnswer{}, nil
+	}
+	return answer, nil
 }
 
 // StatusReport records a provider's report on a call (Twilio's status
@@ -136,10 +162,7 @@ func (s *Calls) Simulate(ctx context.Context, p core.Principal, from, to string,
 		PhoneNumber: phone.Number, Direction: core.Incoming, FromNumber: from, ToNumber: phone.Number, Status: core.CallInProgress,
 		StartedAt: now, DurationSeconds: -1, ProviderSID: "CAsim" + sid, HangUpAt: now.Add(duration)})
 	if err == nil {
-		select {
-		case s.placed <- struct{}{}:
-		default:
-		}
+		s.wakeHangUps()
 	}
 	return c, err
 }

@@ -17,6 +17,8 @@ type Phone struct {
 	identities *Identities
 	numbers    *numbers
 	telephony  ports.Telephony // points numbers' calls at voice agents
+	hooks      ports.WebhookSender // the outbound policy's check of a stream_url
+	cipher     ports.Cipher        // seals stream secrets
 }
 
 // numbers buys numbers at the provider and gives back those we could not
@@ -173,10 +175,13 @@ type VoiceAgentInput struct {
 	ResponseURL *string
 	Method      *string
 	Enabled     *bool
+	Mode        *string
+	StreamURL   *string
+	RecordCalls *bool
 }
 
-// VoiceAgent shows an identity's setting; one never saved reads as
-// disabled, with no URL.
+// VoiceAgent shows an identity's setting, with its stream secret; one
+// never saved reads as disabled redirect, with no URL and no secret yet.
 func (s *Phone) VoiceAgent(ctx context.Context, p core.Principal, identityID string) (core.VoiceAgent, error) {
 	ident, err := s.identities.Get(ctx, p, identityID)
 	if err != nil {
@@ -184,24 +189,35 @@ func (s *Phone) VoiceAgent(ctx context.Context, p core.Principal, identityID str
 	}
 	v, err := s.store.VoiceAgent(ctx, ident.AccountID, ident.ID)
 	if isNotFound(err) {
-		return core.VoiceAgent{IdentityID: ident.ID, AccountID: ident.AccountID, Method: "POST"}, nil
+		return core.VoiceAgent{IdentityID: ident.ID, AccountID: ident.AccountID, Method: "POST", Mode: core.VoiceRedirect}, nil
 	}
-	return v, err
+	if err != nil {
+		return v, err
+	}
+	return openSecret(s.cipher, v)
 }
 
 // SetVoiceAgent saves an identity's setting, pointing its number's calls
-// at our webhook first: when the provider fails, nothing changes (503). replace (PUT)
-// requires response_url; method defaults to POST and enabled to true.
+// at our webhook first: when the provider fails, nothing changes (503).
+// replace (PUT) requires response_url, or stream_url in stream mode;
+// method defaults to POST, mode to redirect and enabled to true. The
+// first save makes the stream secret; stream_url is held to the outbound
+// policy.
 func (s *Phone) SetVoiceAgent(ctx context.Context, p core.Principal, identityID string, in VoiceAgentInput, replace bool) (core.VoiceAgent, error) {
 	v, err := s.VoiceAgent(ctx, p, identityID)
 	if err != nil {
 		return v, err
 	}
 	if replace {
-		if in.ResponseURL == nil {
+		streamed := in.Mode != nil && core.VoiceMode(strings.TrimSpace(*in.Mode)) == core.VoiceStream
+		switch {
+		case !streamed && in.ResponseURL == nil:
 			return v, core.Invalid("response_url", "This field is required.")
+		case streamed && in.StreamURL == nil:
+			return v, core.Invalid("stream_url", "This field is required in stream mode.")
 		}
-		v.Method, v.Enabled = "POST", true
+		v.Method, v.Enabled, v.Mode, v.RecordCalls = "POST", true, core.VoiceRedirect, false
+		v.ResponseURL, v.StreamURL = "", ""
 	}
 	if in.ResponseURL != nil {
 		v.ResponseURL = strings.TrimSpace(*in.ResponseURL)
@@ -212,8 +228,25 @@ func (s *Phone) SetVoiceAgent(ctx context.Context, p core.Principal, identityID 
 	if in.Enabled != nil {
 		v.Enabled = *in.Enabled
 	}
+	if in.Mode != nil {
+		v.Mode = core.VoiceMode(strings.TrimSpace(*in.Mode))
+	}
+	if in.StreamURL != nil {
+		v.StreamURL = strings.TrimSpace(*in.StreamURL)
+	}
+	if in.RecordCalls != nil {
+		v.RecordCalls = *in.RecordCalls
+	}
 	if err := core.ValidateVoiceAgent(v); err != nil {
 		return v, err
+	}
+	if err := checkStreamURL(ctx, s.hooks, v.StreamURL); err != nil {
+		return v, err
+	}
+	if v.StreamSecret == "" {
+		if err := s.sealSecret(&v); err != nil {
+			return v, err
+		}
 	}
 	number, err := s.store.PhoneOfIdentity(ctx, v.AccountID, v.IdentityID)
 	switch {

@@ -42,16 +42,16 @@ func (s *Rules) Create(ctx context.Context, p core.Principal, in RuleInput) (cor
 	r := core.Rule{ID: s.ids.NewUUID(), AccountID: p.AccountID, IdentityID: in.Identity, Channel: core.RuleChannel(in.Channel),
 		Direction: core.RuleDirection(in.Direction), Action: core.RuleAction(in.Action), CreatedAt: s.now()}
 	switch r.Channel {
-	case core.RuleEmail, core.RuleSMS:
+	case core.RuleEmail, core.RuleSMS, core.RuleCall:
 		pattern, err := core.NormalizeRulePattern(r.Channel, in.Pattern)
-		if err == nil && r.Channel == core.RuleSMS && s.plan != nil && !s.plan.PossiblePrefix(pattern) {
+		if err == nil && r.Channel != core.RuleEmail && s.plan != nil && !s.plan.PossiblePrefix(pattern) {
 			err = core.Invalid("pattern", "%s starts no possible phone number: no country code of the numbering plans starts so, or it is longer than a number.", pattern)
 		}
 		if !problems.Merge(err) {
 			r.Pattern = pattern
 		}
 	default:
-		problems.Add("channel", "%q is not a valid choice; use email or sms.", in.Channel)
+		problems.Add("channel", "%q is not a valid choice; use email, sms or call.", in.Channel)
 	}
 	if r.Direction != core.RuleInbound && r.Direction != core.RuleOutbound {
 		problems.Add("direction", "%q is not a valid choice; use inbound or outbound.", in.Direction)

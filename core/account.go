@@ -190,6 +190,7 @@ const (
 	ActAddDomain      Act = "Adding a domain"
 	ActSendMail       Act = "Sending mail"
 	ActSendSMS        Act = "Sending a text"
+	ActPlaceCall      Act = "Placing a call"
 	// Acts under quotas alone: an inactive account still receives mail
 	// and keeps its vault.
 	ActReceiveMail    Act = "Receiving mail"

@@ -25,6 +25,7 @@ const (
 	SMSSentEvent     EventType = "sms.sent"
 	SMSStatusEvent   EventType = "sms.status"
 	CallReceived     EventType = "call.received"
+	CallStarted      EventType = "call.started"
 	CallCompleted    EventType = "call.completed"
 	IdentityCreated  EventType = "identity.created"
 	IdentityDeleted  EventType = "identity.deleted"
@@ -36,8 +37,8 @@ const (
 
 // EventTypes lists every type a filter may name, in the order the API documents them.
 var EventTypes = []EventType{EmailReceived, EmailSent, EmailFailed, EmailBounced, EmailDelivered, EmailComplained, EmailLabeled, EmailUnlabeled,
-	EmailSpam, SMSReceivedEvent, SMSSentEvent, SMSStatusEvent, CallReceived, CallCompleted, IdentityCreated, IdentityDeleted, InboxCreated,
-	PhoneProvisioned, PhoneReleased, WebhookTest}
+	EmailSpam, SMSReceivedEvent, SMSSentEvent, SMSStatusEvent, CallReceived, CallStarted, CallCompleted, IdentityCreated, IdentityDeleted,
+	InboxCreated, PhoneProvisioned, PhoneReleased, WebhookTest}
 
 // Event is one entry of an account's event log.
 type Event struct {

@@ -17,7 +17,7 @@ const (
 	QuotaInboxes      Quota = "inboxes"        // inboxes of the account, every identity's first one included
 	QuotaPhones       Quota = "phones"         // phone numbers of the account
 	QuotaVaultItems   Quota = "vault_items"    // passwords and secrets of one identity
-	QuotaSendsPerHour Quota = "sends_per_hour" // mail and texts sent in the last hour
+	QuotaSendsPerHour Quota = "sends_per_hour" // mail, texts and calls sent or placed in the last hour
 )
 
 // QuotaWebhooksPerIdentity bounds the webhooks an identity key may hold
@@ -85,7 +85,7 @@ func quotasOf(act Act) []Quota {
 		return []Quota{QuotaPhones}
 	case ActSendMail:
 		return []Quota{QuotaStorage, QuotaSendsPerHour}
-	case ActSendSMS:
+	case ActSendSMS, ActPlaceCall:
 		return []Quota{QuotaSendsPerHour}
 	case ActReceiveMail, ActUpload, ActSaveDraft:
 		return []Quota{QuotaStorage}

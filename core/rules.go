@@ -16,6 +16,7 @@ type (
 const (
 	RuleEmail    RuleChannel   = "email"
 	RuleSMS      RuleChannel   = "sms"
+	RuleCall     RuleChannel   = "call" // phone calls, judged by number as texts are
 	RuleInbound  RuleDirection = "inbound"
 	RuleOutbound RuleDirection = "outbound"
 	RuleAllow    RuleAction    = "allow"
@@ -62,7 +63,7 @@ func NormalizeRulePattern(channel RuleChannel, pattern string) (string, error) {
 			return "", Invalid("pattern", "Enter an address, or @ and a domain such as @example.com.")
 		}
 		return strings.ToLower(addr), nil
-	case RuleSMS:
+	case RuleSMS, RuleCall:
 		if len(pattern) < 2 || len(pattern) > 16 || pattern[0] != '+' || pattern[1] == '0' {
 			return "", Invalid("pattern", "Enter an E.164 number such as +14155550100, or a prefix of one such as +44.")
 		}
@@ -73,13 +74,13 @@ func NormalizeRulePattern(channel RuleChannel, pattern string) (string, error) {
 		}
 		return pattern, nil
 	}
-	return "", Invalid("channel", "%q is not a valid choice; use email or sms.", channel)
+	return "", Invalid("channel", "%q is not a valid choice; use email, sms or call.", channel)
 }
 
 // Matches reports whether the rule's pattern covers party: an email
 // address (ignoring case) or a phone number.
 func (r Rule) Matches(party string) bool {
-	if r.Channel == RuleSMS {
+	if r.Channel == RuleSMS || r.Channel == RuleCall {
 		return strings.HasPrefix(party, r.Pattern)
 	}
 	party = strings.ToLower(party)

@@ -218,24 +218,15 @@ type VoiceAgent struct {
 	ResponseURL string
 	Method      string // POST or GET
 	Enabled     bool
-	UpdatedAt   time.Time
-}
-
-// ValidateVoiceAgent checks a configuration before it is saved.
-func ValidateVoiceAgent(v VoiceAgent) error {
-	var p Problems
-	if v.ResponseURL != "" {
-		u, err := url.Parse(v.ResponseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(v.ResponseURL) > 2048 {
-			p.Add("response_url", "Enter an absolute http or https URL.")
-		}
-	} else if v.Enabled {
-		p.Add("response_url", "A response_url is required to enable the voice agent.")
-	}
-	if v.Method != "POST" && v.Method != "GET" {
-		p.Add("method", "\"%s\" is not a valid choice; use POST or GET.", v.Method)
-	}
-	return p.Err()
+	Mode        VoiceMode
+	StreamURL   string // ws or wss: the agent's Media Streams WebSocket
+	RecordCalls bool
+	// StreamSecret signs our upgrade requests to StreamURL (Standard
+	// Webhooks). Stores never see it: they keep SealedStreamSecret, which
+	// the app seals and opens with the vault cipher.
+	StreamSecret       string
+	SealedStreamSecret []byte
+	UpdatedAt    time.Time
 }
 
 // StartConversation is the empty conversation m starts; Add folds m in.
@@ -266,6 +257,7 @@ func (c *Conversation) Add(m SMSMessage) {
 type CallStatus string
 
 const (
+	CallQueued     CallStatus = "queued" // placed by us, not yet ringing
 	CallRinging    CallStatus = "ringing"
 	CallInProgress CallStatus = "in-progress"
 	CallDone       CallStatus = "completed"
@@ -287,22 +279,24 @@ func ParseCallStatus(s string) (CallStatus, bool) {
 	return "", false
 }
 
-// Ended reports whether the call is over (every status but ringing and
-// in-progress).
-func (s CallStatus) Ended() bool { return s != CallRinging && s != CallInProgress }
+// Ended reports whether the call is over (every status but queued,
+// ringing and in-progress).
+func (s CallStatus) Ended() bool { return s != CallQueued && s != CallRinging && s != CallInProgress }
 
 // CallStatusFollows reports whether a report of next may replace current:
-// ringing, then in-progress, then one final status that is never left, so
-// a late or repeated callback cannot move a call back.
+// queued, ringing, then in-progress, then one final status that is never
+// left, so a late or repeated callback cannot move a call back.
 func CallStatusFollows(current, next CallStatus) bool {
 	progress := func(s CallStatus) int {
 		switch {
-		case s == CallRinging:
+		case s == CallQueued:
 			return 0
-		case s == CallInProgress:
+		case s == CallRinging:
 			return 1
-		default:
+		case s == CallInProgress:
 			return 2
+		default:
+			return 3
 		}
 	}
 	return !current.Ended() && progress(next) > progress(current)
@@ -327,7 +321,34 @@ type Call struct {
 	// HangUpAt is when the simulator ends a call it placed (zero for a
 	// provider's calls): kept with the call, so a restart still ends it.
 	HangUpAt time.Time
+	// Mode is how the call reached its agent; "" for a call that reached none.
+	Mode VoiceMode
+	// AgentURL is where the call's agent is: its stream_url or response_url.
+	AgentURL string
+	// Record keeps the bridged audio; RecordingBytes is its size once kept.
+	Record         bool
+	RecordingBytes int64
+	// Stream is what the media bridge counted; nil until the agent connected.
+	Stream    *CallStream
+	EndReason EndReason
+	// MediaTokenHash is MediaTokenHash of the one-time token in the call's
+	// media URL; "" once the provider used it (or for a call with none).
+	MediaTokenHash string
 }
+
+// NoteEndReason records why the call ended, unless a reason is known
+// already: the first word stands (a hang-up asked through the API stays
+// hangup_api when the provider then reports completed).
+func (c *Call) NoteEndReason(r EndReason) bool {
+	if c.EndReason != "" {
+		return false
+	}
+	c.EndReason = r
+	return true
+}
+
+// Active reports whether the call counts toward the active calls.
+func (c Call) Active() bool { return !c.Status.Ended() }
 
 // CallReport is a provider's word that a call moved.
 type CallReport struct {
@@ -347,6 +368,7 @@ func (r CallReport) Apply(c *Call) bool {
 	}
 	c.Status = r.Status
 	if r.Status.Ended() {
+		c.EndReason = EndReasonOf(*c)
 		c.EndedAt = r.At
 		c.DurationSeconds = r.DurationSeconds
 		if c.DurationSeconds < 0 {

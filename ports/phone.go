@@ -110,6 +110,25 @@ type CallStore interface {
 	Call(ctx context.Context, accountID string, id int64) (core.Call, error)
 	// Calls lists calls in scope, newest first.
 	Calls(ctx context.Context, f CallFilter) ([]core.Call, int, error)
+	// SetCallProvider records the provider's id of a call we placed.
+	SetCallProvider(ctx context.Context, id int64, providerSID string) error
+	// ClaimMediaToken finds the call whose media token has hash and
+	// clears the token in the same statement, so it opens one stream
+	// only; NotFound when no call has it (unknown, or used).
+	ClaimMediaToken(ctx context.Context, hash string) (core.Call, error)
+	// StreamConnected records when the agent was connected to the call
+	// and writes call.started, in one transaction.
+	StreamConnected(ctx context.Context, id int64, at time.Time) error
+	// StreamEnded records what the bridge counted, the end reason (as
+	// core.Call.NoteEndReason lets it) and, when not nil, the recording
+	// (its stored bytes counted in the storage quota), in one transaction.
+	StreamEnded(ctx context.Context, id int64, s core.CallStream, reason core.EndReason, recording []byte) error
+	// NoteEndReason records why a call ended, as core.Call.NoteEndReason lets it.
+	NoteEndReason(ctx context.Context, id int64, reason core.EndReason) error
+	// ActiveCalls counts the account's calls that have not ended.
+	ActiveCalls(ctx context.Context, accountID string) (int64, error)
+	// CallRecording is a call's recording, NotFound when it has none.
+	CallRecording(ctx context.Context, accountID string, id int64) ([]byte, error)
 	// SimulatedHangUps lists up to 100 calls that have not ended and whose
 	// HangUpAt is not after now, oldest first, and the earliest HangUpAt after now
 	// (zero when there is none).

@@ -3,6 +3,7 @@ package ports
 import (
 	"context"
 	"net/url"
+	"time"
 
 	"github.com/callsign/callsign/core"
 )
@@ -25,6 +26,11 @@ type Telephony interface {
 	SendSMS(ctx context.Context, req SendSMS) (SentSMS, error)
 	// PointCalls points a number's incoming calls at our webhooks.
 	PointCalls(ctx context.Context, sid string, hooks VoiceWebhooks) error
+	// PlaceCall asks the provider to call req.To from our req.From; once
+	// answered the call does req.Answer.
+	PlaceCall(ctx context.Context, req PlaceCall) (PlacedCall, error)
+	// HangUp ends a call; one that has ended already counts as hung up.
+	HangUp(ctx context.Context, sid string) error
 	// VerifyWebhook checks a webhook's signature, computed by the provider
 	// over the full public URL it called and the form parameters.
 	VerifyWebhook(fullURL string, params url.Values, signature string) bool
@@ -49,6 +55,21 @@ type BoughtNumber struct {
 	Number       string // E.164
 	SID          string // the provider's id for it
 	Capabilities core.Capabilities
+}
+
+// PlaceCall is a call to place.
+type PlaceCall struct {
+	From, To          string // E.164; From is our number
+	Answer            core.CallAnswer
+	StatusCallbackURL string
+	// TimeLimit ends the call at the provider after it (CALLSIGN_CALL_MAX_DURATION).
+	TimeLimit time.Duration
+}
+
+// PlacedCall is the provider's receipt for a call.
+type PlacedCall struct {
+	SID    string
+	Status core.CallStatus
 }
 
 // SendSMS is a message to send.

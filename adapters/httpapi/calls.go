@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"encoding/xml"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -14,25 +12,38 @@ import (
 )
 
 type callView struct {
-	ID              int64    `json:"id"`
-	Identity        string   `json:"identity"`
-	Phone           string   `json:"phone"`
-	Direction       string   `json:"direction"`
-	FromNumber      string   `json:"from_number"`
-	ToNumber        string   `json:"to_number"`
-	Status          string   `json:"status"`
-	StartedDT       apiTime  `json:"started_dt"`
-	EndedDT         *apiTime `json:"ended_dt"`
-	DurationSeconds *int     `json:"duration_seconds"`
-	ProviderSID     string   `json:"provider_sid"`
+	ID              int64       `json:"id"`
+	Identity        string      `json:"identity"`
+	Phone           string      `json:"phone"`
+	Direction       string      `json:"direction"`
+	FromNumber      string      `json:"from_number"`
+	ToNumber        string      `json:"to_number"`
+	Status          string      `json:"status"`
+	StartedDT       apiTime     `json:"started_dt"`
+	EndedDT         *apiTime    `json:"ended_dt"`
+	DurationSeconds *int        `json:"duration_seconds"`
+	ProviderSID     string      `json:"provider_sid"`
+	Mode            *string     `json:"mode"`
+	Stream          *streamView `json:"stream"`
+	RecordingURL    *string     `json:"recording_url"`
+	EndReason       *string     `json:"end_reason"`
 }
 
-func viewCall(c core.Call) callView {
+// viewCall shows a call, its recording's URL absolute under the base URL.
+func (s *server) viewCall(c core.Call) callView {
+	return viewCallUnder(s.baseURL, c)
+}
+
+func viewCallUnder(baseURL string, c core.Call) callView {
 	v := callView{ID: c.ID, Identity: c.IdentityID, Phone: c.PhoneNumber, Direction: string(c.Direction), FromNumber: c.FromNumber,
 		ToNumber: c.ToNumber, Status: string(c.Status), StartedDT: apiTime(c.StartedAt), EndedDT: optTime(&c.EndedAt),
-		ProviderSID: c.ProviderSID}
+		ProviderSID: c.ProviderSID, Mode: optString(string(c.Mode)), Stream: viewStream(c.Stream), EndReason: optString(string(c.EndReason))}
 	if c.DurationSeconds >= 0 {
 		v.DurationSeconds = &c.DurationSeconds
+	}
+	if c.RecordingBytes > 0 {
+		u := baseURL + "/api/calls/" + strconv.FormatInt(c.ID, 10) + "/recording/"
+		v.RecordingURL = &u
 	}
 	return v
 }
@@ -48,7 +59,7 @@ func (s *server) listCalls(c *gin.Context) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, listed(s, c, lq, list, total, viewCall), nil
+	return http.StatusOK, listed(s, c, lq, list, total, s.viewCall), nil
 }
 
 func (s *server) getCall(c *gin.Context) (int, any, error) {
@@ -57,19 +68,7 @@ func (s *server) getCall(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	call, err := s.app.Calls.Get(c.Request.Context(), principal(c), id)
-	return http.StatusOK, viewCall(call), err
-}
-
-// callTwiML is the answer to a call: on to the voice agent, or refused.
-func callTwiML(route app.CallRoute) []byte {
-	if route.URL == "" {
-		return []byte(`<?xml version="1.0" encoding="UTF-8"?><Response><Reject/></Response>`)
-	}
-	var b strings.Builder
-	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?><Response><Redirect method="` + route.Method + `">`)
-	_ = xml.EscapeText(&b, []byte(route.URL)) // a strings.Builder takes every write
-	b.WriteString(`</Redirect></Response>`)
-	return []byte(b.String())
+	return http.StatusOK, s.viewCall(call), err
 }
 
 // voiceWebhook takes an incoming call from Twilio.
@@ -85,13 +84,13 @@ func (s *server) voiceWebhook(c *gin.Context) {
 // answerCall records an incoming call (TwiML's parameters, which TeXML
 // shares), then sends it on to the identity's voice agent.
 func (s *server) answerCall(c *gin.Context, in *input) {
-	route, err := s.app.Calls.Receive(c.Request.Context(), app.InboundCall{SID: in.text("CallSid"), From: in.text("From"),
+	answer, err := s.app.Calls.Receive(c.Request.Context(), app.InboundCall{SID: in.text("CallSid"), From: in.text("From"),
 		To: in.text("To"), Status: in.text("CallStatus")})
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	c.Data(http.StatusOK, "text/xml; charset=utf-8", callTwiML(route))
+	c.Data(http.StatusOK, "text/xml; charset=utf-8", answer.TwiML())
 }
 
 // callStatusWebhook takes Twilio's report on a call's progress.
@@ -130,5 +129,5 @@ func (s *server) simulatedCall(c *gin.Context) (int, any, error) {
 		seconds = -1 // Simulate names the range
 	}
 	call, err := s.app.Calls.Simulate(c.Request.Context(), principal(c), from, to, time.Duration(seconds)*time.Second)
-	return http.StatusCreated, viewCall(call), err
+	return http.StatusCreated, s.viewCall(call), err
 }

@@ -105,7 +105,7 @@ func EventData(baseURL string) ports.EventEncoder {
 		case core.PhoneNumber:
 			v = viewPhone(subject)
 		case core.Call:
-			v = viewCall(subject)
+			v = viewCallUnder(baseURL, subject)
 		default:
 			return nil, fmt.Errorf("no view for the subject of a %s event (%T)", e.Type, e.Subject)
 		}

@@ -78,15 +78,21 @@ func viewConversation(c core.Conversation) conversationView {
 }
 
 type voiceAgentView struct {
-	Identity    string   `json:"identity"`
-	ResponseURL *string  `json:"response_url"`
-	Method      string   `json:"method"`
-	Enabled     bool     `json:"enabled"`
-	UpdatedDT   *apiTime `json:"updated_dt"`
+	Identity     string   `json:"identity"`
+	ResponseURL  *string  `json:"response_url"`
+	Method       string   `json:"method"`
+	Enabled      bool     `json:"enabled"`
+	Mode         string   `json:"mode"`
+	StreamURL    *string  `json:"stream_url"`
+	RecordCalls  bool     `json:"record_calls"`
+	StreamSecret *string  `json:"stream_secret"`
+	UpdatedDT    *apiTime `json:"updated_dt"`
 }
 
 func viewVoiceAgent(v core.VoiceAgent) voiceAgentView {
-	return voiceAgentView{Identity: v.IdentityID, ResponseURL: optString(v.ResponseURL), Method: v.Method, Enabled: v.Enabled, UpdatedDT: optTime(&v.UpdatedAt)}
+	return voiceAgentView{Identity: v.IdentityID, ResponseURL: optString(v.ResponseURL), Method: v.Method, Enabled: v.Enabled,
+		Mode: string(v.Mode), StreamURL: optString(v.StreamURL), RecordCalls: v.RecordCalls, StreamSecret: optString(v.StreamSecret),
+		UpdatedDT: optTime(&v.UpdatedAt)}
 }
 
 func (s *server) provisionPhone(c *gin.Context) (int, any, error) {
@@ -231,7 +237,8 @@ func (s *server) setVoiceAgent(replace bool) handler {
 		if err != nil {
 			return 0, nil, err
 		}
-		vi := app.VoiceAgentInput{ResponseURL: in.str("response_url"), Method: in.str("method"), Enabled: in.boolean("enabled")}
+		vi := app.VoiceAgentInput{ResponseURL: in.str("response_url"), Method: in.str("method"), Enabled: in.boolean("enabled"),
+			Mode: in.str("mode"), StreamURL: in.str("stream_url"), RecordCalls: in.boolean("record_calls")}
 		if err := in.err(); err != nil {
 			return 0, nil, err
 		}

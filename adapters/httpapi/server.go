@@ -56,6 +56,9 @@ type Options struct {
 	Mailgun MailgunSignatures
 	// SNS checks Amazon SNS messages (SES); nil: they are refused (403).
 	SNS SNSMessages
+	// Media bridges streamed calls' audio at /media/{token}/; nil answers
+	// 503 there.
+	Media MediaBridge
 	// Closing, once closed, ends the event streams (the service closes it
 	// when it shuts down: a stream would otherwise hold the drain).
 	Closing <-chan struct{}
@@ -82,6 +85,7 @@ type server struct {
 	table         *routeTable
 	openAPI       servedSchema
 	closing       <-chan struct{}
+	mediaBridge   MediaBridge
 	console       ConsoleSignIn  // nil without a console
 	hasConsole    bool           // the console is served at ConsolePath
 	telnyx        TelnyxVerifier // nil without Telnyx
@@ -94,7 +98,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New builds the API's handler.
 func New(a *app.App, opts Options) http.Handler {
 	s := &server{app: a, log: opts.Log, baseURL: strings.TrimSuffix(opts.BaseURL, "/"), maxUpload: opts.MaxUploadBytes, version: opts.Version, requests: opts.Requests,
-		closing: opts.Closing, telnyx: opts.Telnyx, mailgun: opts.Mailgun, sns: opts.SNS}
+		closing: opts.Closing, mediaBridge: opts.Media, telnyx: opts.Telnyx, mailgun: opts.Mailgun, sns: opts.SNS}
 	if s.maxUpload <= 0 {
 		s.maxUpload = 25 << 20
 	}
@@ -239,6 +243,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/identities/:uuid/verifications/", s.handle(s.listVerifications))
 	authed.PUT("/identities/:uuid/voice-agent/", s.handle(s.setVoiceAgent(true)))
 	authed.PATCH("/identities/:uuid/voice-agent/", s.handle(s.setVoiceAgent(false)))
+	authed.POST("/identities/:uuid/voice-agent/rotate-secret/", s.handle(s.rotateStreamSecret))
 	authed.GET("/phone/", s.handle(s.listPhones))
 	authed.GET("/phone/:id/", s.handle(s.getPhone))
 	authed.GET("/messages/", s.handle(s.listSMS))
@@ -253,7 +258,10 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/sms-inbox/", s.handle(s.listConversations))
 	authed.GET("/sms-inbox/:id/", s.handle(s.getConversation))
 	authed.GET("/calls/", s.handle(s.listCalls))
+	authed.POST("/calls/", s.handle(s.idempotent(maxBodyBytes, s.recoverCall, s.placeCall)))
 	authed.GET("/calls/:id/", s.handle(s.getCall))
+	authed.POST("/calls/:id/hangup/", s.handle(s.hangUpCall))
+	authed.GET("/calls/:id/recording/", s.callRecording)
 
 	authed.GET("/events/", s.handle(s.listEvents))
 	authed.GET("/events/stream/", s.streamEvents)
@@ -280,6 +288,9 @@ func (s *server) routes(e *gin.Engine) {
 	hooks.POST("/telnyx/call-status/", s.handle(s.telnyxCallStatusWebhook))
 	hooks.POST("/sim/sms/", s.authenticate, s.throttleKey, s.handle(s.simulatedSMS))
 	hooks.POST("/sim/call/", s.authenticate, s.throttleKey, s.handle(s.simulatedCall))
+	// The provider's media WebSockets: signed like its webhooks, and each
+	// opened by a one-time token.
+	e.GET("/media/:token/", s.media)
 	// Mail providers sign theirs (mailproviders.go). Mailgun posts a
 	// route's whole message only to a URL ending in "mime": no slash.
 	hooks.POST("/mailgun/events/", s.mailgunEvents)

@@ -30,6 +30,7 @@ func (s *Store) SaveCall(_ context.Context, c core.Call) (core.Call, bool, error
 	}
 	c.ID = s.nextID()
 	s.phone.calls[c.ID] = &c
+	s.recordSend(c.AccountID, c.Direction, c.StartedAt)
 	return c, true, s.writeEvents(core.CallReceivedEvent(c))
 }
 
@@ -82,6 +83,112 @@ func (s *Store) Calls(_ context.Context, f ports.CallFilter) ([]core.Call, int, 
 		out[i] = *r
 	}
 	return out, total, nil
+}
+
+func (s *Store) SetCallProvider(_ context.Context, id int64, providerSID string) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if c, ok := s.phoneTables().calls[id]; ok {
+		c.ProviderSID = providerSID
+	}
+	return nil
+}
+
+func (s *Store) ClaimMediaToken(_ context.Context, hash string) (core.Call, error) {
+	if err := s.lock(); err != nil {
+		return core.Call{}, err
+	}
+	defer s.mu.Unlock()
+	for _, c := range s.phoneTables().calls {
+		if hash != "" && c.MediaTokenHash == hash {
+			c.MediaTokenHash = ""
+			return *c, nil
+		}
+	}
+	return core.Call{}, core.NotFound("Stream not found.")
+}
+
+// call is a call by id, for the writers below, which hold the lock.
+func (s *Store) call(id int64) (*core.Call, error) {
+	c, ok := s.phoneTables().calls[id]
+	if !ok {
+		return nil, core.NotFound("Call not found.")
+	}
+	return c, nil
+}
+
+func (s *Store) StreamConnected(_ context.Context, id int64, at time.Time) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	c, err := s.call(id)
+	if err != nil {
+		return err
+	}
+	c.Stream = &core.CallStream{ConnectedAt: at}
+	return s.writeEvents(core.CallStartedEvent(*c))
+}
+
+func (s *Store) StreamEnded(_ context.Context, id int64, st core.CallStream, reason core.EndReason, recording []byte) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	c, err := s.call(id)
+	if err != nil {
+		return err
+	}
+	c.NoteEndReason(reason)
+	if !st.ConnectedAt.IsZero() {
+		c.Stream = &st
+	}
+	if recording != nil {
+		c.RecordingBytes = int64(len(recording))
+		s.phone.recordings[id] = recording
+	}
+	return nil
+}
+
+func (s *Store) NoteEndReason(_ context.Context, id int64, reason core.EndReason) error {
+	if err := s.lock(); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	c, err := s.call(id)
+	if err == nil {
+		c.NoteEndReason(reason)
+	}
+	return err
+}
+
+func (s *Store) ActiveCalls(_ context.Context, accountID string) (int64, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	var n int64
+	for _, c := range s.phoneTables().calls {
+		if c.AccountID == accountID && c.Active() {
+			n++
+		}
+	}
+	return n, nil
+}
+
+func (s *Store) CallRecording(_ context.Context, accountID string, id int64) ([]byte, error) {
+	if err := s.lock(); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	c, ok := s.phoneTables().calls[id]
+	b, kept := s.phone.recordings[id]
+	if !ok || !kept || c.AccountID != accountID {
+		return nil, core.NotFound("Recording not found.")
+	}
+	return b, nil
 }
 
 func (s *Store) SimulatedHangUps(_ context.Context, now time.Time) ([]core.Call, time.Time, error) {

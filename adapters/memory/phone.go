@@ -16,13 +16,14 @@ type phoneTables struct {
 	conversations map[string]*core.Conversation // by conversation id
 	voice         map[string]*core.VoiceAgent   // by identity
 	calls         map[int64]*core.Call
+	recordings    map[int64][]byte // by call; one whose call is gone is gone too
 }
 
 func (s *Store) phoneTables() *phoneTables {
 	if s.phone.phones == nil {
 		s.phone = phoneTables{phones: map[int64]*core.PhoneNumber{}, sms: map[int64]*core.SMSMessage{},
 			conversations: map[string]*core.Conversation{}, voice: map[string]*core.VoiceAgent{},
-			calls: map[int64]*core.Call{}}
+			calls: map[int64]*core.Call{}, recordings: map[int64][]byte{}}
 	}
 	return &s.phone
 }

@@ -38,6 +38,11 @@ func (s *Store) Usage(_ context.Context, accountID, identityID string, since tim
 					n += core.DraftStoredBytes(*d)
 				}
 			}
+			for id, c := range s.phoneTables().calls {
+				if c.AccountID == accountID {
+					n += int64(len(s.phone.recordings[id]))
+				}
+			}
 		case core.QuotaIdentities:
 			for _, r := range s.identities {
 				if r.AccountID == accountID {

@@ -9,7 +9,10 @@ package simtel
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -81,9 +84,20 @@ type Sim struct {
 	// about reportPatience, then dropped. nil sends no reports.
 	Report func(ctx context.Context, sid string, status core.SMSStatus) (known bool)
 
+	// Answered, when set, takes each call the simulator placed once it is
+	// answered, as the callee's phone would, in its own goroutine; its
+	// context ends when HangUp ends the call. nil leaves placed calls
+	// queued until they are hung up.
+	Answered func(ctx context.Context, c Call)
+
+	// key signs the media URLs the simulator opens (SignMedia), as Twilio
+	// signs its upgrade: only this process knows it.
+	key [32]byte
+
 	mu       sync.Mutex
-	idle     sync.Cond // broadcast when inFlight drops to zero
-	inFlight int       // Inbound and Report calls under way
+	calls    map[string]context.CancelFunc // placed calls not hung up, by sid
+	idle     sync.Cond                     // broadcast when inFlight drops to zero
+	inFlight int                           // Inbound and Report calls under way
 	// taken holds the numbers handed out; they are not reused while the
 	// process lives, as a carrier rests a released number.
 	taken map[string]bool
@@ -96,7 +110,8 @@ var _ ports.Telephony = (*Sim)(nil)
 
 // New returns an empty simulator.
 func New() *Sim {
-	s := &Sim{taken: map[string]bool{}, held: map[string]string{}}
+	s := &Sim{taken: map[string]bool{}, held: map[string]string{}, calls: map[string]context.CancelFunc{}}
+	rand.Read(s.key[:]) // never fails since Go 1.24
 	s.idle.L = &s.mu
 	return s
 }
@@ -242,9 +257,67 @@ func (s *Sim) PointCalls(_ context.Context, sid string, _ ports.VoiceWebhooks) e
 	return checkSID(sid)
 }
 
-// VerifyWebhook implements ports.Telephony. Nothing signs for the
-// simulator: its webhook is authenticated with a management key instead.
-func (s *Sim) VerifyWebhook(string, url.Values, string) bool { return false }
+// Call is a call the simulator placed, as its callee answers it.
+type Call struct {
+	SID, From, To string
+	Answer        core.CallAnswer
+}
+
+// PlaceCall implements ports.Telephony: the call is queued, then answered
+// by Answered (with a context that HangUp ends). The simulator reaches no
+// real phone: a number of this service rings its identity (Answered's
+// part), any other answers with nobody on the line.
+func (s *Sim) PlaceCall(_ context.Context, req ports.PlaceCall) (ports.PlacedCall, error) {
+	if !core.IsE164(req.To) {
+		return ports.PlacedCall{}, core.Invalid(core.NonFieldErrors, "The 'To' number %s is not a valid phone number.", req.To)
+	}
+	c := Call{SID: newSID("CA"), From: req.From, To: req.To, Answer: req.Answer}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.mu.Lock()
+	s.calls[c.SID] = cancel
+	answer := s.Answered != nil
+	if answer {
+		s.inFlight++
+	}
+	s.mu.Unlock()
+	if answer {
+		go func() {
+			defer s.delivered()
+			defer func() { _ = s.HangUp(ctx, c.SID) }() // the call ends with its answer
+			s.Answered(ctx, c)
+		}()
+	}
+	return ports.PlacedCall{SID: c.SID, Status: core.CallQueued}, nil
+}
+
+// HangUp implements ports.Telephony: the call's Answered context ends. A
+// call the simulator does not know (ended, or placed before a restart)
+// counts as hung up.
+func (s *Sim) HangUp(_ context.Context, sid string) error {
+	s.mu.Lock()
+	cancel := s.calls[sid]
+	delete(s.calls, sid)
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	return nil
+}
+
+// SignMedia is the signature the simulator puts on its upgrade to a media
+// URL, as Twilio's X-Twilio-Signature: VerifyWebhook accepts it.
+func (s *Sim) SignMedia(fullURL string) string {
+	mac := hmac.New(sha256.New, s.key[:])
+	mac.Write([]byte(fullURL))
+	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// VerifyWebhook implements ports.Telephony. Only the simulator's own
+// media upgrades are signed (SignMedia), with no parameters; its webhook
+// is authenticated with a management key instead.
+func (s *Sim) VerifyWebhook(fullURL string, params url.Values, signature string) bool {
+	return len(params) == 0 && hmac.Equal([]byte(signature), []byte(s.SignMedia(fullURL)))
+}
 
 func checkSID(sid string) error {
 	if sid == "" {

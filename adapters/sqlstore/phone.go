@@ -420,29 +420,37 @@ func (db *DB) Conversation(ctx context.Context, accountID string, phoneID int64,
 }
 
 type voiceRow struct {
-	IdentityID  string `db:"identity_id"`
-	AccountID   string `db:"account_id"`
-	ResponseURL string `db:"response_url"`
-	Method      string `db:"method"`
-	Enabled     bool   `db:"enabled"`
-	UpdatedAt   int64  `db:"updated_at"`
+	IdentityID   string `db:"identity_id"`
+	AccountID    string `db:"account_id"`
+	ResponseURL  string `db:"response_url"`
+	Method       string `db:"method"`
+	Enabled      bool   `db:"enabled"`
+	Mode         string `db:"mode"`
+	StreamURL    string `db:"stream_url"`
+	RecordCalls  bool   `db:"record_calls"`
+	StreamSecret []byte `db:"stream_secret"`
+	UpdatedAt    int64  `db:"updated_at"`
 }
 
 func (db *DB) VoiceAgent(ctx context.Context, accountID, identityID string) (core.VoiceAgent, error) {
 	var r voiceRow
-	err := db.get(ctx, &r, db.q(`SELECT identity_id, account_id, response_url, method, enabled, updated_at FROM voice_agents
-		WHERE identity_id = ? AND account_id = ?`), identityID, accountID)
+	err := db.get(ctx, &r, db.q(`SELECT identity_id, account_id, response_url, method, enabled, mode, stream_url, record_calls,
+		stream_secret, updated_at FROM voice_agents WHERE identity_id = ? AND account_id = ?`), identityID, accountID)
 	if err != nil {
 		return core.VoiceAgent{}, notFound(err, "Voice agent")
 	}
 	return core.VoiceAgent{IdentityID: r.IdentityID, AccountID: r.AccountID, ResponseURL: r.ResponseURL, Method: r.Method,
-		Enabled: r.Enabled, UpdatedAt: fromUS(r.UpdatedAt)}, nil
+		Enabled: r.Enabled, Mode: core.VoiceMode(r.Mode), StreamURL: r.StreamURL, RecordCalls: r.RecordCalls,
+		SealedStreamSecret: r.StreamSecret, UpdatedAt: fromUS(r.UpdatedAt)}, nil
 }
 
 func (db *DB) SaveVoiceAgent(ctx context.Context, v core.VoiceAgent) error {
-	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO voice_agents (identity_id, account_id, response_url, method, enabled, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (identity_id) DO UPDATE SET response_url = excluded.response_url,
-		method = excluded.method, enabled = excluded.enabled, updated_at = excluded.updated_at`),
-		v.IdentityID, v.AccountID, v.ResponseURL, v.Method, v.Enabled, us(v.UpdatedAt))
+	_, err := db.w.ExecContext(ctx, db.q(`INSERT INTO voice_agents (identity_id, account_id, response_url, method, enabled, mode,
+		stream_url, record_calls, stream_secret, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (identity_id) DO UPDATE SET response_url = excluded.response_url, method = excluded.method,
+		enabled = excluded.enabled, mode = excluded.mode, stream_url = excluded.stream_url, record_calls = excluded.record_calls,
+		stream_secret = excluded.stream_secret, updated_at = excluded.updated_at`),
+		v.IdentityID, v.AccountID, v.ResponseURL, v.Method, v.Enabled, string(v.Mode), v.StreamURL, v.RecordCalls,
+		v.SealedStreamSecret, us(v.UpdatedAt))
 	return err
 }

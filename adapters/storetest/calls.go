@@ -124,3 +124,74 @@ func testCalls(t *testing.T, f *fixture) {
 	_, err = f.s.Call(f.ctx, a.ID, second.ID)
 	wantKind(t, err, core.KindNotFound)
 }
+
+func testCallStreams(t *testing.T, f *fixture) {
+	a := f.account()
+	ann, _ := f.identity(a.ID)
+	pa := f.phone(ann)
+	in := callTo(pa, "+14155550100", "CA"+uuid.NewString()[:8], f.tick())
+	in.Mode, in.AgentURL, in.Record, in.MediaTokenHash = core.VoiceStream, "wss://agent.example/", true, core.MediaTokenHash("t1")
+	c, _, err := f.s.SaveCall(f.ctx, in)
+	f.must(err)
+	out := callTo(pa, "+14155550101", "pending-1", f.tick())
+	out.Direction, out.FromNumber, out.ToNumber, out.Status = core.Outgoing, pa.Number, "+14155550101", core.CallQueued
+	placed, _, err := f.s.SaveCall(f.ctx, out)
+	f.must(err)
+	f.must(f.s.SetCallProvider(f.ctx, placed.ID, "CAplaced"+uuid.NewString()[:8]))
+	if n, err := f.s.ActiveCalls(f.ctx, a.ID); err != nil || n != 2 {
+		t.Fatalf("active calls: %d, %v", n, err)
+	}
+	if u, err := f.s.Usage(f.ctx, a.ID, "", f.now.Add(-time.Hour), []core.Quota{core.QuotaSendsPerHour}); err != nil ||
+		u.Used[core.QuotaSendsPerHour] != 1 {
+		t.Fatalf("a placed call is one send: %+v, %v", u, err)
+	}
+
+	// The token opens one stream.
+	claimed, err := f.s.ClaimMediaToken(f.ctx, core.MediaTokenHash("t1"))
+	if err != nil || claimed.ID != c.ID || claimed.AgentURL != in.AgentURL || !claimed.Record || claimed.MediaTokenHash != "" {
+		t.Fatalf("claimed %+v, %v", claimed, err)
+	}
+	_, err = f.s.ClaimMediaToken(f.ctx, core.MediaTokenHash("t1"))
+	wantKind(t, err, core.KindNotFound)
+	_, err = f.s.ClaimMediaToken(f.ctx, "")
+	wantKind(t, err, core.KindNotFound)
+
+	connected := f.tick()
+	f.must(f.s.StreamConnected(f.ctx, c.ID, connected))
+	wav := []byte("RIFF....WAVE")
+	st := core.CallStream{ConnectedAt: connected, FramesFromCaller: 50, FramesToCaller: 49, FramesDropped: 1, DTMF: 2}
+	f.must(f.s.StreamEnded(f.ctx, c.ID, st, core.EndCompleted, wav))
+	got, _ := f.s.Call(f.ctx, a.ID, c.ID)
+	if got.Stream == nil || *got.Stream != st || got.EndReason != core.EndCompleted || got.RecordingBytes != int64(len(wav)) {
+		t.Fatalf("after the stream: %+v %+v", got, got.Stream)
+	}
+	if b, err := f.s.CallRecording(f.ctx, a.ID, c.ID); err != nil || string(b) != string(wav) {
+		t.Fatalf("recording %q, %v", b, err)
+	}
+	_, err = f.s.CallRecording(f.ctx, f.account().ID, c.ID)
+	wantKind(t, err, core.KindNotFound)
+	_, err = f.s.CallRecording(f.ctx, a.ID, placed.ID)
+	wantKind(t, err, core.KindNotFound)
+	if u, err := f.s.Usage(f.ctx, a.ID, "", f.now, []core.Quota{core.QuotaStorage}); err != nil || u.Used[core.QuotaStorage] != int64(len(wav)) {
+		t.Fatalf("the recording is stored bytes: %+v, %v", u, err)
+	}
+
+	// The first end reason stands.
+	f.must(f.s.NoteEndReason(f.ctx, placed.ID, core.EndHangUpAPI))
+	f.must(f.s.NoteEndReason(f.ctx, placed.ID, core.EndMaxDuration))
+	got, _ = f.s.Call(f.ctx, a.ID, placed.ID)
+	if _, err := f.s.ReportCall(f.ctx, core.CallReport{ProviderSID: got.ProviderSID, Status: core.CallDone, At: f.tick(), DurationSeconds: 3}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = f.s.Call(f.ctx, a.ID, placed.ID)
+	if got.EndReason != core.EndHangUpAPI || got.Status != core.CallDone {
+		t.Fatalf("hung up: %+v", got)
+	}
+	if n, err := f.s.ActiveCalls(f.ctx, a.ID); err != nil || n != 1 {
+		t.Fatalf("active calls after one ended: %d, %v", n, err)
+	}
+	want := []string{"call.received", "call.received", "call.started", "call.completed"}
+	if got := eventTypes(f.events(core.Scope{AccountID: a.ID}, 0, "call.*")); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}

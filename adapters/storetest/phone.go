@@ -235,13 +235,15 @@ func testVoiceAgents(t *testing.T, f *fixture) {
 	ident, _ := f.identity(a.ID)
 	_, err := f.s.VoiceAgent(f.ctx, a.ID, ident.ID)
 	wantKind(t, err, core.KindNotFound)
-	v := core.VoiceAgent{IdentityID: ident.ID, AccountID: a.ID, ResponseURL: "https://a.example/", Method: "POST", Enabled: true, UpdatedAt: f.tick()}
+	v := core.VoiceAgent{IdentityID: ident.ID, AccountID: a.ID, ResponseURL: "https://a.example/", Method: "POST", Enabled: true,
+		Mode: core.VoiceRedirect, UpdatedAt: f.tick()}
 	f.must(f.s.SaveVoiceAgent(f.ctx, v))
 	v.Method, v.Enabled, v.UpdatedAt = "GET", false, f.tick()
+	v.Mode, v.StreamURL, v.RecordCalls, v.SealedStreamSecret = core.VoiceStream, "wss://agent.example/media", true, []byte{1, 2, 3}
 	f.must(f.s.SaveVoiceAgent(f.ctx, v))
 	got, err := f.s.VoiceAgent(f.ctx, a.ID, ident.ID)
 	f.must(err)
-	if got != v {
+	if !reflect.DeepEqual(got, v) {
 		t.Fatalf("read %+v, saved %+v", got, v)
 	}
 	_, err = f.s.VoiceAgent(f.ctx, f.account().ID, ident.ID)

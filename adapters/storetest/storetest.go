@@ -88,6 +88,7 @@ var cases = []testCase{
 	{"sms/a new sender is recorded as a contact once", testSMSCorrespondent},
 	{"voice agents save and replace", testVoiceAgents},
 	{"calls/saved once per provider id, reports move forward only, listed in scope, simulated hang-ups", testCalls},
+	{"calls/media token claimed once, stream and recording kept, first end reason stands, active calls and sends", testCallStreams},
 	{"verifications/stored with mail and texts, listed newest first with filters", testVerifications},
 	{"device grants/create and find by either code", testDeviceGrantsCreateAndFind},
 	{"device grants/polls, one answer, one redemption", testDeviceGrantsOneAnswerOneRedemption},

@@ -226,6 +226,37 @@ func (t *Telnyx) SendSMS(ctx context.Context, req ports.SendSMS) (ports.SentSMS,
 	return ports.SentSMS{SID: sent.Data.ID, Status: status}, nil
 }
 
+// PlaceCall implements ports.Telephony with the connection-scoped TeXML
+// call (POST /texml/calls/{connection_id}): our answer as inline TeXML.
+// Its progress reaches the TeXML application's status callback, set once
+// at Telnyx as for incoming calls; TimeLimit is not among the parameters
+// of that request, so a call's length is bounded by us (the bridge's
+// deadline) and not by Telnyx.
+func (t *Telnyx) PlaceCall(ctx context.Context, req ports.PlaceCall) (ports.PlacedCall, error) {
+	var placed struct {
+		CallSID string `json:"call_sid"`
+	}
+	body := map[string]string{"From": req.From, "To": req.To, "Texml": string(req.Answer.TwiML())}
+	if err := t.do(ctx, http.MethodPost, "/texml/calls/"+url.PathEscape(t.cfg.ConnectionID), body, &placed); err != nil {
+		return ports.PlacedCall{}, err
+	}
+	if placed.CallSID == "" {
+		return ports.PlacedCall{}, core.Unavailable("Telnyx accepted the call without an id")
+	}
+	return ports.PlacedCall{SID: placed.CallSID, Status: core.CallQueued}, nil
+}
+
+// HangUp implements ports.Telephony with Call Control's hangup: a TeXML
+// call's sid is its call control id. A call Telnyx no longer knows
+// (ended) counts as hung up.
+func (t *Telnyx) HangUp(ctx context.Context, sid string) error {
+	status, err := t.send(ctx, http.MethodPost, "/calls/"+url.PathEscape(sid)+"/actions/hangup", map[string]string{}, nil)
+	if status == http.StatusNotFound || status == http.StatusUnprocessableEntity {
+		return nil
+	}
+	return err
+}
+
 // VerifyWebhook implements ports.Telephony for URL-and-form signatures,
 // which Telnyx never makes: its webhooks are signed over their body and
 // checked by a Verifier.

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"time"
 	"strings"
 
 	twclient "github.com/twilio/twilio-go/client"
@@ -180,6 +181,40 @@ func (t *Twilio) PointCalls(ctx context.Context, sid string, hooks ports.VoiceWe
 	params := (&twapi.UpdateIncomingPhoneNumberParams{}).SetVoiceUrl(hooks.URL).SetVoiceMethod(http.MethodPost).
 		SetStatusCallback(hooks.StatusURL).SetStatusCallbackMethod(http.MethodPost)
 	if _, err := t.api.UpdateIncomingPhoneNumber(sid, params); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// PlaceCall implements ports.Telephony with CreateCall: our TwiML as the
+// answer, the status callback for every step, and the time limit.
+func (t *Twilio) PlaceCall(ctx context.Context, req ports.PlaceCall) (ports.PlacedCall, error) {
+	if err := live(ctx); err != nil {
+		return ports.PlacedCall{}, err
+	}
+	params := (&twapi.CreateCallParams{}).SetFrom(req.From).SetTo(req.To).SetTwiml(string(req.Answer.TwiML()))
+	if req.StatusCallbackURL != "" {
+		params.SetStatusCallback(req.StatusCallbackURL).SetStatusCallbackMethod(http.MethodPost).
+			SetStatusCallbackEvent([]string{"initiated", "ringing", "answered", "completed"})
+	}
+	if req.TimeLimit > 0 {
+		params.SetTimeLimit(int(req.TimeLimit / time.Second))
+	}
+	c, err := t.api.CreateCall(params)
+	if err != nil {
+		return ports.PlacedCall{}, fail(err)
+	}
+	// The call is queued at Twilio; its status callback tells the rest.
+	return ports.PlacedCall{SID: deref(c.Sid), Status: core.CallQueued}, nil
+}
+
+// HangUp implements ports.Telephony: the call's status set to completed,
+// which Twilio takes for a call in progress and for one ringing alike.
+func (t *Twilio) HangUp(ctx context.Context, sid string) error {
+	if err := checkSID(ctx, sid); err != nil {
+		return err
+	}
+	if _, err := t.api.UpdateCall(sid, (&twapi.UpdateCallParams{}).SetStatus("completed")); err != nil {
 		return fail(err)
 	}
 	return nil

@@ -65,13 +65,31 @@ type Server struct {
 	mu       sync.Mutex
 	numbers  map[string]*Number // by id
 	messages []Message
+	calls    map[string]*Call // by call_sid
 	problems []string
 	seq      int
 }
 
+// Call is a TeXML call placed through the fake.
+type Call struct {
+	SID, From, To, Texml string
+	HungUp               bool
+}
+
+// Calls are the calls placed, by call_sid.
+func (f *Server) Calls() map[string]Call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]Call{}
+	for k, c := range f.calls {
+		out[k] = *c
+	}
+	return out
+}
+
 // NewServer makes an empty fake; serve it with httptest.NewServer, with
 // "/v2" as the adapter's API base.
-func NewServer() *Server { return &Server{numbers: map[string]*Number{}} }
+func NewServer() *Server { return &Server{numbers: map[string]*Number{}, calls: map[string]*Call{}} }
 
 // Numbers are the account's numbers, not released.
 func (f *Server) Numbers() []Number {
@@ -206,9 +224,46 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		reply(w, 200, map[string]any{"data": numberJSON(n)})
 	case r.Method == "POST" && path == "messages":
 		f.send(w, r, body)
+	case r.Method == "POST" && strings.HasPrefix(path, "texml/calls/"):
+		f.placeCall(w, r, strings.TrimPrefix(path, "texml/calls/"), body)
+	case r.Method == "POST" && strings.HasPrefix(path, "calls/") && strings.HasSuffix(path, "/actions/hangup"):
+		c := f.calls[strings.TrimSuffix(strings.TrimPrefix(path, "calls/"), "/actions/hangup")]
+		if c == nil || c.HungUp {
+			reply(w, 422, errorBody("90018", "Call has already ended", "This call is no longer active."))
+			return
+		}
+		c.HungUp = true
+		reply(w, 200, map[string]any{"data": map[string]any{"result": "ok"}})
 	default:
 		reply(w, 404, errorBody("10005", "Resource not found", r.Method+" "+r.URL.Path))
 	}
+}
+
+// placeCall is the connection-scoped TeXML call: From, To and Texml (or
+// Url), names case-sensitive as the reference says.
+func (f *Server) placeCall(w http.ResponseWriter, r *http.Request, connection string, body map[string]any) {
+	if p := unknownFields(body, []string{"From", "To", "Texml", "Url", "Method", "StatusCallback"}); p != "" {
+		f.refuse(w, r, p)
+		return
+	}
+	from, _ := body["From"].(string)
+	to, _ := body["To"].(string)
+	texml, _ := body["Texml"].(string)
+	switch {
+	case connection != ConnectionID:
+		reply(w, 404, errorBody("10005", "Resource not found", "No TeXML application with that connection id."))
+		return
+	case !e164.MatchString(from) || !e164.MatchString(to):
+		f.refuse(w, r, "From and To must be E.164 numbers")
+		return
+	case texml == "" && body["Url"] == nil:
+		f.refuse(w, r, "Texml or Url is required")
+		return
+	}
+	f.seq++
+	c := &Call{SID: fmt.Sprintf("v3:call-%d", f.seq), From: from, To: to, Texml: texml}
+	f.calls[c.SID] = c
+	reply(w, 200, map[string]any{"call_sid": c.SID, "from": from, "to": to, "status": "queued"})
 }
 
 func (f *Server) available(w http.ResponseWriter, r *http.Request) {

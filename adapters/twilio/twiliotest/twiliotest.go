@@ -29,17 +29,35 @@ func Signature(token, fullURL string, form url.Values) string {
 
 // Server answers like Twilio's REST API for the calls the adapter makes: US
 // numbers are available, other countries are not; a message to
-// InvalidNumber is refused with error 21211. Down makes every call a 503.
+// InvalidNumber is refused with error 21211, as is a call to it. Calls
+// are kept with their parameters; a call needs To, From and Twiml or Url
+// (error 21205 otherwise), and its update to Status=completed ends it.
+// Down makes every request a 503.
 type Server struct {
 	Down     atomic.Bool
 	mu       sync.Mutex
 	numbers  map[string]url.Values // by PN sid: what each number was bought and updated with
 	messages []url.Values
+	calls    map[string]url.Values // by CA sid: the parameters it was placed with, and Status once updated
 	seq      int
 }
 
 // NewServer makes an empty fake; serve it with httptest.NewServer.
-func NewServer() *Server { return &Server{numbers: map[string]url.Values{}} }
+func NewServer() *Server {
+	return &Server{numbers: map[string]url.Values{}, calls: map[string]url.Values{}}
+}
+
+// Calls is what each call was placed with, by its sid; an ended call
+// has Status "completed".
+func (f *Server) Calls() map[string]url.Values {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]url.Values{}
+	for k, v := range f.calls {
+		out[k] = v
+	}
+	return out
+}
 
 // Numbers is what each bought number, not released since, was set up
 // with, by its sid.
@@ -115,6 +133,29 @@ func (f *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.messages = append(f.messages, r.PostForm)
 		reply(201, map[string]any{"sid": fmt.Sprintf("SM%032x", len(f.messages)), "status": "queued"})
+	case r.Method == "POST" && r.URL.Path == base+"/Calls.json":
+		form := r.PostForm
+		switch {
+		case form.Get("To") == InvalidNumber:
+			reply(400, map[string]any{"code": 21211, "message": "The 'To' number " + InvalidNumber + " is not a valid phone number.", "status": 400})
+			return
+		case form.Get("To") == "" || form.Get("From") == "" || form.Get("Twiml") == "" && form.Get("Url") == "":
+			reply(400, map[string]any{"code": 21205, "message": "Url parameter is required.", "status": 400})
+			return
+		}
+		f.seq++
+		sid := fmt.Sprintf("CA%032x", f.seq)
+		f.calls[sid] = form
+		reply(201, map[string]any{"sid": sid, "status": "queued", "to": form.Get("To"), "from": form.Get("From")})
+	case r.Method == "POST" && strings.HasPrefix(r.URL.Path, base+"/Calls/"):
+		sid := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, base+"/Calls/"), ".json")
+		c, ok := f.calls[sid]
+		if !ok {
+			reply(404, map[string]any{"code": 20404, "message": "The requested resource was not found", "status": 404})
+			return
+		}
+		c.Set("Status", r.PostForm.Get("Status"))
+		reply(200, map[string]any{"sid": sid, "status": r.PostForm.Get("Status")})
 	default:
 		http.NotFound(w, r)
 	}
