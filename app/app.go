@@ -68,6 +68,9 @@ type Ports struct {
 	// WebhookSender makes webhook requests under the outbound-destination
 	// policy; nil: webhooks cannot be created.
 	WebhookSender ports.WebhookSender
+	// MediaPlayer plays the simulator's side of streamed calls; nil
+	// without the simulator.
+	MediaPlayer ports.MediaPlayer
 	// EventJSON renders an event as the API shows it (a webhook's body).
 	EventJSON func(core.Event) ([]byte, error)
 	// Reports reads delivery status notifications (bounces).
@@ -253,7 +256,7 @@ func New(deps Deps) *App {
 			publicURL: deps.PublicURL, verified: verified},
 		Calls: &Calls{base: b, store: store, numbers: store, telephony: deps.Telephony, identities: identities, gate: g, rules: rules,
 			hooks: deps.WebhookSender, cipher: deps.Cipher, publicURL: deps.PublicURL, maxActive: deps.MaxActiveCalls,
-			maxDuration: cmp.Or(deps.CallMaxDuration, DefaultCallMaxDuration), placed: make(chan struct{}, 1),
+			maxDuration: cmp.Or(deps.CallMaxDuration, DefaultCallMaxDuration), placed: make(chan struct{}, 1), player: deps.MediaPlayer,
 			streams: map[int64]context.CancelFunc{}},
 		Idempotency:   &Idempotency{base: b, store: store, cipher: deps.Cipher},
 		Verifications: &Verifications{base: b, store: store, identities: identities, arrived: verified, events: events},

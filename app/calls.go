@@ -29,6 +29,9 @@ type Calls struct {
 	maxDuration time.Duration
 	// placed wakes RunSimulatedHangUps when the simulator placed a call.
 	placed chan struct{}
+	// player plays the simulator's side of streamed calls; nil without
+	// the simulator.
+	player ports.MediaPlayer
 
 	mu      sync.Mutex
 	streams map[int64]context.CancelFunc // the bridges running here, by call
@@ -47,27 +50,33 @@ type InboundCall struct {
 // or to an identity with no enabled agent, is refused (a number we do not
 // own is logged).
 func (s *Calls) Receive(ctx context.Context, in InboundCall) (core.CallAnswer, error) {
+	_, answer, err := s.receive(ctx, in)
+	return answer, err
+}
+
+// receive is Receive, with the call stored (zero when none was).
+func (s *Calls) receive(ctx context.Context, in InboundCall) (core.Call, core.CallAnswer, error) {
 	status := core.CallRinging
 	if in.Status != "" {
 		var ok bool
 		if status, ok = core.ParseCallStatus(in.Status); !ok {
-			return core.CallAnswer{}, core.Invalid("CallStatus", "%q is not a call status.", in.Status)
+			return core.Call{}, core.CallAnswer{}, core.Invalid("CallStatus", "%q is not a call status.", in.Status)
 		}
 	}
 	if in.SID == "" {
-		return core.CallAnswer{}, core.Invalid("CallSid", "This field is required.")
+		return core.Call{}, core.CallAnswer{}, core.Invalid("CallSid", "This field is required.")
 	}
 	phone, err := s.numbers.PhoneByNumber(ctx, in.To)
 	if isNotFound(err) {
 		s.log.Warn("voice: a call to a number we do not own was refused", "to", in.To, "sid", in.SID)
-		return core.CallAnswer{}, nil
+		return core.Call{}, core.CallAnswer{}, nil
 	}
 	if err != nil {
-		return core.CallAnswer{}, err
+		return core.Call{}, core.CallAnswer{}, err
 	}
 	v, err := s.numbers.VoiceAgent(ctx, phone.AccountID, phone.IdentityID)
 	if err != nil && !isNotFound(err) {
-		return core.CallAnswer{}, err
+		return core.Call{}, core.CallAnswer{}, err
 	}
 	c := core.Call{AccountID: phone.AccountID, IdentityID: phone.IdentityID, PhoneID: phone.ID, PhoneNumber: phone.Number,
 		Direction: core.Incoming, FromNumber: in.From, ToNumber: phone.Number, Status: status, StartedAt: s.now(),
@@ -80,18 +89,18 @@ func (s *Calls) Receive(ctx context.Context, in InboundCall) (core.CallAnswer, e
 	}
 	answer, err := s.answer(&c, v.Method)
 	if err != nil {
-		return core.CallAnswer{}, err
+		return core.Call{}, core.CallAnswer{}, err
 	}
 	stored, created, err := s.store.SaveCall(ctx, c)
 	if err != nil {
-		return core.CallAnswer{}, err
+		return core.Call{}, core.CallAnswer{}, err
 	}
 	if !created && stored.Mode == core.VoiceStream {
 		// The provider asked twice: the first answer's token stands, and
 		// this one's, never stored, would open nothing.
-		return core.CallAnswer{}, nil
+		return stored, core.CallAnswer{}, nil
 	}
-	return answer, nil
+	return stored, answer, nil
 }
 
 // StatusReport records a provider's report on a call (Twilio's status

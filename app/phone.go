@@ -16,7 +16,7 @@ type Phone struct {
 	gate       gate // a number needs an active subscription
 	identities *Identities
 	numbers    *numbers
-	telephony  ports.Telephony // points numbers' calls at voice agents
+	telephony  ports.Telephony     // points numbers' calls at voice agents
 	hooks      ports.WebhookSender // the outbound policy's check of a stream_url
 	cipher     ports.Cipher        // seals stream secrets
 }

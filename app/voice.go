@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/callsign/callsign/core"
@@ -327,5 +329,139 @@ func (s *Calls) wakeHangUps() {
 	select {
 	case s.placed <- struct{}{}:
 	default:
+	}
+}
+
+// SimulatedStream is what the simulator's caller sends on a streamed call
+// (POST /webhooks/sim/call/ with Stream).
+type SimulatedStream struct {
+	Audio  []byte // μ-law; nil plays a 440 Hz tone
+	Digits string
+}
+
+// MaxSimulatedDigits bounds the DTMF digits a simulated caller presses.
+const MaxSimulatedDigits = 64
+
+// SimulateStream is Simulate for a streamed call: the simulator calls the
+// identity's number as a provider would, and its caller plays duration of
+// audio and digits against our media endpoint, then hangs up. The call's
+// record is answered as the voice agent says (stream mode is needed).
+func (s *Calls) SimulateStream(ctx context.Context, p core.Principal, from, to string, duration time.Duration, in SimulatedStream) (core.Call, error) {
+	if err := requireManagement(p); err != nil {
+		return core.Call{}, err
+	}
+	if s.telephony.Name() != "sim" || s.player == nil {
+		return core.Call{}, core.NotFound("The telephony simulator is not in use (CALLSIGN_TELEPHONY is not sim).")
+	}
+	var problems core.Problems
+	if !core.IsE164(from) {
+		problems.Add("From", "Enter a phone number in E.164 form.")
+	}
+	if duration < 0 || duration > MaxSimulatedCall {
+		problems.Add("Duration", "Enter a whole number of seconds from 0 to %d.", int(MaxSimulatedCall/time.Second))
+	}
+	if len(in.Digits) > MaxSimulatedDigits || strings.Trim(in.Digits, "0123456789*#") != "" {
+		problems.Add("Digits", "Enter up to %d of the digits 0-9, * and #.", MaxSimulatedDigits)
+	}
+	if err := problems.Err(); err != nil {
+		return core.Call{}, err
+	}
+	phone, err := s.numbers.PhoneByNumber(ctx, to)
+	if isNotFound(err) || err == nil && phone.AccountID != p.AccountID {
+		return core.Call{}, core.NotFound("No number of this account is %q.", to)
+	}
+	if err != nil {
+		return core.Call{}, err
+	}
+	v, err := s.numbers.VoiceAgent(ctx, phone.AccountID, phone.IdentityID)
+	if isNotFound(err) || err == nil && (!v.Enabled || v.Mode != core.VoiceStream) {
+		return core.Call{}, core.Invalid("Stream", "The identity's voice agent is not enabled in stream mode.")
+	}
+	if err != nil {
+		return core.Call{}, err
+	}
+	sid, err := core.RandomToken(s.random, 16)
+	if err != nil {
+		return core.Call{}, err
+	}
+	sid = "CAsim" + sid
+	c, answer, err := s.receive(ctx, InboundCall{SID: sid, From: from, To: to, Status: string(core.CallInProgress)})
+	if err != nil {
+		return core.Call{}, err
+	}
+	go s.playSimulated(sid, answer.StreamURL, ports.PlayMedia{CallSID: sid, Duration: duration, Audio: in.Audio, Digits: in.Digits})
+	return c, nil
+}
+
+// playSimulated plays the simulator's caller against a media URL, then
+// reports the call completed, as the provider's status callback would.
+func (s *Calls) playSimulated(sid, mediaURL string, m ports.PlayMedia) {
+	ctx := context.Background()
+	started := s.now()
+	if mediaURL != "" {
+		if _, err := s.player.Play(ctx, mediaURL, m); err != nil {
+			s.log.Warn("voice: the simulated caller's stream failed", "sid", sid, "err", err)
+		}
+	}
+	if err := s.report(ctx, core.CallReport{ProviderSID: sid, Status: core.CallDone, At: s.now(),
+		DurationSeconds: int(s.now().Sub(started).Round(time.Second) / time.Second)}); err != nil {
+		s.log.Error("voice: ending a simulated call failed", "sid", sid, "err", err)
+	}
+}
+
+// AnswerSimulated is the far end of a call the simulator placed: it
+// answers at once; a number of this service rings its identity, which
+// answers as its voice agent says; each streamed side hears the
+// simulator's caller (a tone) until the call is hung up (ctx) or the
+// call's maximum duration passes. Both sides then end, completed.
+func (s *Calls) AnswerSimulated(ctx context.Context, sid, from, to string, answer core.CallAnswer) {
+	bg := context.WithoutCancel(ctx)
+	// The call's sid is recorded once PlaceCall has answered, which may be
+	// after this starts: the answer is reported again until it is known.
+	for wait := 10 * time.Millisecond; wait < 10*time.Second; wait *= 2 {
+		found, err := s.store.ReportCall(bg, core.CallReport{ProviderSID: sid, Status: core.CallInProgress, At: s.now(), DurationSeconds: -1})
+		if err != nil {
+			s.log.Error("voice: answering a simulated call failed", "sid", sid, "err", err)
+		}
+		if found || err != nil {
+			break
+		}
+		time.Sleep(wait)
+	}
+	var callee core.CallAnswer
+	var calleeSID string
+	if _, err := s.numbers.PhoneByNumber(ctx, to); err == nil {
+		token, err := core.RandomToken(s.random, 16)
+		if err == nil {
+			calleeSID = "CAsim" + token
+			callee, err = s.Receive(bg, InboundCall{SID: calleeSID, From: from, To: to, Status: string(core.CallInProgress)})
+		}
+		if err != nil {
+			s.log.Error("voice: ringing the simulated callee failed", "sid", sid, "err", err)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, side := range []struct{ sid, url string }{{sid, answer.StreamURL}, {calleeSID, callee.StreamURL}} {
+		if side.sid == "" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if side.url == "" {
+				<-ctx.Done() // a redirected call, or one refused, lasts until hung up
+			} else if _, err := s.player.Play(ctx, side.url, ports.PlayMedia{CallSID: side.sid, Duration: s.maxDuration}); err != nil && ctx.Err() == nil {
+				s.log.Warn("voice: the simulated far end's stream failed", "sid", side.sid, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, id := range []string{sid, calleeSID} {
+		if id == "" {
+			continue
+		}
+		if err := s.report(bg, core.CallReport{ProviderSID: id, Status: core.CallDone, At: s.now(), DurationSeconds: -1}); err != nil {
+			s.log.Error("voice: ending a simulated call failed", "sid", id, "err", err)
+		}
 	}
 }

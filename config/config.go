@@ -83,6 +83,8 @@ type Config struct {
 	OutboxLease time.Duration
 	// EventRetention is how long events are kept (CALLSIGN_EVENT_RETENTION).
 	EventRetention time.Duration
+	// CallMaxDuration bounds a call (CALLSIGN_CALL_MAX_DURATION).
+	CallMaxDuration time.Duration
 	// DebugAddr, when set, serves Go's profiler (net/http/pprof) there.
 	DebugAddr string
 	// MetricsAddr, when set, serves Prometheus metrics there.

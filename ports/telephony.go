@@ -100,3 +100,24 @@ type NumberPlan interface {
 	// plan allows.
 	PossiblePrefix(prefix string) bool
 }
+
+// MediaPlayer plays a provider's side of a call's media stream against
+// our media endpoint, as Twilio would (the simulator's): connected,
+// start, Duration of 20 ms μ-law frames, Digits as dtmf, stop. It ends
+// early when ctx ends or our side closes.
+type MediaPlayer interface {
+	Play(ctx context.Context, mediaURL string, p PlayMedia) (PlayedMedia, error)
+}
+
+// PlayMedia is what a simulated caller sends.
+type PlayMedia struct {
+	CallSID  string
+	Duration time.Duration
+	Audio    []byte // μ-law; nil plays a 440 Hz tone
+	Digits   string
+}
+
+// PlayedMedia is what the simulated caller counted.
+type PlayedMedia struct {
+	FramesSent, FramesReceived int
+}

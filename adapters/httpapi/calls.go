@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/base64"
 	"net/http"
 	"strconv"
 	"time"
@@ -128,6 +129,16 @@ func (s *server) simulatedCall(c *gin.Context) (int, any, error) {
 	if seconds < 0 || seconds > int64(app.MaxSimulatedCall/time.Second) {
 		seconds = -1 // Simulate names the range
 	}
-	call, err := s.app.Calls.Simulate(c.Request.Context(), principal(c), from, to, time.Duration(seconds)*time.Second)
+	duration := time.Duration(seconds) * time.Second
+	if stream := in.boolean("Stream"); stream != nil && *stream {
+		audio, err := base64.StdEncoding.DecodeString(in.text("Audio"))
+		if err != nil {
+			return 0, nil, core.Invalid("Audio", "Enter μ-law audio in base64.")
+		}
+		call, err := s.app.Calls.SimulateStream(c.Request.Context(), principal(c), from, to, duration,
+			app.SimulatedStream{Audio: audio, Digits: in.text("Digits")})
+		return http.StatusCreated, s.viewCall(call), err
+	}
+	call, err := s.app.Calls.Simulate(c.Request.Context(), principal(c), from, to, duration)
 	return http.StatusCreated, s.viewCall(call), err
 }

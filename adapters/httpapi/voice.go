@@ -54,7 +54,8 @@ func viewStream(s *core.CallStream) *streamView {
 // fallback) and the two are bridged.
 func (s *server) media(c *gin.Context) {
 	ctx := c.Request.Context()
-	if !s.app.Calls.VerifyMedia(s.baseURL+c.Request.URL.Path, c.GetHeader("X-Twilio-Signature")) {
+	// Twilio signs the wss URL it was given, with no parameters.
+	if !s.app.Calls.VerifyMedia(core.MediaURL(s.baseURL, c.Param("token")), c.GetHeader("X-Twilio-Signature")) {
 		s.fail(c, core.Forbidden("The request's signature is missing or wrong."))
 		return
 	}
@@ -76,6 +77,17 @@ func (s *server) media(c *gin.Context) {
 		s.fail(c, core.Unavailable("The agent cannot be reached."))
 		return
 	}
+	// A hijacked connection's request context outlives shutdown: the
+	// bridge ends when the service closes.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-s.closing:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
 	bridged, done, err := s.app.Calls.StreamConnected(ctx, target)
 	if err != nil {
 		agent.Close()

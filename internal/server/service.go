@@ -135,6 +135,7 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger, tune ...func
 			OTP: totp.Generator{}},
 		Settings: app.Settings{MailDomains: cfg.MailDomains, PublicURL: cfg.BaseURL, MaxMessageBytes: cfg.SMTPMaxBytes,
 			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention, OutboxLease: cfg.OutboxLease, Quotas: quotas(cfg),
+			MaxActiveCalls: cfg.Quotas[string(core.QuotaActiveCalls)], CallMaxDuration: cfg.CallMaxDuration,
 			Retry: app.RetryPolicy{First: cfg.OutboxRetry, Max: cfg.OutboxRetryMax, GiveUpAfter: app.DefaultRetry.GiveUpAfter}},
 	}
 	if deps.Relay, err = MailTransport(ctx, cfg); err != nil {
@@ -153,9 +154,13 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger, tune ...func
 	for _, f := range tune {
 		f(&deps)
 	}
-	a := app.New(deps)
 	sim, _ := deps.Telephony.(*simtel.Sim)
 	if sim != nil {
+		deps.MediaPlayer = simPlayer{sim}
+	}
+	a := app.New(deps)
+	if sim != nil {
+		sim.Answered = func(ctx context.Context, c simtel.Call) { a.Calls.AnswerSimulated(ctx, c.SID, c.From, c.To, c.Answer) }
 		// A text to a number of this service is delivered here.
 		sim.Serves = a.SMS.Serves
 		sim.Inbound = func(ctx context.Context, from, to, body, sid string) {
@@ -440,6 +445,8 @@ func (s *Service) Serve(ctx context.Context) error {
 		RateLimit:      httpapi.RateLimit{PerSecond: s.cfg.RateLimitPerSecond, Burst: s.cfg.RateLimitBurst},
 		Streams:        httpapi.StreamLimits{PerKey: s.cfg.MaxStreamsPerKey, PerAccount: s.cfg.MaxStreamsPerAccount},
 		TrustedProxies: s.cfg.TrustedProxies, FormKey: s.formKey, Version: s.Version, Requests: s.requestObserver()}
+	apiOptions.Media = mediaBridge{spool: s.cfg.DataDir, log: s.log,
+		dial: egress.New(core.DestinationPolicy{AllowPrivate: s.cfg.WebhookAllowPrivate}, nil).DialContext}
 	if s.telnyx != nil { // a nil *Verifier in the interface would not read as unset
 		apiOptions.Telnyx = s.telnyx
 	}

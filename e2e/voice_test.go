@@ -1,0 +1,335 @@
+package e2e
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/callsign/callsign/adapters/mediastream"
+	"github.com/callsign/callsign/adapters/mediastream/mediastreamtest"
+	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/adapters/twilio"
+	"github.com/callsign/callsign/adapters/twilio/twiliotest"
+	"github.com/callsign/callsign/app"
+)
+
+type streamedCall struct {
+	apiCall
+	Mode   *string `json:"mode"`
+	Stream *struct {
+		ConnectedDT      time.Time `json:"connected_dt"`
+		FramesFromCaller int64     `json:"frames_from_caller"`
+		FramesToCaller   int64     `json:"frames_to_caller"`
+		FramesDropped    int64     `json:"frames_dropped"`
+		DTMF             int64     `json:"dtmf"`
+	} `json:"stream"`
+	RecordingURL *string `json:"recording_url"`
+	EndReason    *string `json:"end_reason"`
+}
+
+type voiceAgent struct {
+	Mode         string  `json:"mode"`
+	StreamURL    *string `json:"stream_url"`
+	RecordCalls  bool    `json:"record_calls"`
+	StreamSecret *string `json:"stream_secret"`
+}
+
+// agentServer serves one echo agent per call, in order, at ws://…/agent.
+func agentServer(t *testing.T) (string, func() *mediastreamtest.EchoAgent) {
+	t.Helper()
+	agents := make(chan *mediastreamtest.EchoAgent, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a := &mediastreamtest.EchoAgent{}
+		agents <- a
+		a.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/agent", func() *mediastreamtest.EchoAgent {
+		select {
+		case a := <-agents:
+			<-a.Done()
+			return a
+		case <-time.After(30 * time.Second):
+			t.Fatal("no agent was called")
+			return nil
+		}
+	}
+}
+
+// pcmOf decodes a 16-bit stereo WAV into its two channels.
+func pcmOf(t *testing.T, wav []byte) (left, right []int16) {
+	t.Helper()
+	if len(wav) < 44 || string(wav[:4]) != "RIFF" || string(wav[8:12]) != "WAVE" || binary.LittleEndian.Uint16(wav[22:]) != 2 ||
+		binary.LittleEndian.Uint32(wav[24:]) != 8000 || binary.LittleEndian.Uint16(wav[34:]) != 16 {
+		t.Fatalf("not an 8 kHz 16-bit stereo WAV: % x", wav[:min(len(wav), 44)])
+	}
+	data := wav[44:]
+	for i := 0; i+4 <= len(data); i += 4 {
+		left = append(left, int16(binary.LittleEndian.Uint16(data[i:])))
+		right = append(right, int16(binary.LittleEndian.Uint16(data[i+2:])))
+	}
+	return left, right
+}
+
+var streamURL = regexp.MustCompile(`<Stream url="([^"]+)"/>`)
+
+// TestStreamedCallsWithTwilio: a call to an agent in stream mode is
+// answered with <Connect><Stream>; Twilio's signed upgrade of the media
+// URL is bridged to the agent (signed by us), once; a forged upgrade is
+// 403, a reused token 404; an unreachable agent is recorded; placed calls
+// go through CreateCall with our TwiML and hang up through the API; the
+// active-calls limit is 429; another identity sees none of it.
+func TestStreamedCallsWithTwilio(t *testing.T) {
+	t.Parallel()
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		fake := twiliotest.NewServer()
+		srv := httptest.NewServer(fake)
+		t.Cleanup(srv.Close)
+		r := startPublic(t, d, map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": twiliotest.AccountSID,
+			"TWILIO_AUTH_TOKEN": twiliotest.AuthToken, "CALLSIGN_WEBHOOK_ALLOW_PRIVATE": "true", "CALLSIGN_QUOTA_ACTIVE_CALLS": "2"},
+			func(deps *app.Deps) {
+				deps.Telephony = twilio.New(twilio.Config{AccountSID: twiliotest.AccountSID, AuthToken: twiliotest.AuthToken,
+					APIBaseURL: srv.URL, HTTPClient: &http.Client{Timeout: 5 * time.Second}})
+			})
+		public := r.svc.Config().BaseURL
+		mgmt := r.bootstrap("streams@example.com")
+		var ann, bob struct{ UUID, Phone string }
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "ann", "provision_phone": true}, &ann)
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "bob"}, &bob)
+		annKey, bobKey := identityKey(r, mgmt, ann.UUID), identityKey(r, mgmt, bob.UUID)
+		agentURL, nextAgent := agentServer(t)
+
+		var setting voiceAgent
+		if s := r.call("PUT", "/api/identities/"+ann.UUID+"/voice-agent/", annKey, map[string]any{"mode": "stream",
+			"stream_url": agentURL, "record_calls": true}, &setting); s != 200 || setting.Mode != "stream" || !setting.RecordCalls ||
+			setting.StreamSecret == nil || !strings.HasPrefix(*setting.StreamSecret, "whsec_") {
+			t.Fatalf("stream setting: %d %+v", s, setting)
+		}
+		if s := r.call("PATCH", "/api/identities/"+ann.UUID+"/voice-agent/", annKey, map[string]any{"stream_url": "http://x/"}, nil); s != 400 {
+			t.Fatalf("an http stream_url: %d", s)
+		}
+		if s := r.call("GET", "/api/identities/"+ann.UUID+"/voice-agent/", bobKey, nil, nil); s != 404 {
+			t.Fatalf("bob reads ann's stream secret: %d", s)
+		}
+		var rotated voiceAgent
+		r.call("POST", "/api/identities/"+ann.UUID+"/voice-agent/rotate-secret/", annKey, nil, &rotated)
+		if rotated.StreamSecret == nil || *rotated.StreamSecret == *setting.StreamSecret {
+			t.Fatalf("rotated: %+v", rotated)
+		}
+		if s := r.call("POST", "/api/identities/"+ann.UUID+"/voice-agent/rotate-secret/", bobKey, nil, nil); s != 404 {
+			t.Fatalf("bob rotates ann's secret: %d", s)
+		}
+
+		twilioPost := func(path string, form url.Values) (int, string) {
+			return r.signedPost(path, form, twiliotest.Signature(twiliotest.AuthToken, public+path, form))
+		}
+		incoming := func(sid string) string {
+			call := url.Values{"CallSid": {sid}, "AccountSid": {twiliotest.AccountSID}, "From": {"+14155550142"}, "To": {ann.Phone},
+				"CallStatus": {"ringing"}, "Direction": {"inbound"}}
+			s, body := twilioPost("/webhooks/twilio/voice/", call)
+			m := streamURL.FindStringSubmatch(body)
+			if s != 200 || m == nil || !strings.Contains(body, "<Say>This call is recorded.") {
+				t.Fatalf("a streamed call's TwiML: %d %s", s, body)
+			}
+			return strings.ReplaceAll(m[1], "&amp;", "&")
+		}
+		signed := func(u string) http.Header {
+			return http.Header{"X-Twilio-Signature": {twiliotest.Signature(twiliotest.AuthToken, u, nil)}}
+		}
+		ctx := context.Background()
+
+		// Inbound: forged upgrades are refused before the token is spent.
+		media := incoming("CA1001")
+		if !strings.HasPrefix(media, strings.Replace(public, "http://", "ws://", 1)+"/media/") {
+			t.Fatalf("media URL %s", media)
+		}
+		for _, h := range []http.Header{nil, {"X-Twilio-Signature": {"forged"}}} {
+			if _, res, err := websocket.Dial(ctx, media, &websocket.DialOptions{HTTPHeader: h}); err == nil || res == nil || res.StatusCode != 403 {
+				t.Fatalf("a forged upgrade: %v %v", res, err)
+			}
+		}
+		audio := mediastream.Tone440(400 * time.Millisecond)
+		played, err := mediastream.PlayProvider(ctx, media, signed(media), mediastream.PlayOptions{CallSID: "CA1001", StreamSID: "MZ1001",
+			AccountSID: twiliotest.AccountSID, Duration: 400 * time.Millisecond, Audio: audio, Digits: "4#", EchoWait: 10 * time.Second})
+		if err != nil || played.FramesSent != 20 || played.FramesReceived != 20 || played.Marks != 2 {
+			t.Fatalf("played %+v, %v", played, err)
+		}
+		agent := nextAgent().Received()
+		p := agent.Start.CustomParameters
+		if agent.Frames != 20 || string(agent.Audio) != string(audio) || agent.Digits != "4#" || !agent.Stopped ||
+			p["identity"] != ann.UUID || p["from"] != "+14155550142" || p["to"] != ann.Phone || p["direction"] != "incoming" {
+			t.Fatalf("the agent got %d frames, digits %q, stop %v, parameters %v", agent.Frames, agent.Digits, agent.Stopped, p)
+		}
+		if _, res, err := websocket.Dial(ctx, media, &websocket.DialOptions{HTTPHeader: signed(media)}); err == nil || res == nil || res.StatusCode != 404 {
+			t.Fatalf("a reused token: %v %v", res, err)
+		}
+		var got streamedCall
+		poll(t, "the stream recorded", func() bool {
+			r.call("GET", "/api/calls/?limit=1", annKey, nil, &struct{ Results []*streamedCall }{[]*streamedCall{&got}})
+			return got.Stream != nil && got.RecordingURL != nil
+		})
+		if got.Stream.FramesFromCaller != 20 || got.Stream.FramesToCaller != 20 || got.Stream.DTMF != 2 || *got.Mode != "stream" {
+			t.Fatalf("the call's stream: %+v", got.Stream)
+		}
+		rec := fmt.Sprintf("/api/calls/%d/recording/", got.ID)
+		if *got.RecordingURL != public+rec {
+			t.Fatalf("recording_url %s", *got.RecordingURL)
+		}
+		s, wav := r.callRaw("GET", rec, annKey, nil)
+		if s != 200 {
+			t.Fatalf("recording: %d", s)
+		}
+		left, right := pcmOf(t, wav)
+		for i, u := range audio {
+			if left[i] != mediastream.MulawToPCM(u) {
+				t.Fatalf("caller sample %d: %d, want %d", i, left[i], mediastream.MulawToPCM(u))
+			}
+		}
+		echoed := 0
+		for _, v := range right {
+			if v != 0 {
+				echoed++
+			}
+		}
+		if echoed == 0 {
+			t.Fatal("the agent's channel is silent")
+		}
+		if s := r.call("GET", rec, bobKey, nil, nil); s != 404 {
+			t.Fatalf("bob reads ann's recording: %d", s)
+		}
+		if s := r.call("GET", fmt.Sprintf("/api/calls/%d/", got.ID), bobKey, nil, nil); s != 404 {
+			t.Fatalf("bob reads ann's call: %d", s)
+		}
+
+		// An agent that cannot be reached: the upgrade fails, the record says why.
+		r.call("PATCH", "/api/identities/"+ann.UUID+"/voice-agent/", annKey, map[string]any{"stream_url": "ws://127.0.0.1:1/gone"}, nil)
+		media = incoming("CA1002")
+		if _, res, err := websocket.Dial(ctx, media, &websocket.DialOptions{HTTPHeader: signed(media)}); err == nil || res == nil || res.StatusCode != 503 {
+			t.Fatalf("an unreachable agent: %v %v", res, err)
+		}
+		r.call("GET", "/api/calls/?limit=1", annKey, nil, &struct{ Results []*streamedCall }{[]*streamedCall{&got}})
+		if got.EndReason == nil || *got.EndReason != "agent_unreachable" {
+			t.Fatalf("unreachable: %+v", got)
+		}
+		for _, sid := range []string{"CA1001", "CA1002"} {
+			twilioPost("/webhooks/twilio/call-status/", url.Values{"CallSid": {sid}, "CallStatus": {"completed"}, "CallDuration": {"1"}})
+		}
+
+		// Outbound: a send through CreateCall with our TwiML; hung up through the API.
+		r.call("PATCH", "/api/identities/"+ann.UUID+"/voice-agent/", annKey, map[string]any{"stream_url": agentURL}, nil)
+		var placed streamedCall
+		if s := r.call("POST", "/api/calls/", annKey, map[string]any{"to": "+14155550100", "record": false}, &placed); s != 201 ||
+			placed.Direction != "outgoing" || placed.Status != "queued" || *placed.Mode != "stream" || !strings.HasPrefix(placed.ProviderSID, "CA") {
+			t.Fatalf("placed: %d %+v", s, placed)
+		}
+		form := fake.Calls()[placed.ProviderSID]
+		m := streamURL.FindStringSubmatch(form.Get("Twiml"))
+		if form.Get("From") != ann.Phone || form.Get("To") != "+14155550100" || m == nil || form.Get("TimeLimit") != "14400" ||
+			form.Get("StatusCallback") != public+"/webhooks/twilio/call-status/" {
+			t.Fatalf("CreateCall got %v", form)
+		}
+		twilioPost("/webhooks/twilio/call-status/", url.Values{"CallSid": {placed.ProviderSID}, "CallStatus": {"in-progress"}})
+		if s := r.call("POST", "/api/calls/", bobKey, map[string]any{"to": "+14155550102", "stream_url": agentURL}, nil); s != 404 {
+			t.Fatalf("bob has no number: %d", s)
+		}
+		if s := r.call("POST", "/api/calls/", mgmt, map[string]any{"to": "+14155550101", "identity": ann.UUID}, nil); s != 201 {
+			t.Fatalf("a second call: %d", s)
+		}
+		if s, body := r.callRaw("POST", "/api/calls/", annKey, map[string]any{"to": "+14155550102"}); s != 429 || !strings.Contains(string(body), "active_calls") {
+			t.Fatalf("a third call over the limit: %d %s", s, body)
+		}
+		if s := r.call("POST", fmt.Sprintf("/api/calls/%d/hangup/", placed.ID), bobKey, nil, nil); s != 404 {
+			t.Fatalf("bob hangs up ann's call: %d", s)
+		}
+		for range 2 { // idempotent while the call lasts
+			if s := r.call("POST", fmt.Sprintf("/api/calls/%d/hangup/", placed.ID), annKey, nil, nil); s != 200 {
+				t.Fatalf("hang up: %d", s)
+			}
+		}
+		if fake.Calls()[placed.ProviderSID].Get("Status") != "completed" {
+			t.Fatalf("Twilio was not told: %v", fake.Calls()[placed.ProviderSID])
+		}
+		twilioPost("/webhooks/twilio/call-status/", url.Values{"CallSid": {placed.ProviderSID}, "CallStatus": {"completed"}, "CallDuration": {"3"}})
+		if s := r.call("POST", fmt.Sprintf("/api/calls/%d/hangup/", placed.ID), annKey, nil, nil); s != 409 {
+			t.Fatalf("hang up an ended call: %d", s)
+		}
+		r.call("GET", fmt.Sprintf("/api/calls/%d/", placed.ID), annKey, nil, &got)
+		if got.Status != "completed" || got.EndReason == nil || *got.EndReason != "hangup_api" {
+			t.Fatalf("after the hang-up: %+v", got)
+		}
+		evs := r.eventsUntil(mgmt, "&types=call.started", "0", 1)
+		if len(evs) != 1 {
+			t.Fatalf("call.started: %v", typesOf(evs))
+		}
+	})
+}
+
+// TestStreamedCallWithTheSimulator: the simulator plays Twilio's side of a
+// streamed call (Audio, Digits) against our media endpoint; the echo agent
+// answers; the call's stream counts what came back. A call placed to a
+// number of this service rings that identity, streamed too.
+func TestStreamedCallWithTheSimulator(t *testing.T) {
+	t.Parallel()
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		r := startPublic(t, d, map[string]string{"CALLSIGN_WEBHOOK_ALLOW_PRIVATE": "true"})
+		mgmt := r.bootstrap("sim-streams@example.com")
+		var ann, bob struct{ UUID, Phone string }
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "ann", "provision_phone": true}, &ann)
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "bob", "provision_phone": true}, &bob)
+		agentURL, nextAgent := agentServer(t)
+		for _, id := range []string{ann.UUID, bob.UUID} {
+			r.call("PUT", "/api/identities/"+id+"/voice-agent/", mgmt, map[string]any{"mode": "stream", "stream_url": agentURL}, nil)
+		}
+		audio := mediastream.Tone440(time.Second)
+		var placed streamedCall
+		if s := r.call("POST", "/webhooks/sim/call/", mgmt, map[string]any{"From": "+14155550142", "To": ann.Phone, "Duration": "1",
+			"Stream": true, "Audio": base64.StdEncoding.EncodeToString(audio), "Digits": "7"}, &placed); s != 201 || *placed.Mode != "stream" {
+			t.Fatalf("simulated: %d %+v", s, placed)
+		}
+		agent := nextAgent().Received()
+		if agent.Frames != 50 || string(agent.Audio) != string(audio) || agent.Digits != "7" || !agent.Stopped {
+			t.Fatalf("the agent got %d frames, digits %q", agent.Frames, agent.Digits)
+		}
+		var got streamedCall
+		poll(t, "the simulated call completed", func() bool {
+			r.call("GET", fmt.Sprintf("/api/calls/%d/", placed.ID), mgmt, nil, &got)
+			return got.Status == "completed" && got.Stream != nil && got.Stream.FramesToCaller > 0
+		})
+		if got.Stream.FramesFromCaller != 50 || got.Stream.FramesToCaller != 50 || got.Stream.DTMF != 1 || *got.EndReason != "completed" {
+			t.Fatalf("the call: %+v %+v", got, got.Stream)
+		}
+
+		// Ann calls bob: both sides are connected, each to its agent.
+		var out streamedCall
+		if s := r.call("POST", "/api/calls/", mgmt, map[string]any{"to": bob.Phone, "identity": ann.UUID}, &out); s != 201 {
+			t.Fatalf("ann calls bob: %d %+v", s, out)
+		}
+		var bobs struct{ Results []streamedCall }
+		poll(t, "both sides connected", func() bool {
+			r.call("GET", fmt.Sprintf("/api/calls/%d/", out.ID), mgmt, nil, &got)
+			r.call("GET", "/api/calls/?limit=5&identity="+bob.UUID, mgmt, nil, &bobs)
+			return got.Status == "in-progress" && len(bobs.Results) == 1 && bobs.Results[0].Status == "in-progress"
+		})
+		if s := r.call("POST", fmt.Sprintf("/api/calls/%d/hangup/", out.ID), mgmt, nil, nil); s != 200 {
+			t.Fatalf("hang up: %d", s)
+		}
+		poll(t, "both sides ended", func() bool {
+			r.call("GET", fmt.Sprintf("/api/calls/%d/", out.ID), mgmt, nil, &got)
+			r.call("GET", "/api/calls/?limit=5&identity="+bob.UUID, mgmt, nil, &bobs)
+			return got.Status == "completed" && bobs.Results[0].Status == "completed"
+		})
+		if *got.EndReason != "hangup_api" || got.Direction != "outgoing" {
+			t.Fatalf("ann's side: %+v", got)
+		}
+	})
+}
