@@ -116,3 +116,21 @@ func (c *Client) ProvisionPhone(ctx context.Context, identity, country string) (
 	var i Identity
 	return i, c.call(ctx, "POST", "/api/identities/"+url.PathEscape(identity)+"/provision-phone/", nil, body, &i)
 }
+
+// PlaceCall calls a number from the identity's number.
+func (c *Client) PlaceCall(ctx context.Context, call PlaceCall) (Call, error) {
+	var out Call
+	return out, c.call(ctx, "POST", "/api/calls/", c.scoped(nil), call, &out)
+}
+
+// Calls is a page of the identity's calls, newest first.
+func (c *Client) Calls(ctx context.Context, limit, offset int) (Page[Call], error) {
+	var p Page[Call]
+	return p, c.call(ctx, "GET", "/api/calls/", c.scoped(pageQuery(limit, offset)), nil, &p)
+}
+
+// HangUp ends a call in progress.
+func (c *Client) HangUp(ctx context.Context, id int64) (Call, error) {
+	var out Call
+	return out, c.call(ctx, "POST", "/api/calls/"+strconv.FormatInt(id, 10)+"/hangup/", c.scoped(nil), nil, &out)
+}

@@ -210,11 +210,52 @@ type ConversationDetail struct {
 
 // VoiceAgent is where an identity's number sends its calls.
 type VoiceAgent struct {
-	Identity    string  `json:"identity"`
-	ResponseURL *string `json:"response_url"`
-	Method      string  `json:"method"`
-	Enabled     bool    `json:"enabled"`
-	UpdatedDT   *string `json:"updated_dt"`
+	Identity     string  `json:"identity"`
+	ResponseURL  *string `json:"response_url"`
+	Method       string  `json:"method"`
+	Enabled      bool    `json:"enabled"`
+	Mode         string  `json:"mode"`
+	StreamURL    *string `json:"stream_url"`
+	RecordCalls  bool    `json:"record_calls"`
+	StreamSecret *string `json:"stream_secret"`
+	UpdatedDT    *string `json:"updated_dt"`
+}
+
+// Call is a phone call to or from an identity's number.
+type Call struct {
+	ID              int64       `json:"id"`
+	Identity        string      `json:"identity"`
+	Phone           string      `json:"phone"`
+	Direction       string      `json:"direction"`
+	FromNumber      string      `json:"from_number"`
+	ToNumber        string      `json:"to_number"`
+	Status          string      `json:"status"`
+	StartedDT       string      `json:"started_dt"`
+	EndedDT         *string     `json:"ended_dt"`
+	DurationSeconds *int        `json:"duration_seconds"`
+	ProviderSID     string      `json:"provider_sid"`
+	Mode            *string     `json:"mode"`
+	Stream          *CallStream `json:"stream"`
+	RecordingURL    *string     `json:"recording_url"`
+	EndReason       *string     `json:"end_reason"`
+}
+
+// CallStream is what the media bridge counted on a streamed call.
+type CallStream struct {
+	ConnectedDT      string `json:"connected_dt"`
+	FramesFromCaller int64  `json:"frames_from_caller"`
+	FramesToCaller   int64  `json:"frames_to_caller"`
+	FramesDropped    int64  `json:"frames_dropped"`
+	DTMF             int64  `json:"dtmf"`
+}
+
+// PlaceCall is a call to place; empty fields take the voice-agent setting.
+type PlaceCall struct {
+	To          string `json:"to"`
+	Mode        string `json:"mode,omitempty"`
+	StreamURL   string `json:"stream_url,omitempty"`
+	ResponseURL string `json:"response_url,omitempty"`
+	Record      bool   `json:"record,omitempty"`
 }
 
 // Contact is someone an identity knows.

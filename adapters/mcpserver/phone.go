@@ -80,7 +80,51 @@ type setVoiceAgentIn struct {
 	Enabled     *bool   `json:"enabled,omitempty" jsonschema:"false stops sending calls there"`
 }
 
+type placeCallIn struct {
+	Scope
+	To          string `json:"to" jsonschema:"the number to call, in E.164 form such as +14155550100"`
+	StreamURL   string `json:"stream_url,omitempty" jsonschema:"your ws(s) WebSocket for the call's live audio (Twilio Media Streams format); default the voice-agent setting's"`
+	ResponseURL string `json:"response_url,omitempty" jsonschema:"an http(s) URL answering the call in TwiML instead of a stream"`
+	Record      bool   `json:"record,omitempty" jsonschema:"record the call's audio (the caller is told)"`
+}
+
+type listCallsIn struct {
+	Scope
+	Limit  int `json:"limit,omitempty" jsonschema:"how many calls (default 50, at most 200)"`
+	Offset int `json:"offset,omitempty" jsonschema:"how many to skip, for the next page"`
+}
+
+type listCallsOut struct {
+	Count int           `json:"count" jsonschema:"how many calls in all"`
+	Calls []client.Call `json:"calls" jsonschema:"newest first"`
+}
+
+type hangUpIn struct {
+	Scope
+	CallID int64 `json:"call_id" jsonschema:"the call's id, as place_call or list_calls shows it"`
+}
+
+func (s *session) addCallTools() {
+	addTool(s, tool{name: "place_call", title: "Place a phone call", outward: true,
+		description: "Call a phone number from this identity's number. The call's live audio goes to stream_url (or the voice-agent setting's), in Twilio's Media Streams format; the call is returned queued."},
+		func(ctx context.Context, c *client.Client, in placeCallIn) (client.Call, error) {
+			return c.PlaceCall(ctx, client.PlaceCall{To: in.To, StreamURL: in.StreamURL, ResponseURL: in.ResponseURL, Record: in.Record})
+		})
+	addTool(s, tool{name: "list_calls", title: "List phone calls", readOnly: true,
+		description: "List this identity's calls, newest first, with status, stream counts, recording URL and why each ended."},
+		func(ctx context.Context, c *client.Client, in listCallsIn) (listCallsOut, error) {
+			p, err := c.Calls(ctx, in.Limit, in.Offset)
+			return listCallsOut{Count: p.Count, Calls: p.Results}, err
+		})
+	addTool(s, tool{name: "hangup_call", title: "Hang up a call", destructive: true, idempotent: true,
+		description: "End a call in progress."},
+		func(ctx context.Context, c *client.Client, in hangUpIn) (client.Call, error) {
+			return c.HangUp(ctx, in.CallID)
+		})
+}
+
 func (s *session) addPhoneTools() {
+	s.addCallTools()
 	addTool(s, tool{name: "send_sms", title: "Send a text message", outward: true,
 		description: "Send a text message (SMS) from this identity's phone number to one or more numbers."},
 		func(ctx context.Context, c *client.Client, in sendSMSIn) (sendSMSOut, error) {
