@@ -226,7 +226,7 @@ type VoiceAgent struct {
 	// the app seals and opens with the vault cipher.
 	StreamSecret       string
 	SealedStreamSecret []byte
-	UpdatedAt    time.Time
+	UpdatedAt          time.Time
 }
 
 // StartConversation is the empty conversation m starts; Add folds m in.

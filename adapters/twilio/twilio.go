@@ -11,8 +11,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"time"
 	"strings"
+	"time"
 
 	twclient "github.com/twilio/twilio-go/client"
 	twapi "github.com/twilio/twilio-go/rest/api/v2010"
