@@ -29,8 +29,8 @@ func TestDefaults(t *testing.T) {
 		t.Fatalf("defaults: %+v", c)
 	}
 	wantQuotas := map[string]int64{"storage": 5 << 30, "identities": 100, "inboxes": 500, "phones": 10, "vault_items": 1000, "sends_per_hour": 200,
-		"webhooks_per_identity": 10}
-	if !maps.Equal(c.Quotas, wantQuotas) {
+		"webhooks_per_identity": 10, "active_calls": 10}
+	if !maps.Equal(c.Quotas, wantQuotas) || c.CallMaxDuration != 4*time.Hour {
 		t.Fatalf("quotas: %v, want %v", c.Quotas, wantQuotas)
 	}
 }
@@ -39,12 +39,13 @@ func TestDefaults(t *testing.T) {
 func TestQuotas(t *testing.T) {
 	c, err := Load(env(map[string]string{"CALLSIGN_QUOTA_STORAGE": "2MiB", "CALLSIGN_QUOTA_IDENTITIES": "0", "CALLSIGN_QUOTA_INBOXES": "3",
 		"CALLSIGN_QUOTA_PHONES": "0", "CALLSIGN_QUOTA_VAULT_ITEMS": "7", "CALLSIGN_QUOTA_SENDS_PER_HOUR": "0",
-		"CALLSIGN_QUOTA_WEBHOOKS_PER_IDENTITY": "4"}))
+		"CALLSIGN_QUOTA_WEBHOOKS_PER_IDENTITY": "4", "CALLSIGN_QUOTA_ACTIVE_CALLS": "2", "CALLSIGN_CALL_MAX_DURATION": "90s"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"storage": 2 << 20, "identities": 0, "inboxes": 3, "phones": 0, "vault_items": 7, "sends_per_hour": 0, "webhooks_per_identity": 4}
-	if !maps.Equal(c.Quotas, want) {
+	want := map[string]int64{"storage": 2 << 20, "identities": 0, "inboxes": 3, "phones": 0, "vault_items": 7, "sends_per_hour": 0,
+		"webhooks_per_identity": 4, "active_calls": 2}
+	if !maps.Equal(c.Quotas, want) || c.CallMaxDuration != 90*time.Second {
 		t.Fatalf("quotas: %v, want %v", c.Quotas, want)
 	}
 }
