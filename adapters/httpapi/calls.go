@@ -117,6 +117,7 @@ func (s *server) simulatedCall(c *gin.Context) (int, any, error) {
 		return 0, nil, err
 	}
 	from, to := in.text("From"), in.text("To")
+	stream, audio, digits := in.boolean("Stream"), in.text("Audio"), in.text("Digits")
 	seconds := int64(1)
 	if d := in.text("Duration"); d != "" {
 		if seconds, err = strconv.ParseInt(d, 10, 64); err != nil {
@@ -130,13 +131,13 @@ func (s *server) simulatedCall(c *gin.Context) (int, any, error) {
 		seconds = -1 // Simulate names the range
 	}
 	duration := time.Duration(seconds) * time.Second
-	if stream := in.boolean("Stream"); stream != nil && *stream {
-		audio, err := base64.StdEncoding.DecodeString(in.text("Audio"))
+	if stream != nil && *stream {
+		mulaw, err := base64.StdEncoding.DecodeString(audio)
 		if err != nil {
 			return 0, nil, core.Invalid("Audio", "Enter μ-law audio in base64.")
 		}
 		call, err := s.app.Calls.SimulateStream(c.Request.Context(), principal(c), from, to, duration,
-			app.SimulatedStream{Audio: audio, Digits: in.text("Digits")})
+			app.SimulatedStream{Audio: mulaw, Digits: digits})
 		return http.StatusCreated, s.viewCall(call), err
 	}
 	call, err := s.app.Calls.Simulate(c.Request.Context(), principal(c), from, to, duration)
