@@ -136,3 +136,35 @@ func TestVerifier(t *testing.T) {
 		}
 	}
 }
+
+// A placed call is a connection-scoped TeXML call with our TeXML inline;
+// hanging up is Call Control's hangup, and a call already ended counts
+// as hung up.
+func TestPlaceCallAndHangUp(t *testing.T) {
+	ctx := context.Background()
+	fake := telnyxtest.NewServer()
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	tx := telnyx.New(telnyx.Config{APIKey: telnyxtest.APIKey, MessagingProfileID: telnyxtest.MessagingProfileID,
+		ConnectionID: telnyxtest.ConnectionID, APIBase: srv.URL + "/v2"})
+	answer := core.CallAnswer{StreamURL: "wss://cs.example/media/t/", Greeting: core.Greeting(false)}
+	placed, err := tx.PlaceCall(ctx, ports.PlaceCall{From: "+14155550100", To: "+14155550101", Answer: answer})
+	if err != nil || placed.SID == "" || placed.Status != core.CallQueued {
+		t.Fatalf("placed %+v, %v", placed, err)
+	}
+	c := fake.Calls()[placed.SID]
+	if c.From != "+14155550100" || c.To != "+14155550101" || c.Texml != string(answer.TwiML()) {
+		t.Fatalf("Telnyx got %+v", c)
+	}
+	for range 2 {
+		if err := tx.HangUp(ctx, placed.SID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !fake.Calls()[placed.SID].HungUp || len(fake.Problems()) != 0 {
+		t.Fatalf("hung up: %+v, problems %v", fake.Calls()[placed.SID], fake.Problems())
+	}
+	if _, err := tx.PlaceCall(ctx, ports.PlaceCall{From: "+14155550100", To: "12"}); core.KindOf(err) != core.KindInvalid {
+		t.Fatalf("a bad number: %v", err)
+	}
+}
