@@ -243,7 +243,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/identities/:uuid/verifications/", s.handle(s.listVerifications))
 	authed.PUT("/identities/:uuid/voice-agent/", s.handle(s.setVoiceAgent(true)))
 	authed.PATCH("/identities/:uuid/voice-agent/", s.handle(s.setVoiceAgent(false)))
-	authed.POST("/identities/:uuid/voice-agent/rotate-secret/", s.handle(s.rotateStreamSecret))
+	authed.POST("/identities/:uuid/voice-agent/rotate-secret/", s.handle(bodiless(s.rotateStreamSecret)))
 	authed.GET("/phone/", s.handle(s.listPhones))
 	authed.GET("/phone/:id/", s.handle(s.getPhone))
 	authed.GET("/messages/", s.handle(s.listSMS))
@@ -260,7 +260,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.GET("/calls/", s.handle(s.listCalls))
 	authed.POST("/calls/", s.handle(s.idempotent(maxBodyBytes, s.recoverCall, s.placeCall)))
 	authed.GET("/calls/:id/", s.handle(s.getCall))
-	authed.POST("/calls/:id/hangup/", s.handle(s.hangUpCall))
+	authed.POST("/calls/:id/hangup/", s.handle(bodiless(s.hangUpCall)))
 	authed.GET("/calls/:id/recording/", s.callRecording)
 
 	authed.GET("/events/", s.handle(s.listEvents))

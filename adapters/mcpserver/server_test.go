@@ -40,12 +40,12 @@ func serve(t *testing.T, keyType string) *mcp.ClientSession {
 // or direct calls to a URL reach the outside world, and those that may
 // overwrite what is stored are destructive; no other tool claims either.
 func TestToolHints(t *testing.T) {
-	outward := map[string]bool{"send_email": true, "reply_email": true, "forward_email": true, "send_sms": true, "set_voice_agent": true}
-	destructive := map[string]bool{"set_secret": true, "set_voice_agent": true,
+	outward := map[string]bool{"send_email": true, "reply_email": true, "forward_email": true, "send_sms": true, "set_voice_agent": true, "place_call": true}
+	destructive := map[string]bool{"set_secret": true, "set_voice_agent": true, "hangup_call": true,
 		"delete_email": true, "delete_sms": true, "delete_contact": true, "delete_password": true, "delete_secret": true}
 	writes := map[string]bool{"send_email": true, "reply_email": true, "forward_email": true, "draft_email": true, "mark_email_read": true,
 		"send_sms": true, "set_voice_agent": true, "add_contact": true, "save_password": true, "set_secret": true,
-		"add_label": true, "remove_label": true}
+		"add_label": true, "remove_label": true, "place_call": true}
 	for name := range destructive {
 		writes[name] = true
 	}

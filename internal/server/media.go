@@ -77,6 +77,11 @@ func (a *mediaAgent) Bridge(ctx context.Context, w http.ResponseWriter, r *http.
 	return res
 }
 
+// MaxRecording bounds what a recording keeps: the first 30 minutes of the
+// call, 55 MiB of WAV, since the finished file is read back whole to be
+// stored as one value.
+const MaxRecording = 30 * time.Minute
+
 // recorder is a recorder writing to an unlinked file in the spool
 // directory: nothing is left behind if the process dies.
 func (m mediaBridge) recorder() (*os.File, *mediastream.Recorder, error) {
@@ -85,7 +90,7 @@ func (m mediaBridge) recorder() (*os.File, *mediastream.Recorder, error) {
 		return nil, nil, err
 	}
 	_ = os.Remove(f.Name())
-	rec, err := mediastream.NewRecorder(f, 0)
+	rec, err := mediastream.NewRecorder(f, MaxRecording)
 	if err != nil {
 		f.Close()
 		return nil, nil, err

@@ -34,6 +34,7 @@ const expectedTools = [
   "get_password", "generate_password", "save_password", "list_secrets", "get_secret", "set_secret",
   "get_voice_agent", "set_voice_agent", "list_identities", "wait_for_code", "search_texts", "search_contacts",
   "delete_email", "delete_sms", "delete_contact", "delete_password", "delete_secret", "add_label", "remove_label",
+  "place_call", "list_calls", "hangup_call",
 ];
 // The hints a client shows a person before a call: reads change nothing,
 // sends reach the world outside.

@@ -44,7 +44,22 @@ class Call(Model):
     ended_dt: str | None = None
     duration_seconds: int | None = None
     provider_sid: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'identity': ('identity', None), 'phone': ('phone', None), 'direction': ('direction', None), 'from_number': ('from_number', None), 'to_number': ('to_number', None), 'status': ('status', None), 'started_dt': ('started_dt', None), 'ended_dt': ('ended_dt', None), 'duration_seconds': ('duration_seconds', None), 'provider_sid': ('provider_sid', None)}
+    mode: str | None = None
+    stream: dict[str, Any] | None = None
+    recording_url: str | None = None
+    end_reason: str | None = None
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'id': ('id', None), 'identity': ('identity', None), 'phone': ('phone', None), 'direction': ('direction', None), 'from_number': ('from_number', None), 'to_number': ('to_number', None), 'status': ('status', None), 'started_dt': ('started_dt', None), 'ended_dt': ('ended_dt', None), 'duration_seconds': ('duration_seconds', None), 'provider_sid': ('provider_sid', None), 'mode': ('mode', None), 'stream': ('stream', None), 'recording_url': ('recording_url', None), 'end_reason': ('end_reason', None)}
+
+
+@dataclass(eq=True)
+class PlaceCallRequest(Model):
+    to: str | None = None
+    identity: str | None = None
+    mode: str | None = None
+    stream_url: str | None = None
+    response_url: str | None = None
+    record: bool | None = None
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'to': ('to', None), 'identity': ('identity', None), 'mode': ('mode', None), 'stream_url': ('stream_url', None), 'response_url': ('response_url', None), 'record': ('record', None)}
 
 
 @dataclass(eq=True)
@@ -52,7 +67,10 @@ class SimulatedCall(Model):
     From: str | None = None
     To: str | None = None
     Duration: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'From': ('From', None), 'To': ('To', None), 'Duration': ('Duration', None)}
+    Stream: bool | None = None
+    Audio: str | None = None
+    Digits: str | None = None
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'From': ('From', None), 'To': ('To', None), 'Duration': ('Duration', None), 'Stream': ('Stream', None), 'Audio': ('Audio', None), 'Digits': ('Digits', None)}
 
 
 @dataclass(eq=True)
@@ -793,8 +811,12 @@ class VoiceAgent(Model):
     response_url: str | None = None
     method: str | None = None
     enabled: bool | None = None
+    mode: str | None = None
+    stream_url: str | None = None
+    record_calls: bool | None = None
+    stream_secret: str | None = None
     updated_dt: str | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'identity': ('identity', None), 'response_url': ('response_url', None), 'method': ('method', None), 'enabled': ('enabled', None), 'updated_dt': ('updated_dt', None)}
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'identity': ('identity', None), 'response_url': ('response_url', None), 'method': ('method', None), 'enabled': ('enabled', None), 'mode': ('mode', None), 'stream_url': ('stream_url', None), 'record_calls': ('record_calls', None), 'stream_secret': ('stream_secret', None), 'updated_dt': ('updated_dt', None)}
 
 
 @dataclass(eq=True)
@@ -802,7 +824,10 @@ class VoiceAgentRequest(Model):
     response_url: str | None = None
     method: str | None = None
     enabled: bool | None = None
-    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'response_url': ('response_url', None), 'method': ('method', None), 'enabled': ('enabled', None)}
+    mode: str | None = None
+    stream_url: str | None = None
+    record_calls: bool | None = None
+    _fields: ClassVar[dict[str, tuple[str, str | None]]] = {'response_url': ('response_url', None), 'method': ('method', None), 'enabled': ('enabled', None), 'mode': ('mode', None), 'stream_url': ('stream_url', None), 'record_calls': ('record_calls', None)}
 
 
 @dataclass(eq=True)
@@ -903,6 +928,7 @@ MODELS: dict[str, type[Model]] = {
     'Rule': Rule,
     'RuleRequest': RuleRequest,
     'Call': Call,
+    'PlaceCallRequest': PlaceCallRequest,
     'SimulatedCall': SimulatedCall,
     'JSONRPCMessage': JSONRPCMessage,
     'Index': Index,
@@ -1075,6 +1101,7 @@ OPERATIONS: dict[str, Operation] = {
     'identities_voice_agent_retrieve': Operation('GET', '/api/identities/{uuid}/voice-agent/', 'model', 'VoiceAgent'),
     'identities_voice_agent_update': Operation('PUT', '/api/identities/{uuid}/voice-agent/', 'model', 'VoiceAgent'),
     'identities_voice_agent_partial_update': Operation('PATCH', '/api/identities/{uuid}/voice-agent/', 'model', 'VoiceAgent'),
+    'identities_voice_agent_rotate_secret': Operation('POST', '/api/identities/{uuid}/voice-agent/rotate-secret/', 'model', 'VoiceAgent'),
     'phone_list': Operation('GET', '/api/phone/', 'page', 'PhoneNumber'),
     'phone_retrieve': Operation('GET', '/api/phone/{id}/', 'model', 'PhoneNumber'),
     'messages_list': Operation('GET', '/api/messages/', 'page', 'SMSMessage'),
@@ -1088,8 +1115,11 @@ OPERATIONS: dict[str, Operation] = {
     'rules_destroy': Operation('DELETE', '/api/rules/{id}/', 'none', None),
     'sms_inbox_list': Operation('GET', '/api/sms-inbox/', 'page', 'Conversation'),
     'sms_inbox_retrieve': Operation('GET', '/api/sms-inbox/{id}/', 'model', 'ConversationDetail'),
+    'calls_create': Operation('POST', '/api/calls/', 'model', 'Call'),
     'calls_list': Operation('GET', '/api/calls/', 'page', 'Call'),
     'calls_retrieve': Operation('GET', '/api/calls/{id}/', 'model', 'Call'),
+    'calls_hangup': Operation('POST', '/api/calls/{id}/hangup/', 'model', 'Call'),
+    'calls_recording': Operation('GET', '/api/calls/{id}/recording/', 'bytes', None),
     'events_list': Operation('GET', '/api/events/', 'page', 'Event'),
     'events_stream': Operation('GET', '/api/events/stream/', 'text', None),
     'webhooks_list': Operation('GET', '/api/webhooks/', 'list', 'OutboundWebhook'),
@@ -1110,6 +1140,7 @@ OPERATIONS: dict[str, Operation] = {
     'webhooks_telnyx_messaging': Operation('POST', '/webhooks/telnyx/messaging/', 'none', None),
     'webhooks_telnyx_voice': Operation('POST', '/webhooks/telnyx/voice/', 'text', None),
     'webhooks_telnyx_call_status': Operation('POST', '/webhooks/telnyx/call-status/', 'none', None),
+    'media_stream': Operation('GET', '/media/{token}/', 'none', None),
     'webhooks_sim_call': Operation('POST', '/webhooks/sim/call/', 'model', 'Call'),
     'webhooks_mailgun_events': Operation('POST', '/webhooks/mailgun/events/', 'json', None),
     'webhooks_mailgun_mime': Operation('POST', '/webhooks/mailgun/mime', 'json', None),

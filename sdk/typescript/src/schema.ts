@@ -1461,6 +1461,28 @@ export interface paths {
         patch: operations["identities_voice_agent_partial_update"];
         trace?: never;
     };
+    "/api/identities/{uuid}/voice-agent/rotate-secret/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uuid: components["parameters"]["UUID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give the voice agent a new stream secret
+         * @description The old secret stops signing at once; the setting is shown with the new one.
+         */
+        post: operations["identities_voice_agent_rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/phone/": {
         parameters: {
             query?: never;
@@ -1685,7 +1707,17 @@ export interface paths {
          */
         get: operations["calls_list"];
         put?: never;
-        post?: never;
+        /**
+         * Place a call from the identity's number
+         * @description A send: it needs `can_send` (403), counts toward `sends_per_hour` (429), takes `Idempotency-Key`, and
+         *     the identity's outbound `call` rules judge `to` (400 on `to`). From the identity key's identity, or
+         *     `identity` (body or query) with a management key. `mode`, `stream_url` and `response_url` override the
+         *     identity's voice-agent setting (a `stream_url` alone means stream mode); `record` (or the setting's
+         *     `record_calls`) keeps a recording of a streamed call. More than CALLSIGN_QUOTA_ACTIVE_CALLS calls in
+         *     progress is 429 with `Retry-After`. 201 with the call `queued`; the provider's reports move it on. A
+         *     provider's refusal is 400 (503 when unavailable) and the call is kept, `failed`.
+         */
+        post: operations["calls_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1703,6 +1735,53 @@ export interface paths {
         };
         /** Show a call */
         get: operations["calls_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/calls/{id}/hangup/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hang up a call in progress
+         * @description Asks the provider to end the call and ends its media bridge; the call's `end_reason` becomes
+         *     `hangup_api` and the provider's report ends the record. Asked again while the call lasts, the same
+         *     answer; 409 once the call has ended.
+         */
+        post: operations["calls_hangup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/calls/{id}/recording/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a call's recording
+         * @description A WAV file (16-bit PCM, 8 kHz, stereo: the caller left, the agent right), fenced like the call; 404
+         *     when the call has none. Recordings count toward the storage quota and go with their call.
+         */
+        get: operations["calls_recording"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2117,6 +2196,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/media/{token}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's one-time media token. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The provider's media WebSocket of a streamed call
+         * @description A WebSocket upgrade (Twilio Media Streams), named in the `<Connect><Stream>` answered to a call in stream
+         *     mode. `X-Twilio-Signature` over the full `wss://` (or `ws://`) URL with no parameters is checked first
+         *     (403), then the one-time token (404 when unknown or used). The agent's `stream_url` is dialled (5 s,
+         *     through the outbound-destination policy, the upgrade signed with Standard Webhooks headers); 503 when it
+         *     cannot be reached (the caller hears the fallback and `end_reason` is `agent_unreachable`). Then 101 and
+         *     the two sockets are relayed until the call ends.
+         */
+        get: operations["media_stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/sim/call/": {
         parameters: {
             query?: never;
@@ -2131,7 +2238,10 @@ export interface paths {
          * @description With CALLSIGN_TELEPHONY=sim only (404 otherwise) and a management key: `From`, `To` (a number of the
          *     caller's account, else 404) and `Duration` (whole seconds, 0 to 14400, default 1). The call is
          *     `in-progress` at once (`call.received`) and `completed` after `Duration` (`call.completed`), also when
-         *     the service restarted in between: the hang-up time is stored with the call.
+         *     the service restarted in between: the hang-up time is stored with the call. With `Stream` true (the
+         *     identity's voice agent in stream mode, else 400) the simulator plays Twilio's side of the media stream
+         *     against our media endpoint: `connected`, `start`, `Duration` seconds of 20 ms μ-law frames (a 440 Hz
+         *     tone, or `Audio`), `Digits` as `dtmf`, then `stop`; the call's `stream` counts what the agent sent back.
          */
         post: operations["webhooks_sim_call"];
         delete?: never;
@@ -2279,7 +2389,7 @@ export interface components {
              */
             identity: string | null;
             /** @enum {string} */
-            channel: "email" | "sms";
+            channel: "email" | "sms" | "call";
             /** @enum {string} */
             direction: "inbound" | "outbound";
             /** @enum {string} */
@@ -2292,7 +2402,7 @@ export interface components {
             /** Format: uuid */
             identity?: string | null;
             /** @enum {string} */
-            channel: "email" | "sms";
+            channel: "email" | "sms" | "call";
             /** @enum {string} */
             direction: "inbound" | "outbound";
             /** @enum {string} */
@@ -2426,17 +2536,17 @@ export interface components {
             /** @description Our number (E.164) the call came to. */
             phone: string;
             /**
-             * @description Calls reach us only: incoming.
+             * @description outgoing for calls placed with POST /api/calls/.
              * @enum {string}
              */
             direction: "incoming" | "outgoing";
             from_number: string;
             to_number: string;
             /**
-             * @description Twilio's words; moves forward only (ringing, in-progress, then one final status).
+             * @description Twilio's words; moves forward only (queued for a placed call, ringing, in-progress, then one final status).
              * @enum {string}
              */
-            status: "ringing" | "in-progress" | "completed" | "busy" | "no-answer" | "failed" | "canceled";
+            status: "queued" | "ringing" | "in-progress" | "completed" | "busy" | "no-answer" | "failed" | "canceled";
             started_dt: components["schemas"]["DateTime"];
             /**
              * Format: date-time
@@ -2447,6 +2557,44 @@ export interface components {
             duration_seconds: number | null;
             /** @description Twilio's CallSid, or the simulator's (`CAsim…`). */
             provider_sid: string;
+            /**
+             * @description How the call reached its agent; null when it reached none.
+             * @enum {string|null}
+             */
+            mode?: "redirect" | "stream" | null;
+            /** @description What the media bridge counted; null until the agent was connected. */
+            stream?: {
+                connected_dt: components["schemas"]["DateTime"];
+                frames_from_caller: number;
+                frames_to_caller: number;
+                /** @description Frames dropped because a side stopped reading (at most about one second is queued per direction). */
+                frames_dropped: number;
+                dtmf: number;
+            } | null;
+            /** @description `GET /api/calls/{id}/recording/`, when the call was recorded. */
+            recording_url?: string | null;
+            /**
+             * @description Why the call ended; null while it lasts.
+             * @enum {string|null}
+             */
+            end_reason?: "completed" | "hangup_api" | "max_duration" | "agent_unreachable" | "provider" | null;
+        };
+        PlaceCallRequest: {
+            /** @description E.164, possible in its country's numbering plan. */
+            to: string;
+            /**
+             * Format: uuid
+             * @description With a management key: the calling identity.
+             */
+            identity?: string;
+            /** @enum {string} */
+            mode?: "redirect" | "stream";
+            /** @description ws or wss: the agent's WebSocket for this call. */
+            stream_url?: string;
+            /** @description http or https: the agent's TwiML for this call (redirect mode). */
+            response_url?: string;
+            /** @description Record the streamed audio. */
+            record?: boolean;
         };
         SimulatedCall: {
             /** @description E.164, possible in its country's numbering plan. */
@@ -2455,6 +2603,12 @@ export interface components {
             To: string;
             /** @description Whole seconds until the simulator hangs up, 0 to 14400; default 1. */
             Duration?: string;
+            /** @description Play the provider's side of a media stream against our media endpoint. */
+            Stream?: boolean;
+            /** @description With Stream: base64 μ-law (8 kHz) audio to send, repeated as needed; default a 440 Hz tone. */
+            Audio?: string;
+            /** @description With Stream: up to 64 DTMF digits (0-9, *, #) sent as dtmf messages. */
+            Digits?: string;
         };
         /** @description The plain list, when neither `limit` nor `offset` is sent. */
         SecretList: components["schemas"]["Secret"][];
@@ -3343,11 +3497,22 @@ export interface components {
         VoiceAgent: {
             /** Format: uuid */
             identity: string;
-            /** @description Where the provider asks what to do with a live call. */
+            /** @description Where the provider asks what to do with a live call (redirect mode). */
             response_url: string | null;
             /** @enum {string} */
             method: "POST" | "GET";
             enabled: boolean;
+            /**
+             * @description redirect: the call goes to response_url; stream: its live audio is relayed to stream_url.
+             * @enum {string}
+             */
+            mode: "redirect" | "stream";
+            /** @description The agent's WebSocket (ws or wss), which speaks Twilio's Media Streams format. */
+            stream_url: string | null;
+            /** @description Record streamed calls (announced to the caller). */
+            record_calls: boolean;
+            /** @description Signs our upgrade to stream_url (Standard Webhooks); null until first saved. */
+            stream_secret: string | null;
             /**
              * Format: date-time
              * @description Null until the setting is first saved.
@@ -3355,11 +3520,19 @@ export interface components {
             updated_dt: string | null;
         };
         VoiceAgentRequest: {
-            /** @description An absolute http(s) URL. Required on PUT. */
+            /** @description An absolute http(s) URL. Required on PUT in redirect mode. */
             response_url?: string;
             /** @enum {string} */
             method?: "POST" | "GET";
             enabled?: boolean;
+            /**
+             * @description Default redirect.
+             * @enum {string}
+             */
+            mode?: "redirect" | "stream";
+            /** @description ws or wss, held to the outbound-destination policy. Required on PUT in stream mode. */
+            stream_url?: string;
+            record_calls?: boolean;
         };
         /** @description Twilio adds fields without notice; those not listed are accepted and ignored. */
         TwilioInbound: {
@@ -3404,7 +3577,7 @@ export interface components {
             /** @description A decimal integer, strictly increasing per account in commit order: the cursor (`after`, `Last-Event-ID`) and a webhook's `webhook-id`. */
             id: string;
             /** @enum {string} */
-            type: "email.received" | "email.sent" | "email.failed" | "email.bounced" | "email.delivered" | "email.complained" | "email.labeled" | "email.unlabeled" | "email.spam" | "sms.received" | "sms.sent" | "sms.status" | "call.received" | "call.completed" | "identity.created" | "identity.deleted" | "inbox.created" | "phone.provisioned" | "phone.released" | "webhook.test";
+            type: "email.received" | "email.sent" | "email.failed" | "email.bounced" | "email.delivered" | "email.complained" | "email.labeled" | "email.unlabeled" | "email.spam" | "sms.received" | "sms.sent" | "sms.status" | "call.received" | "call.started" | "call.completed" | "identity.created" | "identity.deleted" | "inbox.created" | "phone.provisioned" | "phone.released" | "webhook.test";
             created_dt: components["schemas"]["DateTime"];
             /** Format: uuid */
             identity: string | null;
@@ -3826,6 +3999,7 @@ export type SmsMessagePage = components['schemas']['SMSMessagePage'];
 export type CallList = components['schemas']['CallList'];
 export type CallPage = components['schemas']['CallPage'];
 export type Call = components['schemas']['Call'];
+export type PlaceCallRequest = components['schemas']['PlaceCallRequest'];
 export type SimulatedCall = components['schemas']['SimulatedCall'];
 export type SecretList = components['schemas']['SecretList'];
 export type SecretPage = components['schemas']['SecretPage'];
@@ -7307,6 +7481,32 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    identities_voice_agent_rotate_secret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uuid: components["parameters"]["UUID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The voice-agent configuration. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VoiceAgent"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
     phone_list: {
         parameters: {
             query?: {
@@ -7785,6 +7985,55 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
         };
     };
+    calls_create: {
+        parameters: {
+            query?: {
+                /** @description Selects one identity (spec §1). With an identity key, another identity's uuid gives an empty result. */
+                identity?: components["parameters"]["IdentityFilter"];
+            };
+            header?: {
+                /**
+                 * @description 1–255 printable ASCII characters (else 400 naming the header). The first request's
+                 *     status and body are kept with the key, per account, route and caller, for 24 hours: a
+                 *     repeat with the same request is answered with them again (`Idempotent-Replayed: true`)
+                 *     and does nothing else; the same key with another request is 422; a repeat while the
+                 *     first still runs is 409. A request that fails keeps nothing, so its retry runs anew.
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlaceCallRequest"];
+                "application/x-www-form-urlencoded": components["schemas"]["PlaceCallRequest"];
+            };
+        };
+        responses: {
+            /** @description The call, queued. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["TooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyMismatch"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     calls_retrieve: {
         parameters: {
             query?: never;
@@ -7803,6 +8052,59 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Call"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+        };
+    };
+    calls_hangup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The call. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Call"];
+                };
+            };
+            400: components["responses"]["ValidationError"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    calls_recording: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: components["parameters"]["IntID"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recording. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/wav": string;
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -8438,6 +8740,30 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["TooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+        };
+    };
+    media_stream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The call's one-time media token. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching to the WebSocket protocol. */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
         };
     };
     webhooks_sim_call: {
