@@ -127,6 +127,9 @@ type Settings struct {
 	// CallMaxDuration bounds a call (CALLSIGN_CALL_MAX_DURATION); zero
 	// means DefaultCallMaxDuration.
 	CallMaxDuration time.Duration
+	// CertificateHosts always get a certificate by ACME: the base URL's
+	// host and the MX host.
+	CertificateHosts []string
 }
 
 // App is the set of services, built once and shared by every driving adapter.
@@ -156,6 +159,8 @@ type App struct {
 	Events        *Events
 	Webhooks      *Webhooks
 	Rules         *Rules
+	// Certificates is ACME's state and which names get certificates.
+	Certificates *Certificates
 }
 
 // New builds the services over deps.
@@ -263,7 +268,8 @@ func New(deps Deps) *App {
 		Events:        events,
 		Webhooks: &Webhooks{base: b, store: store, identities: identities, events: events, sender: deps.WebhookSender,
 			cipher: deps.Cipher, render: deps.EventJSON, limits: deps.Quotas},
-		Rules: rules,
+		Rules:        rules,
+		Certificates: &Certificates{base: b, store: store, domains: domains, cipher: deps.Cipher, hosts: deps.CertificateHosts},
 	}
 }
 

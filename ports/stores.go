@@ -46,6 +46,7 @@ type Store interface {
 	RuleStore
 	DraftStore
 	UsageStore
+	CertificateStore
 }
 
 // UsageStore counts what an account holds against its quotas, from the

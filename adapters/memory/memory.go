@@ -43,6 +43,8 @@ type Store struct {
 	// what was sent is deleted, as the SQL store's sends table; created
 	// on first use.
 	sends map[string][]time.Time
+	// certificates are ACME's cache and leases; created on first use.
+	certificates certificateTables
 	// Fail, when set, is returned by every call: a store that is down.
 	Fail error
 	// EventData renders events' data; nil means plain JSON of the subject.

@@ -212,6 +212,9 @@ func (s *Store) sealedCells() []sealedCell {
 	for id, w := range s.webhookTables().hooks {
 		cells = append(cells, sealedCell{"webhooks", id, "secret", &w.Secret}, sealedCell{"webhooks", id, "previous_secret", &w.PreviousSecret})
 	}
+	for key, e := range s.certificateTables().entries {
+		cells = append(cells, sealedCell{"acme_cache", key, "value", &e.value})
+	}
 	sort.Slice(cells, func(i, j int) bool { return sealedBefore(cells[i].value(), cells[j].value()) })
 	return cells
 }

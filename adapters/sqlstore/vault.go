@@ -142,6 +142,7 @@ func (db *DB) DeleteSecret(ctx context.Context, accountID, id string) error {
 // sealedColumns are every sealed column, for key rotation. A table added
 // later with sealed values adds itself here.
 var sealedColumns = []struct{ table, field string }{
+	{"acme_cache", "value"},
 	{"dkim_keys", "private_key"},
 	{"mail_sources", "password"},
 	{"passwords", "notes"},

@@ -78,6 +78,8 @@ var cases = []testCase{
 	{"sources/save, replace, list, progress only for the current settings, delete", testSources},
 	{"sources/passwords are sealed values, and go with their account", testSourcesSealedAndCascade},
 	{"sources/each is leased to one owner at a time, renewed, taken over once the lease runs out", testSourceLeases},
+	{"certificates/entries are stored, replaced, deleted and sealed values", testCertificateEntries},
+	{"certificates/a name is leased to one holder at a time, renewed, released, taken over once it runs out", testCertificateLeases},
 	{"mail/mailbox entries list one inbox and direction by id", testMailboxEntries},
 	{"mail/labels: added and removed once, shown everywhere, bounded, gone with their message", testMailLabels},
 	{"mail/label filters of messages and threads", testMailLabelFilters},
