@@ -35,8 +35,15 @@ type Config struct {
 	Postmaster  string
 	SMTPTLSCert string
 	SMTPTLSKey  string
-	SMTPRelay   *Relay // nil: no external delivery
-	SMTPRelayCA string // PEM file of CAs to trust for the relay; "" means the system's
+	// ACME (CALLSIGN_ACME) obtains certificates from ACMEDirectory for the
+	// base URL's host, the MX host and custom domains' MTA-STS hosts;
+	// HTTPS is then served on HTTPSAddr.
+	ACME          bool
+	ACMEEmail     string
+	ACMEDirectory string
+	HTTPSAddr     string
+	SMTPRelay     *Relay // nil: no external delivery
+	SMTPRelayCA   string // PEM file of CAs to trust for the relay; "" means the system's
 	// MailProvider carries outbound mail: "smtp" (SMTPRelay), "ses" or "mailgun".
 	MailProvider        string
 	SESRegion           string
@@ -202,6 +209,7 @@ var rules = []func(*Config) error{
 	inflightFitsAMessage,
 	tlsCertWithKey,
 	implicitTLSHasACertificate,
+	acmeSettings,
 	dkimKeysPaired,
 	twilioCredentials,
 	telnyxSettings,
@@ -280,10 +288,48 @@ func tlsCertWithKey(c *Config) error {
 }
 
 func implicitTLSHasACertificate(c *Config) error {
-	if c.IMAPSAddr != "" && c.SMTPTLSCert == "" {
+	if c.IMAPSAddr != "" && c.SMTPTLSCert == "" && !c.ACME {
 		return badSetting("CALLSIGN_IMAPS_ADDR", "implicit TLS needs a certificate: set CALLSIGN_SMTP_TLS_CERT and CALLSIGN_SMTP_TLS_KEY")
 	}
 	return nil
+}
+
+// LetsEncryptDirectory is Let's Encrypt's production ACME directory.
+const LetsEncryptDirectory = "https://acme-v02.api.letsencrypt.org/directory"
+
+// acmeSettings checks what certificates by ACME need: a contact, a place
+// to serve HTTPS, and host names to ask certificates for (a CA issues none
+// for an IP address or for localhost).
+func acmeSettings(c *Config) error {
+	if !c.ACME {
+		if c.HTTPSAddr != "" {
+			return badSetting("CALLSIGN_HTTPS_ADDR", "HTTPS is served with certificates by ACME: set CALLSIGN_ACME=on, or unset CALLSIGN_HTTPS_ADDR")
+		}
+		return nil
+	}
+	switch {
+	case c.SMTPTLSCert != "":
+		return badSetting("CALLSIGN_ACME", "certificates come either from ACME or from CALLSIGN_SMTP_TLS_CERT: unset one")
+	case c.ACMEEmail == "":
+		return badSetting("CALLSIGN_ACME_EMAIL", "set the ACME account's contact address (CALLSIGN_ACME=on)")
+	case c.HTTPSAddr == "":
+		return badSetting("CALLSIGN_HTTPS_ADDR", "set where HTTPS listens, e.g. 0.0.0.0:443 (CALLSIGN_ACME=on)")
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || u.Scheme != "https" || !isCertificateName(u.Hostname()) {
+		return badSetting("CALLSIGN_BASE_URL", "want https://<host name> with CALLSIGN_ACME=on, not %q", c.BaseURL)
+	}
+	if c.MXHost != "" && !isCertificateName(c.MXHost) {
+		return badSetting("CALLSIGN_MX_HOST", "want a public host name with CALLSIGN_ACME=on, not %q", c.MXHost)
+	}
+	return nil
+}
+
+// isCertificateName reports whether a CA could issue a certificate for
+// host: a domain name with a dot, no address and no localhost.
+func isCertificateName(host string) bool {
+	return net.ParseIP(host) == nil && isDomainName(host) && strings.Contains(host, ".") &&
+		host != "localhost" && !strings.HasSuffix(host, ".localhost")
 }
 
 // dkimKeysPaired checks the key files and selectors, which the two settings

@@ -80,6 +80,7 @@ func TestValues(t *testing.T) {
 }
 
 func TestBadValuesNameTheVariable(t *testing.T) {
+	withACME := map[string]string{"CALLSIGN_ACME": "on", "CALLSIGN_ACME_EMAIL": "ops@example.com", "CALLSIGN_HTTPS_ADDR": "0.0.0.0:443"}
 	for _, tc := range []struct {
 		name, value string
 		alsoSet     map[string]string
@@ -111,6 +112,19 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		{"CALLSIGN_IMAPS_ADDR", "127.0.0.1:993", nil}, // implicit TLS without a certificate
 		{"CALLSIGN_IMAPS_ADDR", "993", map[string]string{"CALLSIGN_SMTP_TLS_CERT": "c.pem", "CALLSIGN_SMTP_TLS_KEY": "k.pem"}},
 		{"CALLSIGN_JWT_SECRET", "short", nil},
+		{"CALLSIGN_ACME", "sometimes", nil},
+		{"CALLSIGN_ACME_EMAIL", "", map[string]string{"CALLSIGN_ACME": "on", "CALLSIGN_HTTPS_ADDR": "0.0.0.0:443", "CALLSIGN_BASE_URL": "https://callsign.example.com"}},
+		{"CALLSIGN_ACME_EMAIL", "ops at example", nil},
+		{"CALLSIGN_ACME_DIRECTORY", "acme.example/dir", nil},
+		{"CALLSIGN_HTTPS_ADDR", "", map[string]string{"CALLSIGN_ACME": "on", "CALLSIGN_ACME_EMAIL": "ops@example.com", "CALLSIGN_BASE_URL": "https://callsign.example.com"}},
+		{"CALLSIGN_HTTPS_ADDR", "0.0.0.0:443", nil}, // HTTPS without ACME
+		{"CALLSIGN_BASE_URL", "http://callsign.example.com", withACME},
+		{"CALLSIGN_BASE_URL", "https://127.0.0.1", withACME},
+		{"CALLSIGN_BASE_URL", "https://localhost", withACME},
+		{"CALLSIGN_MX_HOST", "mx", map[string]string{"CALLSIGN_ACME": "on", "CALLSIGN_ACME_EMAIL": "ops@example.com", "CALLSIGN_HTTPS_ADDR": "0.0.0.0:443",
+			"CALLSIGN_BASE_URL": "https://callsign.example.com"}},
+		{"CALLSIGN_ACME", "on", map[string]string{"CALLSIGN_ACME_EMAIL": "ops@example.com", "CALLSIGN_HTTPS_ADDR": "0.0.0.0:443",
+			"CALLSIGN_BASE_URL": "https://callsign.example.com", "CALLSIGN_SMTP_TLS_CERT": "c.pem", "CALLSIGN_SMTP_TLS_KEY": "k.pem"}},
 		{"CALLSIGN_TRUSTED_PROXIES", "10.0.0.0/33", nil},
 		{"CALLSIGN_SHUTDOWN_GRACE", "soon", nil},
 		{"CALLSIGN_MX_HOST", "192.0.2.25", nil},
@@ -160,6 +174,19 @@ func TestBadValuesNameTheVariable(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tc.name+": ") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s=%q: error %v should be one line naming the variable", tc.name, tc.value, err)
 		}
+	}
+}
+
+// With ACME on, its settings load, and HTTPS takes the place of a
+// certificate file for IMAPS.
+func TestACMESettings(t *testing.T) {
+	c, err := Load(env(map[string]string{"CALLSIGN_ACME": "ON", "CALLSIGN_ACME_EMAIL": "ops@example.com", "CALLSIGN_HTTPS_ADDR": "0.0.0.0:443",
+		"CALLSIGN_BASE_URL": "https://callsign.example.com", "CALLSIGN_IMAPS_ADDR": "0.0.0.0:993"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.ACME || c.ACMEDirectory != LetsEncryptDirectory || c.MXHost != "callsign.example.com" || c.HTTPSAddr != "0.0.0.0:443" {
+		t.Fatalf("parsed: %+v", c)
 	}
 }
 

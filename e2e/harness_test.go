@@ -49,6 +49,13 @@ func (r *running) logs() string {
 // test defaults (ephemeral ports, a temporary data directory).
 func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func(*app.Deps)) *running {
 	t.Helper()
+	return startTuned(t, d, env, nil, tune...)
+}
+
+// startTuned is start with the service adjusted by before, when not nil,
+// between binding its listeners and serving.
+func startTuned(t testing.TB, d sqlstore.Dialect, env map[string]string, before func(*server.Service), tune ...func(*app.Deps)) *running {
+	t.Helper()
 	e := map[string]string{
 		"CALLSIGN_DATA_DIR":     t.TempDir(),
 		"CALLSIGN_DATABASE_URL": sqlstoretest.URL(t, d),
@@ -79,6 +86,9 @@ func start(t testing.TB, d sqlstore.Dialect, env map[string]string, tune ...func
 	svc.Version = cli.Version
 	if err := svc.Listen(); err != nil {
 		t.Fatal(err)
+	}
+	if before != nil {
+		before(svc)
 	}
 	done := make(chan error, 1)
 	go func() { done <- svc.Serve(ctx) }()

@@ -46,6 +46,10 @@ func (s *Service) SMTPAddr() string    { return addr(s.smtpLn) }
 func (s *Service) IMAPAddr() string    { return addr(s.imapLn) }
 func (s *Service) MetricsAddr() string { return addr(s.metricsLn) }
 
+// HTTPSAddr and IMAPSAddr are "" when those listeners are off.
+func (s *Service) HTTPSAddr() string { return addr(s.httpsLn) }
+func (s *Service) IMAPSAddr() string { return addr(s.imapsLn) }
+
 func addr(ln net.Listener) string {
 	if ln == nil {
 		return ""

@@ -6,8 +6,10 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,12 +17,14 @@ import (
 	"net"
 	"net/http"
 	_ "net/http/pprof" // served only on CALLSIGN_DEBUG_ADDR
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/callsign/callsign/adapters/acmecert"
 	"github.com/callsign/callsign/adapters/console"
 	"github.com/callsign/callsign/adapters/egress"
 	"github.com/callsign/callsign/adapters/httpapi"
@@ -78,11 +82,23 @@ type Service struct {
 	metricsLn net.Listener
 
 	httpLn  net.Listener
+	httpsLn net.Listener // nil without CALLSIGN_ACME
+	// acme gets certificates by ACME; nil without CALLSIGN_ACME.
+	acme    *acmecert.Manager
 	smtpLn  net.Listener
 	imapLn  net.Listener
 	imapsLn net.Listener // nil without CALLSIGN_IMAPS_ADDR
 	// sourceOptions tune the IMAP source workers (tests make them quick).
 	sourceOptions imapadapter.SupervisorOptions
+	// ACMETuning adjusts certificates by ACME; set it before Serve.
+	ACMETuning ACMETuning
+}
+
+// ACMETuning is what tests change in certificates by ACME: the roots
+// their CA's directory is trusted by, and an early renewal.
+type ACMETuning struct {
+	Roots       *x509.CertPool
+	RenewBefore time.Duration
 }
 
 // Open opens and migrates the database and builds the app. tune,
@@ -136,7 +152,8 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger, tune ...func
 		Settings: app.Settings{MailDomains: cfg.MailDomains, PublicURL: cfg.BaseURL, MaxMessageBytes: cfg.SMTPMaxBytes,
 			Postmaster: cfg.Postmaster, EventRetention: cfg.EventRetention, OutboxLease: cfg.OutboxLease, Quotas: quotas(cfg),
 			MaxActiveCalls: cfg.Quotas[string(core.QuotaActiveCalls)], CallMaxDuration: cfg.CallMaxDuration,
-			Retry: app.RetryPolicy{First: cfg.OutboxRetry, Max: cfg.OutboxRetryMax, GiveUpAfter: app.DefaultRetry.GiveUpAfter}},
+			Retry:            app.RetryPolicy{First: cfg.OutboxRetry, Max: cfg.OutboxRetryMax, GiveUpAfter: app.DefaultRetry.GiveUpAfter},
+			CertificateHosts: certificateHosts(cfg)},
 	}
 	if deps.Relay, err = MailTransport(ctx, cfg); err != nil {
 		db.Close()
@@ -172,6 +189,16 @@ func Open(ctx context.Context, cfg config.Config, log *slog.Logger, tune ...func
 	}
 	return &Service{cfg: cfg, log: log, db: db, app: a, formKey: signIn.formKey, consoleKey: signIn.consoleKey, sim: sim, telnyx: telnyxHooks, generatedKeys: generated, metrics: m,
 		platformKeys: deps.PlatformKeys}, nil
+}
+
+// certificateHosts always get a certificate by ACME: the base URL's host
+// and the MX host (custom domains' MTA-STS hosts are the app's to allow).
+func certificateHosts(cfg config.Config) []string {
+	hosts := []string{cfg.MXHost}
+	if u, err := url.Parse(cfg.BaseURL); err == nil {
+		hosts = append(hosts, u.Hostname())
+	}
+	return hosts
 }
 
 // useMailTrust adds the DNS resolver (CALLSIGN_DNS_RESOLVER or the
@@ -325,6 +352,42 @@ func Telephony(cfg config.Config) ports.Telephony {
 	return simtel.New()
 }
 
+// serveHTTP runs the API on the HTTP listener; with ACME, on the HTTPS
+// listener, the HTTP one answering the CA's http-01 challenges and
+// redirecting everything else to HTTPS.
+func (s *Service) serveHTTP(ctx context.Context, g *errgroup.Group, stopping context.Context, api *http.Server, httpsTLS *tls.Config) {
+	plain := api
+	if s.acme != nil {
+		_, port, _ := net.SplitHostPort(s.httpsLn.Addr().String())
+		plain = &http.Server{Handler: s.acme.HTTPHandler(acmecert.RedirectToHTTPS(port)), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+			WriteTimeout: time.Minute, IdleTimeout: time.Minute}
+		api.TLSConfig = httpsTLS
+		// Failed handshakes (scanners, names outside the policy) are the
+		// internet's noise: debug, not the standard logger's stderr.
+		api.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)
+		g.Go(func() error {
+			if err := api.ServeTLS(s.httpsLn, "", ""); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("REST API over HTTPS: %w", err)
+			}
+			return nil
+		})
+		s.drain.task("HTTP redirects", g, func() error {
+			<-ctx.Done()
+			return plain.Shutdown(stopping)
+		})
+	}
+	g.Go(func() error {
+		if err := plain.Serve(s.httpLn); !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("REST API: %w", err)
+		}
+		return nil
+	})
+	s.drain.task("REST API", g, func() error {
+		<-ctx.Done()
+		return api.Shutdown(stopping)
+	})
+}
+
 // Close stops the app's work and closes the database, after Serve returned.
 func (s *Service) Close() error {
 	s.app.Close()
@@ -365,6 +428,16 @@ func (s *Service) Listen() error {
 		smtpLn.Close()
 		return err
 	}
+	if s.cfg.ACME {
+		httpsLn, err := net.Listen("tcp", s.cfg.HTTPSAddr)
+		if err != nil {
+			httpLn.Close()
+			smtpLn.Close()
+			s.closeListeners()
+			return fmt.Errorf("CALLSIGN_HTTPS_ADDR: %w", err)
+		}
+		s.httpsLn = s.drain.count("REST API", "connection", httpsLn, nil)
+	}
 	s.httpLn = s.drain.count("REST API", "connection", httpLn, nil)
 	var smtpAccepted func()
 	if s.metrics != nil {
@@ -384,15 +457,31 @@ func (s *Service) Listen() error {
 
 // closeListeners closes what Listen bound, when start-up fails after it.
 func (s *Service) closeListeners() {
-	for _, ln := range []net.Listener{s.httpLn, s.smtpLn, s.imapLn, s.imapsLn, s.metricsLn} {
+	for _, ln := range []net.Listener{s.httpLn, s.httpsLn, s.smtpLn, s.imapLn, s.imapsLn, s.metricsLn} {
 		if ln != nil {
 			ln.Close()
 		}
 	}
 }
 
-// smtpTLS loads the listener's certificate, when one is configured.
-func (s *Service) smtpTLS() (*tls.Config, error) {
+// tlsConfigs are the TLS of HTTPS (nil without ACME) and of SMTP and IMAP
+// (nil without a certificate): by ACME, or from the configured files.
+func (s *Service) tlsConfigs() (https, mail *tls.Config, err error) {
+	if !s.cfg.ACME {
+		mail, err = s.fileTLS()
+		return nil, mail, err
+	}
+	holder := make([]byte, 8)
+	if _, err := rand.Read(holder); err != nil {
+		return nil, nil, err
+	}
+	s.acme = acmecert.New(acmecert.Config{Directory: s.cfg.ACMEDirectory, Email: s.cfg.ACMEEmail, State: s.app.Certificates,
+		Holder: hex.EncodeToString(holder), DefaultHost: s.cfg.MXHost, RenewBefore: s.ACMETuning.RenewBefore, Roots: s.ACMETuning.Roots})
+	return s.acme.TLSConfig(), &tls.Config{GetCertificate: s.acme.GetCertificate, MinVersion: tls.VersionTLS12}, nil
+}
+
+// fileTLS loads the certificate of CALLSIGN_SMTP_TLS_CERT, when one is configured.
+func (s *Service) fileTLS() (*tls.Config, error) {
 	if s.cfg.SMTPTLSCert == "" {
 		return nil, nil
 	}
@@ -412,8 +501,12 @@ func (s *Service) Announce() {
 	}
 	s.log.Info("serving the REST API", "addr", s.httpLn.Addr().String(), "base_url", s.cfg.BaseURL)
 	s.log.Info("serving the console", "url", s.cfg.BaseURL+httpapi.ConsolePath)
-	s.log.Info("accepting mail over SMTP", "addr", s.smtpLn.Addr().String(), "starttls", s.cfg.SMTPTLSCert != "")
-	s.log.Info("serving inboxes over IMAP", "addr", s.imapLn.Addr().String(), "starttls", s.cfg.SMTPTLSCert != "")
+	if s.httpsLn != nil {
+		s.log.Info("serving the REST API over HTTPS with certificates by ACME", "addr", s.httpsLn.Addr().String(), "directory", s.cfg.ACMEDirectory)
+	}
+	tls := s.cfg.SMTPTLSCert != "" || s.cfg.ACME
+	s.log.Info("accepting mail over SMTP", "addr", s.smtpLn.Addr().String(), "starttls", tls)
+	s.log.Info("serving inboxes over IMAP", "addr", s.imapLn.Addr().String(), "starttls", tls)
 	if s.imapsLn != nil {
 		s.log.Info("serving inboxes over IMAP with implicit TLS", "addr", s.imapsLn.Addr().String())
 	}
@@ -433,7 +526,7 @@ func (s *Service) Announce() {
 // it waits up to CALLSIGN_SHUTDOWN_GRACE for what is still running, saying
 // what that is, and fails naming whatever outlived the grace period.
 func (s *Service) Serve(ctx context.Context) error {
-	tlsConfig, err := s.smtpTLS()
+	httpsTLS, tlsConfig, err := s.tlsConfigs()
 	if err != nil {
 		return err
 	}
@@ -484,16 +577,7 @@ func (s *Service) Serve(ctx context.Context) error {
 	// stopping ends with the grace period; each server's shutdown gets it.
 	stopping, cancelStopping := context.WithCancel(context.Background())
 	defer cancelStopping()
-	g.Go(func() error {
-		if err := api.Serve(s.httpLn); !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("REST API: %w", err)
-		}
-		return nil
-	})
-	s.drain.task("REST API", g, func() error {
-		<-gctx.Done()
-		return api.Shutdown(stopping)
-	})
+	s.serveHTTP(gctx, g, stopping, api, httpsTLS)
 	g.Go(func() error {
 		if err := mx.Serve(s.smtpLn); err != nil {
 			return fmt.Errorf("SMTP listener: %w", err)
