@@ -148,7 +148,8 @@ func (p pebble) minica(t *testing.T) *x509.CertPool {
 // TestACMEWithPebble gets certificates from Pebble, which validates the
 // challenges against our own listeners, and checks that HTTPS, SMTP
 // STARTTLS and IMAPS serve them to a client trusting only Pebble's roots,
-// that plain HTTP redirects, that a second instance on the same database
+// that a verified custom domain's MTA-STS host gets one and serves its
+// policy over HTTPS, that plain HTTP redirects, that a second instance on the same database
 // serves the same certificate without asking again, that the state is
 // sealed in the database and never logged, and that certificates are
 // renewed before they expire.
@@ -167,6 +168,7 @@ func TestACMEWithPebble(t *testing.T) {
 			"CALLSIGN_ACME": "on", "CALLSIGN_ACME_EMAIL": "ops@callsign.test", "CALLSIGN_ACME_DIRECTORY": "https://" + directory + "/dir",
 			"CALLSIGN_HTTPS_ADDR": "127.0.0.1:0", "CALLSIGN_BASE_URL": "https://callsign.test", "CALLSIGN_MX_HOST": "mx.callsign.test",
 			"CALLSIGN_IMAPS_ADDR": "127.0.0.1:0", "CALLSIGN_VAULT_KEY": base64.StdEncoding.EncodeToString(key), "CALLSIGN_LOG_LEVEL": "debug",
+			"CALLSIGN_DNS_RESOLVER": dns.Addr,
 		}
 		// The certificates live 5 minutes and are renewed 30 s after they
 		// are issued, plus autocert's jitter (up to a tenth of the window).
@@ -207,6 +209,31 @@ func TestACMEWithPebble(t *testing.T) {
 		want := fmt.Sprintf("https://callsign.test:%d/api/health/ping/", port(t, r.svc.HTTPSAddr()))
 		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != want {
 			t.Fatalf("plain HTTP: %d %q, want a redirect to %s", res.StatusCode, res.Header.Get("Location"), want)
+		}
+
+		// The API is reached over HTTPS from here on; a custom domain that
+		// receives mail gets a certificate for its MTA-STS host, which
+		// serves its policy.
+		r.baseURL, r.client = "https://callsign.test", api
+		mgmt := r.bootstrap("owner@customer.example")
+		var dom apiDomain
+		if s := r.call("POST", "/api/domains/", mgmt, map[string]any{"name": "customer.example"}, &dom); s != http.StatusCreated {
+			t.Fatalf("create the domain: %d %+v", s, dom)
+		}
+		publish(t, dns, dom)
+		if r.call("POST", "/api/domains/customer.example/verify/", mgmt, nil, &dom); dom.Status != "verified" {
+			t.Fatalf("verify the domain: %+v", dom)
+		}
+		dns.Add(t, "mta-sts.customer.example. 60 IN A 127.0.0.1")
+		res, err = api.Get("https://mta-sts.customer.example/.well-known/mta-sts.txt")
+		if err != nil {
+			t.Fatalf("MTA-STS policy over HTTPS: %v", err)
+		}
+		policy, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(policy), "mx: mx.callsign.test") ||
+			!slices.Contains(res.TLS.PeerCertificates[0].DNSNames, "mta-sts.customer.example") {
+			t.Fatalf("MTA-STS policy: %d %q", res.StatusCode, policy)
 		}
 
 		// SMTP STARTTLS and IMAPS serve the MX host's certificate; a client
