@@ -8,11 +8,11 @@ BIN      := bin/callsign
 # The AWS SDK (SES) must never ask the EC2 instance metadata service for
 # credentials from a test or benchmark: everything they reach is on
 # loopback. (Not for run: a deployment on EC2 may take its role's.)
-test test-faults bench bench-long: export AWS_EC2_METADATA_DISABLED := true
+test test-faults bench bench-long bench-compare: export AWS_EC2_METADATA_DISABLED := true
 # The OpenAPI linter's npm package, pinned in its package-lock.json.
 OPENAPI_LINT := scripts/openapi-lint
 
-.PHONY: run build test test-faults bench bench-long lint tidy settings-doc sdk sdk-deps sdk-check test-sdk
+.PHONY: run build test test-faults bench bench-long bench-compare lint tidy settings-doc sdk sdk-deps sdk-check test-sdk
 
 run: build
 	./$(BIN) serve
@@ -96,6 +96,12 @@ BENCH ?= .
 bench:
 	$(GO) test -tags $(TAGS) -run '^$$' -bench '$(BENCH)' -count=1 ./...
 	scripts/bench-smtp.sh
+
+# This checkout against REF, side by side on SQLite and (with
+# CALLSIGN_TEST_POSTGRES_URL) PostgreSQL: interleaved rounds with the null
+# sink, ratios with min/median/max (scripts/bench-compare.sh; ROUNDS, N, C).
+bench-compare:
+	REF=$(REF) scripts/bench-compare.sh
 
 # The long SQLite cases (tens of minutes; not in CI): the WAL over a
 # 200,000-message run, and ingest and list pages with 1,000,000 messages
