@@ -152,7 +152,7 @@ func predecode(entity []byte, keep bool) (r io.Reader, content []byte, size int)
 	var err error
 	switch {
 	case cte == "quoted-printable" && isText:
-		decoded, err = io.ReadAll(quotedprintable.NewReader(bytes.NewReader(body)))
+		decoded, err = decodeQuotedPrintable(body)
 	case cte == "base64":
 		decoded, size, err = decodeBase64(body, keep || isText)
 	default:
@@ -170,6 +170,15 @@ func predecode(entity []byte, keep bool) (r io.Reader, content []byte, size int)
 	}
 	return io.MultiReader(bytes.NewReader(head[:cteStart]), strings.NewReader(newCTE), bytes.NewReader(head[cteEnd:]),
 		bytes.NewReader(decoded)), content, size
+}
+
+// decodeQuotedPrintable decodes body into one buffer of its size (decoded
+// text is never longer), where io.ReadAll grew one step by step.
+func decodeQuotedPrintable(body []byte) ([]byte, error) {
+	var out bytes.Buffer
+	out.Grow(len(body) + bytes.MinRead) // ReadFrom wants MinRead free before each read
+	_, err := out.ReadFrom(quotedprintable.NewReader(bytes.NewReader(body)))
+	return out.Bytes(), err
 }
 
 // decodeBase64 decodes a base64 body strictly, ignoring the white space
