@@ -309,6 +309,17 @@ func TestStreamedCallWithTheSimulator(t *testing.T) {
 			t.Fatalf("the call: %+v %+v", got, got.Stream)
 		}
 
+		// The console's phone page shows the setting and the call, with its stream counts.
+		if _, errOut, code := r.cli(ownerPassword+"\n", "account", "set-password", "--account", "sim-streams@example.com", "--password-stdin"); code != 0 {
+			t.Fatalf("set-password: %s", errOut)
+		}
+		person := r.person(t)
+		person.signIn("sim-streams@example.com")
+		if _, _, page := person.get("/console/identities/" + ann.UUID + "/phone/"); !strings.Contains(page, `value="stream" selected`) ||
+			!strings.Contains(page, "50 frames from the caller, 50 to the caller, 0 dropped, 1 digits") || !strings.Contains(page, "ended: completed") {
+			t.Fatalf("the console's phone page:\n%s", page)
+		}
+
 		// Ann calls bob: both sides are connected, each to its agent.
 		var out streamedCall
 		if s := r.call("POST", "/api/calls/", mgmt, map[string]any{"to": bob.Phone, "identity": ann.UUID}, &out); s != 201 {

@@ -97,7 +97,12 @@ func (c *console) markConversationRead(v *visit) error {
 type phoneData struct {
 	Voice   core.VoiceAgent
 	Country string
+	// Calls are the identity's latest calls, newest first.
+	Calls []core.Call
 }
+
+// callsShown bounds the calls the phone page lists.
+const callsShown = 20
 
 // phonePage shows the identity's number (or the form that buys one) and
 // where its calls go.
@@ -119,6 +124,11 @@ func (c *console) showPhone(v *visit, ident core.Identity, country string, voice
 			return err
 		}
 	}
+	calls, _, err := c.app.Calls.List(v.r.Context(), v.principal, ident.ID, nil, ports.Page{Limit: callsShown})
+	if err != nil {
+		return err
+	}
+	data.Calls = calls
 	pv := view{Title: "Phone", Identity: &ident, Section: "phone", Data: data}
 	c.render(v, c.withProblem(v, &pv, problem), "phone", pv)
 	return nil
@@ -141,10 +151,12 @@ func (c *console) setVoiceAgent(v *visit) error {
 	if err != nil {
 		return err
 	}
-	enabled := v.r.PostFormValue("enabled") != ""
-	in := app.VoiceAgentInput{ResponseURL: new(formValue(v, "response_url")), Method: new(formValue(v, "method")), Enabled: &enabled}
+	enabled, record := v.r.PostFormValue("enabled") != "", v.r.PostFormValue("record_calls") != ""
+	in := app.VoiceAgentInput{ResponseURL: new(formValue(v, "response_url")), Method: new(formValue(v, "method")), Enabled: &enabled,
+		Mode: new(formValue(v, "mode")), StreamURL: new(formValue(v, "stream_url")), RecordCalls: &record}
 	if _, err := c.app.Phone.SetVoiceAgent(v.r.Context(), v.principal, ident.ID, in, true); err != nil {
-		shown := core.VoiceAgent{ResponseURL: *in.ResponseURL, Method: *in.Method, Enabled: enabled}
+		shown := core.VoiceAgent{ResponseURL: *in.ResponseURL, Method: *in.Method, Enabled: enabled, Mode: core.VoiceMode(*in.Mode),
+			StreamURL: *in.StreamURL, RecordCalls: record}
 		return c.showPhone(v, ident, "US", &shown, err)
 	}
 	return redirect(v, identityPath(ident.ID)+"phone/")
