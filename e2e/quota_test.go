@@ -100,8 +100,8 @@ func TestQuotaNames(t *testing.T) {
 		names = append(names, q.Name)
 	}
 	var want []string
-	// The counted quotas, then the one checked from what creation reads.
-	for _, q := range append(core.Quotas, core.QuotaWebhooksPerIdentity) {
+	// The counted quotas, then those checked from what creation reads.
+	for _, q := range append(core.Quotas, core.QuotaActiveCalls, core.QuotaWebhooksPerIdentity) {
 		want = append(want, string(q))
 	}
 	if strings.Join(names, ",") != strings.Join(want, ",") {

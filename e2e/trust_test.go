@@ -82,7 +82,7 @@ func TestOwnDomainSignedMailAndBounces(t *testing.T) {
 		mgmt := r.bootstrap("owner@acme.example")
 
 		var dom apiDomain
-		if s := r.call("POST", "/api/domains/", mgmt, map[string]any{"name": "acme.example"}, &dom); s != 201 || dom.Status != "pending" || len(dom.Records) != 4 {
+		if s := r.call("POST", "/api/domains/", mgmt, map[string]any{"name": "acme.example"}, &dom); s != 201 || dom.Status != "pending" || len(dom.Records) != 5 {
 			t.Fatalf("create: %d %+v", s, dom)
 		}
 		r.call("POST", "/api/domains/acme.example/verify/", mgmt, nil, &dom)

@@ -138,7 +138,7 @@ func (f *fixture) ownEverything(a core.Account) owned {
 	f.must(err)
 	o.phone = f.phone(ident)
 	f.saveSMS(smsFor(o.phone, core.Incoming, "+12025550199", "hi", "SMown"+o.phone.ProviderSID, f.tick()))
-	f.must(f.s.SaveVoiceAgent(f.ctx, core.VoiceAgent{IdentityID: ident.ID, AccountID: a.ID, ResponseURL: "https://a.example/",
+	f.must(f.s.SaveVoiceAgent(f.ctx, core.VoiceAgent{IdentityID: ident.ID, AccountID: a.ID, Mode: core.VoiceRedirect, ResponseURL: "https://a.example/",
 		Method: "POST", Enabled: true, UpdatedAt: f.now}))
 	f.must(f.s.Suppress(f.ctx, core.Suppression{AccountID: a.ID, IdentityID: ident.ID, Email: uuid.NewString() + "@gone.example",
 		Reason: "550 5.1.1", CreatedAt: f.tick()}))

@@ -38,7 +38,7 @@ const expectedTools = [
 ];
 // The hints a client shows a person before a call: reads change nothing,
 // sends reach the world outside.
-const outward = ["send_email", "reply_email", "forward_email", "send_sms", "set_voice_agent"];
+const outward = ["send_email", "reply_email", "forward_email", "send_sms", "set_voice_agent", "place_call"];
 const { tools } = await client.listTools();
 assert.deepEqual(tools.map((t) => t.name).sort(), [...expectedTools].sort());
 for (const t of tools) {
@@ -170,6 +170,12 @@ assert.equal((await call("get_secret", { key, reveal: true })).value, "s3cr3t-va
 assert.equal((await call("get_voice_agent")).identity, who.identity.uuid);
 const voice = await call("set_voice_agent", { response_url: "https://agent.example.com/voice", enabled: true });
 assert.equal(voice.response_url, "https://agent.example.com/voice");
+
+// Calls: placed (through the simulator), listed newest first, hung up.
+const placed = await call("place_call", { to: "+14155550199", response_url: "https://agent.example.com/voice" });
+assert.equal(placed.direction, "outgoing");
+assert.equal((await call("list_calls")).calls[0].id, placed.id, "list_calls shows the placed call first");
+assert.equal((await call("hangup_call", { call_id: placed.id })).id, placed.id);
 
 // Deletes: gone, and a second call finds nothing.
 const savedLogin = (await call("list_passwords")).passwords.find((p) => p.domain === domain);
