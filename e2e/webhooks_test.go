@@ -234,14 +234,19 @@ func TestWebhooksSignedDurableAndRetried(t *testing.T) {
 		var retried apiDelivery
 		r.call("POST", fmt.Sprintf("/api/webhooks/%s/deliveries/%d/retry/", flaky.ID, ds[0].ID), mgmt, nil, &retried)
 		back.wait(1)
-		poll(t, "the 500 recorded", func() bool { ds = r.deliveries(mgmt, flaky.ID); return ds[0].Attempts >= 2 })
+		// The restarted worker may make its own attempt beside the retry:
+		// wait for one that reached the endpoint.
+		poll(t, "the 500 recorded", func() bool {
+			ds = r.deliveries(mgmt, flaky.ID)
+			return ds[0].Attempts >= 2 && ds[0].StatusCode != nil
+		})
 		if ds[0].Status != "pending" || ds[0].StatusCode == nil || *ds[0].StatusCode != 500 || *ds[0].Error != "status 500" {
 			t.Fatalf("after a 500: %+v", ds[0])
 		}
 		back.setStatus(204)
 		r.call("POST", fmt.Sprintf("/api/webhooks/%s/deliveries/%d/retry/", flaky.ID, ds[0].ID), mgmt, nil, nil)
 		poll(t, "delivered", func() bool { ds = r.deliveries(mgmt, flaky.ID); return ds[0].Status == "delivered" })
-		if ds[0].Attempts != 3 || *ds[0].StatusCode != 204 || ds[0].Error != nil || ds[0].Type != "email.received" {
+		if ds[0].Attempts < 3 || *ds[0].StatusCode != 204 || ds[0].Error != nil || ds[0].Type != "email.received" {
 			t.Fatalf("delivered: %+v", ds[0])
 		}
 		if got := verify(t, flaky.Secret, back.wait(2)); got[0] != "ok" {
