@@ -88,6 +88,9 @@ func PlayProvider(ctx context.Context, url string, header http.Header, opts Play
 			case <-ctx.Done():
 			}
 		}
+		if p.err != nil || ctx.Err() != nil {
+			break // hung up, or the socket failed: the rest of a long call is not played
+		}
 		for j := range frame {
 			frame[j] = audio[(i*frameSamples+j)%len(audio)]
 		}
