@@ -463,16 +463,20 @@ func (s *server) respond(kind string) handler {
 	}
 }
 
-func (s *server) rawMessage(c *gin.Context) {
-	id, err := pathID(c, "id", "Message")
-	if err == nil {
-		var raw []byte
-		if raw, err = s.app.Reading.Raw(c.Request.Context(), principal(c), id); err == nil {
-			c.Data(http.StatusOK, "message/rfc822", raw)
-			return
+// pathBytes answers what read gives for the object the path's id names (a
+// message's source, a call's recording), as contentType.
+func (s *server) pathBytes(what, contentType string, read func(context.Context, core.Principal, int64) ([]byte, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, err := pathID(c, "id", what)
+		if err == nil {
+			var b []byte
+			if b, err = read(c.Request.Context(), principal(c), id); err == nil {
+				c.Data(http.StatusOK, contentType, b)
+				return
+			}
 		}
+		s.fail(c, err)
 	}
-	s.fail(c, err)
 }
 
 // multipartSlack is room for a multipart envelope around an upload.

@@ -221,7 +221,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.PUT("/email-messages/:id/", s.handle(updateReadFlag(true, s.app.Reading.Message, s.app.Reading.SetRead, s.viewMessage)))
 	authed.PATCH("/email-messages/:id/", s.handle(updateReadFlag(false, s.app.Reading.Message, s.app.Reading.SetRead, s.viewMessage)))
 	authed.DELETE("/email-messages/:id/", s.handle(s.deleteMessage))
-	authed.GET("/email-messages/:id/raw/", s.rawMessage)
+	authed.GET("/email-messages/:id/raw/", s.pathBytes("Message", "message/rfc822", s.app.Reading.Raw))
 	authed.PUT("/email-messages/:id/labels/:label/", s.handle(bodiless(s.labelMessage(true))))
 	authed.DELETE("/email-messages/:id/labels/:label/", s.handle(s.labelMessage(false)))
 	authed.POST("/email-messages/:id/spam/", s.handle(bodiless(s.markSpam(true))))
@@ -261,7 +261,7 @@ func (s *server) routes(e *gin.Engine) {
 	authed.POST("/calls/", s.handle(s.idempotent(maxBodyBytes, s.recoverCall, s.placeCall)))
 	authed.GET("/calls/:id/", s.handle(s.getCall))
 	authed.POST("/calls/:id/hangup/", s.handle(bodiless(s.hangUpCall)))
-	authed.GET("/calls/:id/recording/", s.callRecording)
+	authed.GET("/calls/:id/recording/", s.pathBytes("Call", "audio/wav", s.app.Calls.Recording))
 
 	authed.GET("/events/", s.handle(s.listEvents))
 	authed.GET("/events/stream/", s.streamEvents)

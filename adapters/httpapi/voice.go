@@ -148,19 +148,6 @@ func (s *server) hangUpCall(c *gin.Context) (int, any, error) {
 	return http.StatusOK, s.viewCall(call), err
 }
 
-// callRecording is a call's recording as a WAV file.
-func (s *server) callRecording(c *gin.Context) {
-	id, err := pathID(c, "id", "Call")
-	if err == nil {
-		var wav []byte
-		if wav, err = s.app.Calls.Recording(c.Request.Context(), principal(c), id); err == nil {
-			c.Data(http.StatusOK, "audio/wav", wav)
-			return
-		}
-	}
-	s.fail(c, err)
-}
-
 // rotateStreamSecret gives an identity's voice agent a new stream secret.
 func (s *server) rotateStreamSecret(c *gin.Context) (int, any, error) {
 	id, err := pathUUID(c, "uuid", "Identity")
