@@ -21,6 +21,7 @@ import (
 
 	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/adapters/vaultcipher"
+	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/config"
 	"github.com/callsign/callsign/internal/server"
 	"github.com/callsign/callsign/ports"
@@ -267,7 +268,7 @@ func (c *cli) restore(file string) error {
 
 // openRestored opens the restored database as the service would (which
 // migrates it to this build's schema) and checks its vault.
-func (c *cli) openRestored(cfg config.Config, path string) (check struct{ Checked, Unreadable int }, version int64, err error) {
+func (c *cli) openRestored(cfg config.Config, path string) (check app.VaultCheck, version int64, err error) {
 	cfg.DatabaseURL = path
 	ctx := context.Background()
 	svc, err := server.Open(ctx, cfg, c.logger(cfg.LogLevel))
@@ -276,11 +277,9 @@ func (c *cli) openRestored(cfg config.Config, path string) (check struct{ Checke
 	}
 	defer func() { err = errors.Join(err, svc.Close()) }()
 	svc.NoteGeneratedKeys(c.stderr)
-	vc, err := svc.App().Vault.Check(ctx)
-	if err != nil {
+	if check, err = svc.App().Vault.Check(ctx); err != nil {
 		return check, 0, err
 	}
-	check.Checked, check.Unreadable = vc.Checked, vc.Unreadable
 	version, err = svc.DB().SchemaVersion(ctx)
 	return check, version, err
 }
