@@ -6,7 +6,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -58,14 +60,71 @@ type bridge struct {
 	rec             *Recorder
 	log             *slog.Logger
 
-	toAgent, toProvider chan []byte
+	toAgent, toProvider *queue
 
 	mediaPrefix, clearMsg []byte // messages to the provider, with its streamSid
 	streamSid             string
 
-	fromCaller, dtmf, droppedToAgent int64 // readProvider's
-	toCaller, droppedToProvider      int64 // readAgent's
-	stopMsg                          []byte
+	fromCaller, dtmf int64 // readProvider's
+	toCaller         int64 // readAgent's
+	stopMsg          []byte
+}
+
+// queue is one direction's messages waiting for their writer, and the
+// buffers they are read or built in, reused once written: a frame costs
+// no allocation once a call has warmed up. Only the reader sending on it
+// counts dropped.
+type queue struct {
+	out, free chan []byte
+	dropped   int64
+}
+
+func newQueue() *queue {
+	// free holds what can be out at once: the queue, the message being
+	// written, the one being read.
+	return &queue{out: make(chan []byte, queueFrames), free: make(chan []byte, queueFrames+2)}
+}
+
+// buffer is an empty buffer for a message.
+func (q *queue) buffer() []byte {
+	select {
+	case b := <-q.free:
+		return b[:0]
+	default:
+		return make([]byte, 0, 512) // a 20 ms frame is about 400 bytes
+	}
+}
+
+// recycle takes back a buffer no longer used.
+func (q *queue) recycle(b []byte) {
+	select {
+	case q.free <- b:
+	default:
+	}
+}
+
+// offer queues m, a buffer from q, unless the queue is full: then m is
+// dropped and counted, so a side that stops reading never holds up the
+// other.
+func (q *queue) offer(m []byte) {
+	select {
+	case q.out <- m:
+	default:
+		q.dropped++
+		q.recycle(m)
+	}
+}
+
+// discard empties the queue.
+func (q *queue) discard() {
+	for {
+		select {
+		case m := <-q.out:
+			q.recycle(m)
+		default:
+			return
+		}
+	}
 }
 
 // Bridge relays a call between the provider and the agent until the
@@ -74,8 +133,7 @@ type bridge struct {
 // opts.CustomParameters), then the provider's media, dtmf, mark and stop
 // as sent; the provider receives the agent's media, mark and clear.
 func Bridge(ctx context.Context, provider, agent *websocket.Conn, opts BridgeOptions) Stats {
-	b := &bridge{provider: provider, agent: agent, rec: opts.Recorder, log: opts.Log,
-		toAgent: make(chan []byte, queueFrames), toProvider: make(chan []byte, queueFrames)}
+	b := &bridge{provider: provider, agent: agent, rec: opts.Recorder, log: opts.Log, toAgent: newQueue(), toProvider: newQueue()}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -90,7 +148,7 @@ func Bridge(ctx context.Context, provider, agent *websocket.Conn, opts BridgeOpt
 	stats := Stats{ConnectedAt: time.Now()}
 	stats.Reason = b.relay(ctx)
 	stats.FramesFromCaller, stats.FramesToCaller, stats.DTMF = b.fromCaller, b.toCaller, b.dtmf
-	stats.FramesDropped = b.droppedToAgent + b.droppedToProvider
+	stats.FramesDropped = b.toAgent.dropped + b.toProvider.dropped
 	b.log.Info("media stream ended", "reason", stats.Reason, "stream", b.streamSid, "frames_from_caller", stats.FramesFromCaller,
 		"frames_to_caller", stats.FramesToCaller, "frames_dropped", stats.FramesDropped, "dtmf", stats.DTMF)
 	return stats
@@ -99,19 +157,20 @@ func Bridge(ctx context.Context, provider, agent *websocket.Conn, opts BridgeOpt
 // awaitStart reads the provider's connected and start.
 func (b *bridge) awaitStart(ctx context.Context) (*Start, string) {
 	for {
-		m, _, reason := b.read(ctx, b.provider, "provider")
+		_, f, reason := b.read(ctx, b.provider, "provider", nil)
+		m := f.full
 		switch {
 		case reason != "":
 			return nil, reason
-		case m.Event == EventConnected:
-		case m.Event == EventStart:
+		case f.event == EventConnected:
+		case f.event == EventStart:
 			b.streamSid = cmp.Or(m.Start.StreamSid, m.StreamSid)
 			sid, _ := json.Marshal(b.streamSid)
 			b.mediaPrefix = []byte(`{"event":"media","streamSid":` + string(sid) + `,"media":{"payload":"`)
 			b.clearMsg = []byte(`{"event":"clear","streamSid":` + string(sid) + `}`)
 			return m.Start, ""
 		default:
-			b.log.Warn("media stream: provider sent before start; ending the call", "event", m.Event)
+			b.log.Warn("media stream: provider sent before start; ending the call", "event", f.event)
 			return nil, ReasonProviderMalformed
 		}
 	}
@@ -139,20 +198,21 @@ func (b *bridge) greetAgent(ctx context.Context, s *Start, params map[string]str
 
 // relay runs the two readers and two writers until the first reason to
 // end, then lets the queues drain briefly and closes both sides.
+//
+// Reads and writes carry no context (the websocket library would hook a
+// callback on it for every frame): they end when relay closes the
+// sockets, which it does last, after a hang-up too, so that the agent
+// still gets its stop.
 func (b *bridge) relay(ctx context.Context) string {
-	// The sockets' own context outlives ctx, so that a hang-up still
-	// sends the agent its stop and closes both sides cleanly.
-	sockets, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
 	ended := make(chan string, 2)
 	finish := make(chan struct{})
 	drained := [2]chan bool{make(chan bool, 1), make(chan bool, 1)}
 	var wg sync.WaitGroup
 	wg.Add(4)
-	go func() { defer wg.Done(); ended <- b.readProvider(sockets) }()
-	go func() { defer wg.Done(); ended <- b.readAgent(sockets) }()
-	go func() { defer wg.Done(); drained[0] <- write(sockets, b.agent, b.toAgent, finish) }()
-	go func() { defer wg.Done(); drained[1] <- write(sockets, b.provider, b.toProvider, finish) }()
+	go func() { defer wg.Done(); ended <- b.readProvider() }()
+	go func() { defer wg.Done(); ended <- b.readAgent() }()
+	go func() { defer wg.Done(); drained[0] <- write(b.agent, b.toAgent, finish) }()
+	go func() { defer wg.Done(); drained[1] <- write(b.provider, b.toProvider, finish) }()
 
 	var reason string
 	select {
@@ -168,7 +228,7 @@ func (b *bridge) relay(ctx context.Context) string {
 			stop, _ = json.Marshal(Message{Event: EventStop, StreamSid: b.streamSid, Stop: &Stop{}})
 		}
 		select {
-		case b.toAgent <- stop:
+		case b.toAgent.out <- stop:
 		case <-drain.Done():
 		}
 	}
@@ -196,27 +256,29 @@ func (b *bridge) relay(ctx context.Context) string {
 		}()
 	}
 	closing.Wait()
-	cancel()
 	wg.Wait()
 	return reason
 }
 
-// readProvider relays the provider's messages to the agent's queue.
-func (b *bridge) readProvider(ctx context.Context) string {
+// readProvider relays the provider's messages to the agent's queue, as
+// they came.
+func (b *bridge) readProvider() string {
+	var audio []byte // decoded for the recording
 	for {
-		m, raw, reason := b.read(ctx, b.provider, "provider")
+		raw, f, reason := b.read(context.Background(), b.provider, "provider", b.toAgent.buffer())
 		if reason != "" {
 			return reason
 		}
-		switch m.Event {
+		switch f.event {
 		case EventMedia:
 			b.fromCaller++
 			if b.rec != nil {
-				ts, err := strconv.ParseInt(m.Media.Timestamp, 10, 64)
+				ts, err := strconv.ParseInt(string(f.timestamp), 10, 64)
 				if err != nil {
 					ts = -1
 				}
-				b.rec.caller(ts, m.Media.audio)
+				audio, _ = base64.StdEncoding.AppendDecode(audio[:0], f.payload)
+				b.rec.caller(ts, audio)
 			}
 		case EventDTMF:
 			b.dtmf++
@@ -225,133 +287,120 @@ func (b *bridge) readProvider(ctx context.Context) string {
 			b.stopMsg = raw
 			return ReasonStop
 		default:
+			b.toAgent.recycle(raw)
 			continue
 		}
-		offer(b.toAgent, raw, &b.droppedToAgent)
+		b.toAgent.offer(raw)
 	}
 }
 
 // readAgent relays the agent's media, mark and clear to the provider's
 // queue, addressed to the provider's stream.
-func (b *bridge) readAgent(ctx context.Context) string {
+func (b *bridge) readAgent() string {
+	var in, audio []byte
 	for {
-		m, _, reason := b.read(ctx, b.agent, "agent")
+		var f frame
+		var reason string
+		in, f, reason = b.read(context.Background(), b.agent, "agent", in)
 		if reason != "" {
 			return reason
 		}
 		var out []byte
-		switch m.Event {
+		switch f.event {
 		case EventMedia:
 			b.toCaller++
 			if b.rec != nil {
-				b.rec.agentAudio(m.Media.audio)
+				audio, _ = base64.StdEncoding.AppendDecode(audio[:0], f.payload)
+				b.rec.agentAudio(audio)
 			}
-			out = append(append(append(make([]byte, 0, len(b.mediaPrefix)+len(m.Media.Payload)+3), b.mediaPrefix...), m.Media.Payload...), `"}}`...)
+			out = append(append(append(b.toProvider.buffer(), b.mediaPrefix...), f.payload...), `"}}`...)
 		case EventMark:
-			out, _ = json.Marshal(Message{Event: EventMark, StreamSid: b.streamSid, Mark: m.Mark})
+			out, _ = json.Marshal(Message{Event: EventMark, StreamSid: b.streamSid, Mark: f.full.Mark})
 		case EventClear:
 			if b.rec != nil {
 				b.rec.clear()
 			}
-			discard(b.toProvider) // what the provider would drop anyway
-			out = b.clearMsg
+			b.toProvider.discard() // what the provider would drop anyway
+			out = append(b.toProvider.buffer(), b.clearMsg...)
 		default:
 			continue
 		}
-		offer(b.toProvider, out, &b.droppedToProvider)
+		b.toProvider.offer(out)
 	}
 }
 
-// read is one message from a side, checked; reason is set when the side
-// has ended (closed, malformed, oversized).
-func (b *bridge) read(ctx context.Context, c *websocket.Conn, side string) (parsed, []byte, string) {
+// read is one message from a side, read into buf (reused if big enough),
+// and checked; reason is set when the side has ended (closed, malformed,
+// oversized).
+func (b *bridge) read(ctx context.Context, c *websocket.Conn, side string, buf []byte) ([]byte, frame, string) {
 	closed, malformed := ReasonProviderClosed, ReasonProviderMalformed
 	if side == "agent" {
 		closed, malformed = ReasonAgentClosed, ReasonAgentMalformed
 	}
-	typ, data, err := c.Read(ctx)
+	typ, data, err := readMessage(ctx, c, buf)
 	switch {
 	case errors.Is(err, websocket.ErrMessageTooBig):
 		b.log.Warn("media stream: message over the limit; ending the call", "side", side, "limit_bytes", MaxMessageBytes, "stream", b.streamSid)
-		return parsed{}, nil, malformed
+		return data, frame{}, malformed
 	case err != nil:
-		return parsed{}, nil, closed
+		return data, frame{}, closed
 	case typ != websocket.MessageText:
 		b.log.Warn("media stream: binary message; ending the call", "side", side, "stream", b.streamSid)
-		return parsed{}, nil, malformed
+		return data, frame{}, malformed
 	}
-	m, err := parse(data)
+	f, err := parseFrame(data)
 	if err != nil {
 		b.log.Warn("media stream: malformed message; ending the call", "side", side, "error", err.Error(), "stream", b.streamSid)
-		return parsed{}, nil, malformed
+		return data, frame{}, malformed
 	}
-	return m, data, ""
+	return data, f, ""
 }
 
-// parsed is a message with its media decoded.
-type parsed struct {
-	Message
-	Media *decodedMedia
-}
-
-type decodedMedia struct {
-	Media
-	audio []byte
-}
-
-func parse(data []byte) (parsed, error) {
-	m, err := ParseMessage(data)
+// readMessage reads one message into buf[:0], grown as needed (the
+// connection's read limit bounds it).
+func readMessage(ctx context.Context, c *websocket.Conn, buf []byte) (websocket.MessageType, []byte, error) {
+	typ, r, err := c.Reader(ctx)
 	if err != nil {
-		return parsed{}, err
+		return 0, buf, err
 	}
-	p := parsed{Message: m}
-	if m.Media != nil {
-		audio, err := base64.StdEncoding.DecodeString(m.Media.Payload)
-		if err != nil {
-			return parsed{}, errors.New("media payload is not base64")
-		}
-		p.Media = &decodedMedia{Media: *m.Media, audio: audio}
-	}
-	return p, nil
-}
-
-// offer queues m unless the queue is full: then m is dropped and counted,
-// so a side that stops reading never holds up the other.
-func offer(q chan<- []byte, m []byte, dropped *int64) {
-	select {
-	case q <- m:
-	default:
-		*dropped++
-	}
-}
-
-// discard empties a queue.
-func discard(q chan []byte) {
+	buf = buf[:0]
 	for {
-		select {
-		case <-q:
-		default:
-			return
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, 512)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return typ, buf, nil
+		}
+		if err != nil {
+			return typ, buf, err
 		}
 	}
 }
 
 // write sends q's messages to c until finish, then what is left in q; it
 // reports whether all went (false: c failed, and is closed).
-func write(ctx context.Context, c *websocket.Conn, q <-chan []byte, finish <-chan struct{}) bool {
+func write(c *websocket.Conn, q *queue, finish <-chan struct{}) bool {
+	send := func(m []byte) bool {
+		if c.Write(context.Background(), websocket.MessageText, m) != nil {
+			_ = c.CloseNow()
+			return false
+		}
+		q.recycle(m)
+		return true
+	}
 	for {
 		select {
-		case m := <-q:
-			if c.Write(ctx, websocket.MessageText, m) != nil {
-				_ = c.CloseNow()
+		case m := <-q.out:
+			if !send(m) {
 				return false
 			}
 		case <-finish:
 			for {
 				select {
-				case m := <-q:
-					if c.Write(ctx, websocket.MessageText, m) != nil {
-						_ = c.CloseNow()
+				case m := <-q.out:
+					if !send(m) {
 						return false
 					}
 				default:
