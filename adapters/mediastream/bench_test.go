@@ -71,10 +71,11 @@ func serveBenchMedia(agentURL string) {
 // bytes and find the send time in what they read without decoding JSON or
 // base64, so that their own work inflates the figure as little as it can.
 //
-// Over the steady part, per call: the bridge process's RSS and CPU; per
-// frame relayed (each way counts, at the nominal 100 a second a call): its
-// heap allocations, read and write system calls and context switches; and
-// its GC cycles a second.
+// Over the steady part, per call: the bridge process's RSS and CPU (and
+// the CPU of the simulated provider and agent, which share the machine);
+// per frame relayed (each way counts, at the nominal 100 a second a call):
+// its heap allocations, read and write system calls and context switches;
+// and its GC cycles a second.
 func BenchmarkBridge(b *testing.B) {
 	seconds, _ := strconv.Atoi(os.Getenv("MEDIASTREAM_BENCH_SECONDS"))
 	if seconds < 3 { // a second to ramp up and one to end around the steady part
@@ -174,11 +175,11 @@ func benchCalls(b *testing.B, calls int, d time.Duration) {
 	}
 	// the steady part: all calls up, until a second before the end
 	time.Sleep(time.Second)
-	before := childCounters(b, addr, pid)
+	before, harnessBefore := childCounters(b, addr, pid), cpuTicks(b, os.Getpid())
 	steadyStart := time.Now()
 	time.Sleep(d - 2*time.Second)
 	steady := time.Since(steadyStart)
-	after := childCounters(b, addr, pid)
+	after, harnessAfter := childCounters(b, addr, pid), cpuTicks(b, os.Getpid())
 	rssDuring := procField(b, pid, "status", "VmRSS:")
 	wg.Wait()
 	agentsDone := make(chan struct{})
@@ -209,6 +210,7 @@ func benchCalls(b *testing.B, calls int, d time.Duration) {
 	b.ReportMetric(float64(rssDuring-rssBefore)/float64(calls), "rss-KB/call")
 	b.ReportMetric(float64(rssDuring)/1024, "rss-MB")
 	b.ReportMetric(float64(after.cpuTicks-before.cpuTicks)*10/steady.Seconds()/float64(calls), "cpu-ms/s/call")
+	b.ReportMetric(float64(harnessAfter-harnessBefore)*10/steady.Seconds()/float64(calls), "harness-cpu-ms/s/call")
 	b.ReportMetric(float64(after.mallocs-before.mallocs)/frames, "allocs/frame")
 	b.ReportMetric(float64(after.gcs-before.gcs)/steady.Seconds(), "gc/s")
 	b.ReportMetric(float64(after.syscalls-before.syscalls)/frames, "rw-syscalls/frame")
@@ -327,7 +329,8 @@ func cpuTicks(b *testing.B, pid int) int64 {
 // provider and agent send prepared bytes and read into reused buffers, so
 // they allocate nothing of their own: allocs/op is the bridge's (and the
 // websocket library's under it). "direct" is the same provider and agent
-// without the bridge: the harness's own floor.
+// without the bridge: the harness's own floor; "bridge-recorded" records
+// the call too.
 func BenchmarkRelay(b *testing.B) {
 	frame := []byte(`{"event":"media","sequenceNumber":"2","streamSid":"MZ1","media":{"track":"inbound","chunk":"1","timestamp":"0","payload":"` + benchPayload + `"}}`)
 	agentURL := listen(b, func(w http.ResponseWriter, r *http.Request) {
@@ -347,10 +350,21 @@ func BenchmarkRelay(b *testing.B) {
 			}
 		}
 	})
-	for _, via := range []string{"direct", "bridge"} {
+	for _, via := range []string{"direct", "bridge", "bridge-recorded"} {
 		b.Run(via, func(b *testing.B) {
 			url := agentURL
-			if via == "bridge" {
+			var rec *mediastream.Recorder
+			if via == "bridge-recorded" {
+				f, err := os.Create(b.TempDir() + "/call.wav")
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer f.Close()
+				if rec, err = mediastream.NewRecorder(f, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if via != "direct" {
 				url = listen(b, func(w http.ResponseWriter, r *http.Request) {
 					provider, err := mediastream.Accept(w, r)
 					if err != nil {
@@ -361,7 +375,7 @@ func BenchmarkRelay(b *testing.B) {
 						provider.CloseNow()
 						return
 					}
-					mediastream.Bridge(context.Background(), provider, agent, mediastream.BridgeOptions{Log: slog.New(slog.DiscardHandler)})
+					mediastream.Bridge(context.Background(), provider, agent, mediastream.BridgeOptions{Recorder: rec, Log: slog.New(slog.DiscardHandler)})
 				})
 			}
 			c, _, err := websocket.Dial(context.Background(), url, nil)

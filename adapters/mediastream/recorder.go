@@ -38,6 +38,7 @@ type Recorder struct {
 	written int64  // stereo samples written: the caller's clock
 	agent   []byte // the agent's μ-law from written on
 	err     error
+	sample  [4]byte // emit's, here so that it is not allocated per frame
 }
 
 // NewRecorder starts a recording on w (an *os.File, typically); limit is
@@ -116,7 +117,7 @@ func (r *Recorder) emit(n int64, caller []byte) {
 	if n <= 0 || r.err != nil {
 		return
 	}
-	var sample [4]byte
+	sample := r.sample[:]
 	for i := range n {
 		left, right := byte(silence), byte(silence)
 		if caller != nil {
@@ -127,7 +128,7 @@ func (r *Recorder) emit(n int64, caller []byte) {
 		}
 		binary.LittleEndian.PutUint16(sample[0:], uint16(MulawToPCM(left)))
 		binary.LittleEndian.PutUint16(sample[2:], uint16(MulawToPCM(right)))
-		if _, err := r.bw.Write(sample[:]); err != nil {
+		if _, err := r.bw.Write(sample); err != nil {
 			r.err = errors.Join(errors.New("recording"), err)
 			return
 		}
