@@ -70,6 +70,8 @@ func serveBenchMedia(agentURL string) {
 // provider and agent (in this process, on the same CPUs) send prepared
 // bytes and find the send time in what they read without decoding JSON or
 // base64, so that their own work inflates the figure as little as it can.
+// MEDIASTREAM_BENCH_DIRECT=1 connects them without the bridge: one hop,
+// the harness alone, its own floor.
 //
 // Over the steady part, per call: the bridge process's RSS and CPU (and
 // the CPU of the simulated provider and agent, which share the machine);
@@ -157,6 +159,9 @@ func benchCalls(b *testing.B, calls int, d time.Duration) {
 	}
 	addr = strings.TrimSpace(addr)
 	mediaURL := "ws://" + addr + "/media"
+	if os.Getenv("MEDIASTREAM_BENCH_DIRECT") != "" { // the harness's floor: no bridge between
+		mediaURL = "ws://" + l.Addr().String() + "/agent"
+	}
 	pid := child.Process.Pid
 	rssBefore := procField(b, pid, "status", "VmRSS:")
 
