@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,12 +45,13 @@ type voiceAgent struct {
 	StreamSecret *string `json:"stream_secret"`
 }
 
-// agentServer serves one echo agent per call, in order, at ws://…/agent.
-func agentServer(t *testing.T) (string, func() *mediastreamtest.EchoAgent) {
+// agentServer serves one echo agent per call, in order, at ws://…/agent;
+// an agent that says speak, when given, rather than echoing.
+func agentServer(t *testing.T, speak []byte) (string, func() *mediastreamtest.EchoAgent) {
 	t.Helper()
 	agents := make(chan *mediastreamtest.EchoAgent, 16)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a := &mediastreamtest.EchoAgent{}
+		a := &mediastreamtest.EchoAgent{Speak: speak}
 		agents <- a
 		a.ServeHTTP(w, r)
 	}))
@@ -81,6 +83,54 @@ func pcmOf(t *testing.T, wav []byte) (left, right []int16) {
 	return left, right
 }
 
+// speech is n samples of μ-law that is never silence (0xff and 0x7f are
+// both the sample 0) and differs from a tone: an agent's words that can be
+// found, sample by sample, in a recording or in what the other side heard.
+func speech(n int, seed byte) []byte {
+	out := make([]byte, n)
+	x := uint32(seed) + 1
+	for i := range out {
+		x = x*1664525 + 1013904223
+		if out[i] = byte(x >> 24); out[i]&0x7f == 0x7f {
+			out[i] ^= 0x01
+		}
+	}
+	return out
+}
+
+// decoded is μ-law as 16-bit samples.
+func decoded(mulaw []byte) []int16 {
+	out := make([]int16, len(mulaw))
+	for i, u := range mulaw {
+		out[i] = mediastream.MulawToPCM(u)
+	}
+	return out
+}
+
+// holds checks that a channel is silence, then exactly audio decoded from
+// sample at on, then silence.
+func holds(t *testing.T, what string, channel []int16, at int, audio []byte) {
+	t.Helper()
+	if at < 0 || at+len(audio) > len(channel) {
+		t.Fatalf("%s: %d samples; want %d samples of audio from %d", what, len(channel), len(audio), at)
+	}
+	if i := slices.IndexFunc(channel[:at], func(v int16) bool { return v != 0 }); i >= 0 {
+		t.Fatalf("%s: sound at %d, before the audio", what, i)
+	}
+	for i, want := range decoded(audio) {
+		if channel[at+i] != want {
+			t.Fatalf("%s: sample %d (at %d) is %d, want %d", what, i, at+i, channel[at+i], want)
+		}
+	}
+	if i := slices.IndexFunc(channel[at+len(audio):], func(v int16) bool { return v != 0 }); i >= 0 {
+		t.Fatalf("%s: sound at %d, after the audio", what, at+len(audio)+i)
+	}
+}
+
+func withoutZeros(s []int16) []int16 {
+	return slices.DeleteFunc(slices.Clone(s), func(v int16) bool { return v == 0 })
+}
+
 var streamURL = regexp.MustCompile(`<Stream url="([^"]+)"/>`)
 
 // TestStreamedCallsWithTwilio: a call to an agent in stream mode is
@@ -107,7 +157,7 @@ func TestStreamedCallsWithTwilio(t *testing.T) {
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "ann", "provision_phone": true}, &ann)
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "bob"}, &bob)
 		annKey, bobKey := identityKey(r, mgmt, ann.UUID), identityKey(r, mgmt, bob.UUID)
-		agentURL, nextAgent := agentServer(t)
+		agentURL, nextAgent := agentServer(t, nil)
 
 		var setting voiceAgent
 		if s := r.call("PUT", "/api/identities/"+ann.UUID+"/voice-agent/", annKey, map[string]any{"mode": "stream",
@@ -189,20 +239,12 @@ func TestStreamedCallsWithTwilio(t *testing.T) {
 		if s != 200 {
 			t.Fatalf("recording: %d", s)
 		}
+		// The caller's channel is its audio from the start, by timestamp;
+		// the echo's is each frame when it came back (gaps are silence).
 		left, right := pcmOf(t, wav)
-		for i, u := range audio {
-			if left[i] != mediastream.MulawToPCM(u) {
-				t.Fatalf("caller sample %d: %d, want %d", i, left[i], mediastream.MulawToPCM(u))
-			}
-		}
-		echoed := 0
-		for _, v := range right {
-			if v != 0 {
-				echoed++
-			}
-		}
-		if echoed == 0 {
-			t.Fatal("the agent's channel is silent")
+		holds(t, "the caller's channel", left, 0, audio)
+		if !slices.Equal(withoutZeros(right), withoutZeros(decoded(audio))) {
+			t.Fatalf("the agent's channel holds %d samples of sound, not the echo's %d", len(withoutZeros(right)), len(withoutZeros(decoded(audio))))
 		}
 		if s := r.call("GET", rec, bobKey, nil, nil); s != 404 {
 			t.Fatalf("bob reads ann's recording: %d", s)
@@ -210,6 +252,33 @@ func TestStreamedCallsWithTwilio(t *testing.T) {
 		if s := r.call("GET", fmt.Sprintf("/api/calls/%d/", got.ID), bobKey, nil, nil); s != 404 {
 			t.Fatalf("bob reads ann's call: %d", s)
 		}
+
+		// An agent that says words of its own, all at once: the recorder
+		// plays them from when they came, back to back, as the provider
+		// would; each channel holds exactly what its side sent.
+		words := speech(len(audio), 1)
+		speakerURL, nextSpeaker := agentServer(t, words)
+		r.call("PATCH", "/api/identities/"+ann.UUID+"/voice-agent/", annKey, map[string]any{"stream_url": speakerURL}, nil)
+		media = incoming("CA1003")
+		// EchoWait: the caller hangs up once all the agent's frames came.
+		if played, err = mediastream.PlayProvider(ctx, media, signed(media), mediastream.PlayOptions{CallSID: "CA1003", StreamSID: "MZ1003",
+			AccountSID: twiliotest.AccountSID, Duration: 400 * time.Millisecond, Audio: audio, EchoWait: 10 * time.Second}); err != nil || played.FramesReceived != 20 {
+			t.Fatalf("played %+v, %v", played, err)
+		}
+		if heard := nextSpeaker().Received(); string(heard.Audio) != string(audio) {
+			t.Fatalf("the speaking agent heard %d samples", len(heard.Audio))
+		}
+		poll(t, "the second recording", func() bool {
+			r.call("GET", "/api/calls/?limit=1", annKey, nil, &struct{ Results []*streamedCall }{[]*streamedCall{&got}})
+			return got.ProviderSID == "CA1003" && got.RecordingURL != nil
+		})
+		if s, wav = r.callRaw("GET", fmt.Sprintf("/api/calls/%d/recording/", got.ID), annKey, nil); s != 200 {
+			t.Fatalf("recording: %d", s)
+		}
+		left, right = pcmOf(t, wav)
+		holds(t, "the caller's channel", left, 0, audio)
+		holds(t, "the agent's channel", right, slices.IndexFunc(right, func(v int16) bool { return v != 0 }), words)
+		t.Logf("the agent's words start %d samples into the recording of %d", slices.IndexFunc(right, func(v int16) bool { return v != 0 }), len(right))
 
 		// An agent that cannot be reached: the upgrade fails, the record says why.
 		r.call("PATCH", "/api/identities/"+ann.UUID+"/voice-agent/", annKey, map[string]any{"stream_url": "ws://127.0.0.1:1/gone"}, nil)
@@ -221,7 +290,7 @@ func TestStreamedCallsWithTwilio(t *testing.T) {
 		if got.EndReason == nil || *got.EndReason != "agent_unreachable" {
 			t.Fatalf("unreachable: %+v", got)
 		}
-		for _, sid := range []string{"CA1001", "CA1002"} {
+		for _, sid := range []string{"CA1001", "CA1002", "CA1003"} {
 			twilioPost("/webhooks/twilio/call-status/", url.Values{"CallSid": {sid}, "CallStatus": {"completed"}, "CallDuration": {"1"}})
 		}
 
@@ -267,8 +336,8 @@ func TestStreamedCallsWithTwilio(t *testing.T) {
 		if got.Status != "completed" || got.EndReason == nil || *got.EndReason != "hangup_api" {
 			t.Fatalf("after the hang-up: %+v", got)
 		}
-		evs := r.eventsUntil(mgmt, "&types=call.started", "0", 1)
-		if len(evs) != 1 {
+		evs := r.eventsUntil(mgmt, "&types=call.started", "0", 2)
+		if len(evs) != 2 { // the two calls whose agent answered
 			t.Fatalf("call.started: %v", typesOf(evs))
 		}
 	})
@@ -286,7 +355,7 @@ func TestStreamedCallWithTheSimulator(t *testing.T) {
 		var ann, bob struct{ UUID, Phone string }
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "ann", "provision_phone": true}, &ann)
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "bob", "provision_phone": true}, &bob)
-		agentURL, nextAgent := agentServer(t)
+		agentURL, nextAgent := agentServer(t, nil)
 		for _, id := range []string{ann.UUID, bob.UUID} {
 			r.call("PUT", "/api/identities/"+id+"/voice-agent/", mgmt, map[string]any{"mode": "stream", "stream_url": agentURL}, nil)
 		}

@@ -1,5 +1,6 @@
 // Package mediastreamtest has a voice agent for tests: it speaks Twilio's
-// Media Streams protocol, echoes the caller's audio and keeps what it got.
+// Media Streams protocol, echoes the caller's audio (or says its own) and
+// keeps what it got.
 package mediastreamtest
 
 import (
@@ -22,6 +23,10 @@ type EchoAgent struct {
 	// Secret, when set, is checked on the upgrade (URL is the agent URL
 	// exactly as dialed); a bad signature is 403.
 	Secret, URL string
+	// Speak, when set, is μ-law the agent sends as soon as start comes,
+	// in 20 ms frames all at once (as agents send speech faster than it
+	// plays), instead of echoing: its audio can be told from the caller's.
+	Speak []byte
 
 	mu     sync.Mutex
 	got    Received
@@ -71,7 +76,9 @@ func (a *EchoAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			audio, _ := base64.StdEncoding.DecodeString(m.Media.Payload)
 			a.got.Audio = append(a.got.Audio, audio...)
 			a.got.Frames++
-			reply = &mediastream.Message{Event: mediastream.EventMedia, StreamSid: m.StreamSid, Media: &mediastream.Media{Payload: m.Media.Payload}}
+			if a.Speak == nil {
+				reply = &mediastream.Message{Event: mediastream.EventMedia, StreamSid: m.StreamSid, Media: &mediastream.Media{Payload: m.Media.Payload}}
+			}
 		case mediastream.EventDTMF:
 			a.got.Digits += m.DTMF.Digit
 			reply = &mediastream.Message{Event: mediastream.EventMark, StreamSid: m.StreamSid, Mark: &mediastream.Mark{Name: m.DTMF.Digit}}
@@ -79,6 +86,9 @@ func (a *EchoAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			a.got.Stopped = true
 		}
 		a.mu.Unlock()
+		if m.Event == mediastream.EventStart && a.Speak != nil && !a.say(ctx, c, m.StreamSid) {
+			return
+		}
 		if m.Event == mediastream.EventStop {
 			_ = c.Close(websocket.StatusNormalClosure, "")
 			return
@@ -90,6 +100,20 @@ func (a *EchoAgent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// say sends Speak in 20 ms frames; false when the socket failed.
+func (a *EchoAgent) say(ctx context.Context, c *websocket.Conn, streamSid string) bool {
+	for rest := a.Speak; len(rest) > 0; {
+		frame := rest[:min(len(rest), 160)]
+		rest = rest[len(frame):]
+		out, _ := json.Marshal(mediastream.Message{Event: mediastream.EventMedia, StreamSid: streamSid,
+			Media: &mediastream.Media{Payload: base64.StdEncoding.EncodeToString(frame)}})
+		if c.Write(ctx, websocket.MessageText, out) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (a *EchoAgent) done() chan struct{} {
