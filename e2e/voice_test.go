@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -133,6 +134,52 @@ func withoutZeros(s []int16) []int16 {
 
 var streamURL = regexp.MustCompile(`<Stream url="([^"]+)"/>`)
 
+// twilioVoice is the service on the Twilio adapter, whose REST API is
+// twiliotest's fake; streamed calls' agents may be on loopback.
+type twilioVoice struct {
+	*running
+	fake   *twiliotest.Server
+	public string // the base URL Twilio signs
+}
+
+func startTwilioVoice(t *testing.T, d sqlstore.Dialect, env map[string]string) *twilioVoice {
+	t.Helper()
+	fake := twiliotest.NewServer()
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	e := map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": twiliotest.AccountSID,
+		"TWILIO_AUTH_TOKEN": twiliotest.AuthToken, "CALLSIGN_WEBHOOK_ALLOW_PRIVATE": "true"}
+	maps.Copy(e, env)
+	r := startPublic(t, d, e, func(deps *app.Deps) {
+		deps.Telephony = twilio.New(twilio.Config{AccountSID: twiliotest.AccountSID, AuthToken: twiliotest.AuthToken,
+			APIBaseURL: srv.URL, HTTPClient: &http.Client{Timeout: 5 * time.Second}})
+	})
+	return &twilioVoice{running: r, fake: fake, public: r.svc.Config().BaseURL}
+}
+
+// post is a webhook from Twilio, signed.
+func (v *twilioVoice) post(path string, form url.Values) (int, string) {
+	return v.signedPost(path, form, twiliotest.Signature(twiliotest.AuthToken, v.public+path, form))
+}
+
+// incoming is Twilio's voice webhook for a call from +14155550142 to our
+// number to, answered with a stream: its media URL and the TwiML.
+func (v *twilioVoice) incoming(sid, to string) (media, twiml string) {
+	v.t.Helper()
+	s, body := v.post("/webhooks/twilio/voice/", url.Values{"CallSid": {sid}, "AccountSid": {twiliotest.AccountSID},
+		"From": {"+14155550142"}, "To": {to}, "CallStatus": {"ringing"}, "Direction": {"inbound"}})
+	m := streamURL.FindStringSubmatch(body)
+	if s != 200 || m == nil {
+		v.t.Fatalf("a streamed call's TwiML: %d %s", s, body)
+	}
+	return strings.ReplaceAll(m[1], "&amp;", "&"), body
+}
+
+// twilioSigned is Twilio's signature of a media WebSocket's upgrade.
+func twilioSigned(mediaURL string) http.Header {
+	return http.Header{"X-Twilio-Signature": {twiliotest.Signature(twiliotest.AuthToken, mediaURL, nil)}}
+}
+
 // TestStreamedCallsWithTwilio: a call to an agent in stream mode is
 // answered with <Connect><Stream>; Twilio's signed upgrade of the media
 // URL is bridged to the agent (signed by us), once; a forged upgrade is
@@ -142,16 +189,8 @@ var streamURL = regexp.MustCompile(`<Stream url="([^"]+)"/>`)
 func TestStreamedCallsWithTwilio(t *testing.T) {
 	t.Parallel()
 	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
-		fake := twiliotest.NewServer()
-		srv := httptest.NewServer(fake)
-		t.Cleanup(srv.Close)
-		r := startPublic(t, d, map[string]string{"CALLSIGN_TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": twiliotest.AccountSID,
-			"TWILIO_AUTH_TOKEN": twiliotest.AuthToken, "CALLSIGN_WEBHOOK_ALLOW_PRIVATE": "true", "CALLSIGN_QUOTA_ACTIVE_CALLS": "2"},
-			func(deps *app.Deps) {
-				deps.Telephony = twilio.New(twilio.Config{AccountSID: twiliotest.AccountSID, AuthToken: twiliotest.AuthToken,
-					APIBaseURL: srv.URL, HTTPClient: &http.Client{Timeout: 5 * time.Second}})
-			})
-		public := r.svc.Config().BaseURL
+		v := startTwilioVoice(t, d, map[string]string{"CALLSIGN_QUOTA_ACTIVE_CALLS": "2"})
+		r, fake, public := v.running, v.fake, v.public
 		mgmt := r.bootstrap("streams@example.com")
 		var ann, bob struct{ UUID, Phone string }
 		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "ann", "provision_phone": true}, &ann)
@@ -180,21 +219,13 @@ func TestStreamedCallsWithTwilio(t *testing.T) {
 			t.Fatalf("bob rotates ann's secret: %d", s)
 		}
 
-		twilioPost := func(path string, form url.Values) (int, string) {
-			return r.signedPost(path, form, twiliotest.Signature(twiliotest.AuthToken, public+path, form))
-		}
+		twilioPost, signed := v.post, twilioSigned
 		incoming := func(sid string) string {
-			call := url.Values{"CallSid": {sid}, "AccountSid": {twiliotest.AccountSID}, "From": {"+14155550142"}, "To": {ann.Phone},
-				"CallStatus": {"ringing"}, "Direction": {"inbound"}}
-			s, body := twilioPost("/webhooks/twilio/voice/", call)
-			m := streamURL.FindStringSubmatch(body)
-			if s != 200 || m == nil || !strings.Contains(body, "<Say>This call is recorded.") {
-				t.Fatalf("a streamed call's TwiML: %d %s", s, body)
+			media, twiml := v.incoming(sid, ann.Phone)
+			if !strings.Contains(twiml, "<Say>This call is recorded.") {
+				t.Fatalf("a recorded call's TwiML: %s", twiml)
 			}
-			return strings.ReplaceAll(m[1], "&amp;", "&")
-		}
-		signed := func(u string) http.Header {
-			return http.Header{"X-Twilio-Signature": {twiliotest.Signature(twiliotest.AuthToken, u, nil)}}
+			return media
 		}
 		ctx := context.Background()
 
