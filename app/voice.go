@@ -312,6 +312,9 @@ func (s *Calls) StreamEnded(ctx context.Context, t StreamTarget, r StreamResult)
 		reason = core.EndMaxDuration
 	}
 	ctx = context.WithoutCancel(ctx)
+	if !r.Stream.ConnectedAt.IsZero() {
+		r.Stream.EndedAt = s.now()
+	}
 	if err := s.store.StreamEnded(ctx, t.Call.ID, r.Stream, reason, r.Recording); err != nil {
 		return err
 	}

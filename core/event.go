@@ -258,12 +258,33 @@ func CallReceivedEvent(c Call) NewEvent {
 }
 
 // CallEndedEvent is call.completed, made when a report ended the call
-// (whatever its final status: completed, busy, no-answer, failed, canceled).
+// (whatever its final status: completed, busy, no-answer, failed, canceled)
+// and its bridge, if the agent was connected, has ended too: the event
+// carries the bridge's final counts, whichever of the two ends came last.
 func CallEndedEvent(c Call) (NewEvent, bool) {
-	if !c.Status.Ended() {
+	if !c.Status.Ended() || c.Stream != nil && c.Stream.EndedAt.IsZero() {
 		return NewEvent{}, false
 	}
 	return NewEvent{AccountID: c.AccountID, IdentityID: c.IdentityID, Type: CallCompleted, Subject: c}, true
+}
+
+// StreamEndedEvent puts a bridge's final counts on c (no stream when st
+// has no ConnectedAt: the agent never got start) and is the call's
+// call.completed when the call ended while the bridge ran: the provider's
+// report held the event back for these counts.
+func StreamEndedEvent(c *Call, st CallStream) (NewEvent, bool) {
+	held := c.Stream != nil && c.Stream.EndedAt.IsZero() && c.Status.Ended()
+	c.Stream = nil
+	if !st.ConnectedAt.IsZero() {
+		if st.EndedAt.IsZero() {
+			st.EndedAt = st.ConnectedAt // ended, at the latest now
+		}
+		c.Stream = &st
+	}
+	if !held {
+		return NewEvent{}, false
+	}
+	return CallEndedEvent(*c)
 }
 
 // SpamMoveEvent is the event of a received message the person moved

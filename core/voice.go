@@ -37,6 +37,7 @@ const (
 // WebSockets counted, once the agent was connected.
 type CallStream struct {
 	ConnectedAt      time.Time
+	EndedAt          time.Time // zero while the bridge runs
 	FramesFromCaller int64
 	FramesToCaller   int64
 	FramesDropped    int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -407,6 +408,14 @@ func TestStreamedCallWithTheSimulator(t *testing.T) {
 		})
 		if got.Stream.FramesFromCaller != 50 || got.Stream.FramesToCaller != 50 || got.Stream.DTMF != 1 || *got.EndReason != "completed" {
 			t.Fatalf("the call: %+v %+v", got, got.Stream)
+		}
+		// The simulator reports the call ended as soon as its caller has
+		// hung up, before the bridge has stored its counts: call.completed
+		// waits for them.
+		var ended streamedCall
+		if evs := r.eventsUntil(mgmt, "&types=call.completed", "0", 1); len(evs) != 1 || json.Unmarshal(evs[0].Data, &ended) != nil ||
+			ended.ID != placed.ID || ended.Status != "completed" || ended.Stream == nil || ended.Stream.FramesToCaller != 50 || ended.Stream.DTMF != 1 {
+			t.Fatalf("call.completed: %v %+v", typesOf(evs), ended.Stream)
 		}
 
 		// The console's phone page shows the setting and the call, with its stream counts.

@@ -104,8 +104,9 @@ type CallStore interface {
 	SaveCall(ctx context.Context, c core.Call) (stored core.Call, created bool, err error)
 	// ReportCall applies a provider's report to the call with its SID
 	// (core.CallReport.Apply, under the call's lock) and writes
-	// call.completed when it ended the call. It reports whether a call has
-	// that SID.
+	// call.completed when it ended the call, unless the call's bridge is
+	// running (core.CallEndedEvent): StreamEnded writes it then. It reports
+	// whether a call has that SID.
 	ReportCall(ctx context.Context, r core.CallReport) (bool, error)
 	Call(ctx context.Context, accountID string, id int64) (core.Call, error)
 	// Calls lists calls in scope, newest first.
@@ -117,11 +118,14 @@ type CallStore interface {
 	// only; NotFound when no call has it (unknown, or used).
 	ClaimMediaToken(ctx context.Context, hash string) (core.Call, error)
 	// StreamConnected records when the agent was connected to the call
-	// and writes call.started, in one transaction.
+	// and writes call.started, in one transaction; NotFound when the call
+	// has ended.
 	StreamConnected(ctx context.Context, id int64, at time.Time) error
-	// StreamEnded records what the bridge counted, the end reason (as
+	// StreamEnded records what the bridge counted and when it ended (as
+	// core.StreamEndedEvent puts them on the call), the end reason (as
 	// core.Call.NoteEndReason lets it) and, when not nil, the recording
-	// (its stored bytes counted in the storage quota), in one transaction.
+	// (its stored bytes counted in the storage quota), in one transaction;
+	// with call.completed when ReportCall held it back for these counts.
 	StreamEnded(ctx context.Context, id int64, s core.CallStream, reason core.EndReason, recording []byte) error
 	// NoteEndReason records why a call ended, as core.Call.NoteEndReason lets it.
 	NoteEndReason(ctx context.Context, id int64, reason core.EndReason) error

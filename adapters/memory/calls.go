@@ -128,6 +128,9 @@ func (s *Store) StreamConnected(_ context.Context, id int64, at time.Time) error
 	if err != nil {
 		return err
 	}
+	if c.Status.Ended() {
+		return core.NotFound("Stream not found: the call has ended.")
+	}
 	c.Stream = &core.CallStream{ConnectedAt: at}
 	return s.writeEvents(core.CallStartedEvent(*c))
 }
@@ -142,12 +145,12 @@ func (s *Store) StreamEnded(_ context.Context, id int64, st core.CallStream, rea
 		return err
 	}
 	c.NoteEndReason(reason)
-	if !st.ConnectedAt.IsZero() {
-		c.Stream = &st
-	}
 	if recording != nil {
 		c.RecordingBytes = int64(len(recording))
 		s.phone.recordings[id] = recording
+	}
+	if e, ok := core.StreamEndedEvent(c, st); ok {
+		return s.writeEvents(e)
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ type callRow struct {
 	Record          bool   `db:"record"`
 	MediaToken      string `db:"media_token"`
 	ConnectedAt     int64  `db:"stream_connected_at"`
+	StreamEndedAt   int64  `db:"stream_ended_at"`
 	FromCaller      int64  `db:"frames_from_caller"`
 	ToCaller        int64  `db:"frames_to_caller"`
 	Dropped         int64  `db:"frames_dropped"`
@@ -47,7 +48,7 @@ func (r callRow) core() core.Call {
 		HangUpAt: optionalUS(r.HangUpAt), Mode: core.VoiceMode(r.Mode), AgentURL: r.AgentURL, Record: r.Record,
 		MediaTokenHash: r.MediaToken, RecordingBytes: r.RecordingBytes, EndReason: core.EndReason(r.EndReason)}
 	if r.ConnectedAt != 0 {
-		c.Stream = &core.CallStream{ConnectedAt: fromUS(r.ConnectedAt), FramesFromCaller: r.FromCaller, FramesToCaller: r.ToCaller,
+		c.Stream = &core.CallStream{ConnectedAt: fromUS(r.ConnectedAt), EndedAt: optionalUS(r.StreamEndedAt), FramesFromCaller: r.FromCaller, FramesToCaller: r.ToCaller,
 			FramesDropped: r.Dropped, DTMF: r.DTMF}
 	}
 	return c
@@ -55,7 +56,7 @@ func (r callRow) core() core.Call {
 
 const callColumns = `id, account_id, identity_id, phone_id, phone_number, direction, from_number, to_number, status, started_at,
 	ended_at, duration_seconds, provider_sid, hang_up_at, mode, agent_url, record, media_token, stream_connected_at,
-	frames_from_caller, frames_to_caller, frames_dropped, dtmf, recording_bytes, end_reason`
+	stream_ended_at, frames_from_caller, frames_to_caller, frames_dropped, dtmf, recording_bytes, end_reason`
 
 // SaveCall implements ports.CallStore: the call unless its provider id is
 // known (ON CONFLICT DO NOTHING on the unique index), with call.received.
@@ -167,6 +168,9 @@ func (db *DB) StreamConnected(ctx context.Context, id int64, at time.Time) error
 		if err != nil {
 			return nil, err
 		}
+		if c.Status.Ended() {
+			return nil, core.NotFound("Stream not found: the call has ended.")
+		}
 		if _, err := tx.ExecContext(ctx, db.q(`UPDATE calls SET stream_connected_at = ? WHERE id = ?`), us(at), id); err != nil {
 			return nil, err
 		}
@@ -192,23 +196,33 @@ func (db *DB) lockCall(ctx context.Context, tx *sqlx.Tx, id int64) (core.Call, e
 
 // StreamEnded implements ports.CallStore.
 func (db *DB) StreamEnded(ctx context.Context, id int64, st core.CallStream, reason core.EndReason, recording []byte) error {
-	return db.tx(ctx, func(tx *sqlx.Tx) error {
+	return db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
 		c, err := db.lockCall(ctx, tx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		c.NoteEndReason(reason)
 		if recording != nil {
 			c.RecordingBytes = int64(len(recording))
 			if _, err := tx.ExecContext(ctx, db.q(`INSERT INTO call_recordings (call_id, account_id, content, stored_bytes)
 				VALUES (?, ?, ?, ?)`), id, c.AccountID, recording, c.RecordingBytes); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		_, err = tx.ExecContext(ctx, db.q(`UPDATE calls SET stream_connected_at = ?, frames_from_caller = ?, frames_to_caller = ?,
-			frames_dropped = ?, dtmf = ?, end_reason = ?, recording_bytes = ? WHERE id = ?`), usOrZero(st.ConnectedAt),
-			st.FramesFromCaller, st.FramesToCaller, st.FramesDropped, st.DTMF, string(c.EndReason), c.RecordingBytes, id)
-		return err
+		e, completed := core.StreamEndedEvent(&c, st)
+		var end core.CallStream
+		if c.Stream != nil {
+			end = *c.Stream
+		}
+		if _, err = tx.ExecContext(ctx, db.q(`UPDATE calls SET stream_connected_at = ?, stream_ended_at = ?, frames_from_caller = ?,
+			frames_to_caller = ?, frames_dropped = ?, dtmf = ?, end_reason = ?, recording_bytes = ? WHERE id = ?`), usOrZero(end.ConnectedAt),
+			usOrZero(end.EndedAt), end.FramesFromCaller, end.FramesToCaller, end.FramesDropped, end.DTMF, string(c.EndReason), c.RecordingBytes, id); err != nil {
+			return nil, err
+		}
+		if completed {
+			return []core.NewEvent{e}, nil
+		}
+		return nil, nil
 	})
 }
 

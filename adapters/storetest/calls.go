@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -159,7 +160,7 @@ func testCallStreams(t *testing.T, f *fixture) {
 	connected := f.tick()
 	f.must(f.s.StreamConnected(f.ctx, c.ID, connected))
 	wav := []byte("RIFF....WAVE")
-	st := core.CallStream{ConnectedAt: connected, FramesFromCaller: 50, FramesToCaller: 49, FramesDropped: 1, DTMF: 2}
+	st := core.CallStream{ConnectedAt: connected, EndedAt: f.tick(), FramesFromCaller: 50, FramesToCaller: 49, FramesDropped: 1, DTMF: 2}
 	f.must(f.s.StreamEnded(f.ctx, c.ID, st, core.EndCompleted, wav))
 	got, _ := f.s.Call(f.ctx, a.ID, c.ID)
 	if got.Stream == nil || *got.Stream != st || got.EndReason != core.EndCompleted || got.RecordingBytes != int64(len(wav)) {
@@ -191,7 +192,54 @@ func testCallStreams(t *testing.T, f *fixture) {
 		t.Fatalf("active calls after one ended: %d, %v", n, err)
 	}
 	want := []string{"call.received", "call.received", "call.started", "call.completed"}
-	if got := eventTypes(f.events(core.Scope{AccountID: a.ID}, 0, "call.*")); !slices.Equal(got, want) {
+	evs := f.events(core.Scope{AccountID: a.ID}, 0, "call.*")
+	if got := eventTypes(evs); !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
+	}
+
+	// A call whose bridge has ended: its report writes call.completed,
+	// with the bridge's counts.
+	after := evs[len(evs)-1].Seq
+	if _, err := f.s.ReportCall(f.ctx, core.CallReport{ProviderSID: c.ProviderSID, Status: core.CallDone, At: f.tick(), DurationSeconds: 3}); err != nil {
+		t.Fatal(err)
+	}
+	wantCompleted(t, f.events(core.Scope{AccountID: a.ID}, after, "call.*"), c.ID, st.FramesFromCaller)
+
+	// A call reported ended while its bridge runs: call.completed waits
+	// for the bridge's counts; its stream cannot be opened again.
+	in = callTo(pa, "+14155550102", "CA"+uuid.NewString()[:8], f.tick())
+	in.Mode, in.AgentURL, in.Status = core.VoiceStream, "wss://agent.example/", core.CallInProgress
+	c, _, err = f.s.SaveCall(f.ctx, in)
+	f.must(err)
+	connected = f.tick()
+	f.must(f.s.StreamConnected(f.ctx, c.ID, connected))
+	evs = f.events(core.Scope{AccountID: a.ID}, after, "call.*")
+	after = evs[len(evs)-1].Seq // its call.started
+	if _, err := f.s.ReportCall(f.ctx, core.CallReport{ProviderSID: c.ProviderSID, Status: core.CallDone, At: f.tick(), DurationSeconds: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if evs := f.events(core.Scope{AccountID: a.ID}, after, "call.*"); len(evs) != 0 {
+		t.Fatalf("events while the bridge runs: %v", eventTypes(evs))
+	}
+	wantKind(t, f.s.StreamConnected(f.ctx, c.ID, f.tick()), core.KindNotFound)
+	st = core.CallStream{ConnectedAt: connected, EndedAt: f.tick(), FramesFromCaller: 7, FramesToCaller: 6}
+	f.must(f.s.StreamEnded(f.ctx, c.ID, st, core.EndCompleted, nil))
+	wantCompleted(t, f.events(core.Scope{AccountID: a.ID}, after, "call.*"), c.ID, st.FramesFromCaller)
+	if got, _ := f.s.Call(f.ctx, a.ID, c.ID); got.Stream == nil || *got.Stream != st || got.Status != core.CallDone {
+		t.Fatalf("after the bridge: %+v %+v", got, got.Stream)
+	}
+}
+
+// wantCompleted checks evs is one call.completed of call id, with the
+// bridge's count of frames from the caller.
+func wantCompleted(t *testing.T, evs []core.Event, id, fromCaller int64) {
+	t.Helper()
+	var data struct {
+		ID     int64
+		Stream *struct{ FramesFromCaller int64 }
+	}
+	if len(evs) != 1 || evs[0].Type != core.CallCompleted || json.Unmarshal(evs[0].Data, &data) != nil || data.ID != id ||
+		data.Stream == nil || data.Stream.FramesFromCaller != fromCaller {
+		t.Fatalf("want call %d's call.completed with %d frames from the caller: %v %s", id, fromCaller, eventTypes(evs), evs[0].Data)
 	}
 }
