@@ -414,9 +414,11 @@ func (s *Calls) playSimulated(sid, mediaURL string, m ports.PlayMedia) {
 
 // AnswerSimulated is the far end of a call the simulator placed: it
 // answers at once; a number of this service rings its identity, which
-// answers as its voice agent says; each streamed side hears the
-// simulator's caller (a tone) until the call is hung up (ctx) or the
-// call's maximum duration passes. Both sides then end, completed.
+// answers as its voice agent says. When both sides are streamed, the two
+// agents hear each other; a streamed side with no streamed other side
+// hears the simulator's caller (a tone). The call lasts until it is hung
+// up (ctx), either streamed side ends, or the call's maximum duration
+// passes. Both sides then end, completed.
 func (s *Calls) AnswerSimulated(ctx context.Context, sid, from, to string, answer core.CallAnswer) {
 	bg := context.WithoutCancel(ctx)
 	// The call's sid is recorded once PlaceCall has answered, which may be
@@ -443,22 +445,30 @@ func (s *Calls) AnswerSimulated(ctx context.Context, sid, from, to string, answe
 			s.log.Error("voice: ringing the simulated callee failed", "sid", sid, "err", err)
 		}
 	}
-	var wg sync.WaitGroup
-	for _, side := range []struct{ sid, url string }{{sid, answer.StreamURL}, {calleeSID, callee.StreamURL}} {
-		if side.sid == "" {
-			continue
+	if answer.StreamURL != "" && callee.StreamURL != "" {
+		// Two agents of this service: each hears the other.
+		if err := s.player.Connect(ctx, ports.MediaLeg{MediaURL: answer.StreamURL, CallSID: sid},
+			ports.MediaLeg{MediaURL: callee.StreamURL, CallSID: calleeSID}); err != nil && ctx.Err() == nil {
+			s.log.Warn("voice: the simulator could not connect the two sides", "sid", sid, "err", err)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if side.url == "" {
-				<-ctx.Done() // a redirected call, or one refused, lasts until hung up
-			} else if _, err := s.player.Play(ctx, side.url, ports.PlayMedia{CallSID: side.sid, Duration: s.maxDuration}); err != nil && ctx.Err() == nil {
-				s.log.Warn("voice: the simulated far end's stream failed", "sid", side.sid, "err", err)
+	} else {
+		var wg sync.WaitGroup
+		for _, side := range []struct{ sid, url string }{{sid, answer.StreamURL}, {calleeSID, callee.StreamURL}} {
+			if side.sid == "" {
+				continue
 			}
-		}()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if side.url == "" {
+					<-ctx.Done() // a redirected call, or one refused, lasts until hung up
+				} else if _, err := s.player.Play(ctx, side.url, ports.PlayMedia{CallSID: side.sid, Duration: s.maxDuration}); err != nil && ctx.Err() == nil {
+					s.log.Warn("voice: the simulated far end's stream failed", "sid", side.sid, "err", err)
+				}
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	for _, id := range []string{sid, calleeSID} {
 		if id == "" {
 			continue

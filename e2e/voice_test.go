@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -429,7 +430,15 @@ func TestStreamedCallWithTheSimulator(t *testing.T) {
 			t.Fatalf("the console's phone page:\n%s", page)
 		}
 
-		// Ann calls bob: both sides are connected, each to its agent.
+		// Ann calls bob: both sides are connected, each to its agent, and
+		// each agent hears what the other says (it says it at once; the
+		// simulator plays it at the real rate, silence around it).
+		// Each says less than a second: the bridge queues no more (what an
+		// agent sends beyond it at once may be dropped).
+		annWords, bobWords := speech(4800, 2), speech(6400, 3)
+		annAgent, bobAgent := &mediastreamtest.EchoAgent{Speak: annWords}, &mediastreamtest.EchoAgent{Speak: bobWords}
+		r.call("PATCH", "/api/identities/"+ann.UUID+"/voice-agent/", mgmt, map[string]any{"stream_url": serveAgent(t, annAgent)}, nil)
+		r.call("PATCH", "/api/identities/"+bob.UUID+"/voice-agent/", mgmt, map[string]any{"stream_url": serveAgent(t, bobAgent)}, nil)
 		var out streamedCall
 		if s := r.call("POST", "/api/calls/", mgmt, map[string]any{"to": bob.Phone, "identity": ann.UUID}, &out); s != 201 {
 			t.Fatalf("ann calls bob: %d %+v", s, out)
@@ -439,6 +448,9 @@ func TestStreamedCallWithTheSimulator(t *testing.T) {
 			r.call("GET", fmt.Sprintf("/api/calls/%d/", out.ID), mgmt, nil, &got)
 			r.call("GET", "/api/calls/?limit=5&identity="+bob.UUID, mgmt, nil, &bobs)
 			return got.Status == "in-progress" && len(bobs.Results) == 1 && bobs.Results[0].Status == "in-progress"
+		})
+		poll(t, "each agent heard the other", func() bool {
+			return bytes.Contains(annAgent.Received().Audio, bobWords) && bytes.Contains(bobAgent.Received().Audio, annWords)
 		})
 		if s := r.call("POST", fmt.Sprintf("/api/calls/%d/hangup/", out.ID), mgmt, nil, nil); s != 200 {
 			t.Fatalf("hang up: %d", s)
@@ -451,5 +463,30 @@ func TestStreamedCallWithTheSimulator(t *testing.T) {
 		if *got.EndReason != "hangup_api" || got.Direction != "outgoing" {
 			t.Fatalf("ann's side: %+v", got)
 		}
+		<-annAgent.Done()
+		<-bobAgent.Done()
+		heardOnly(t, "ann's agent", annAgent.Received(), bobWords)
+		heardOnly(t, "bob's agent", bobAgent.Received(), annWords)
 	})
+}
+
+// serveAgent serves one agent's call at ws://…/agent.
+func serveAgent(t *testing.T, a *mediastreamtest.EchoAgent) string {
+	srv := httptest.NewServer(a)
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/agent"
+}
+
+// heardOnly checks an agent heard silence, then words exactly, then
+// silence, in whole 20 ms frames, and got stop.
+func heardOnly(t *testing.T, who string, got mediastreamtest.Received, words []byte) {
+	t.Helper()
+	const silence = 0xff
+	audio := got.Audio
+	at := slices.IndexFunc(audio, func(u byte) bool { return u != silence })
+	if !got.Stopped || got.Frames*160 != len(audio) || at < 0 || !bytes.HasPrefix(audio[at:], words) ||
+		slices.ContainsFunc(audio[at+len(words):], func(u byte) bool { return u != silence }) {
+		t.Fatalf("%s heard %d frames (stop %v), sound from %d; want silence, the other's %d samples, silence", who, got.Frames, got.Stopped, at, len(words))
+	}
+	t.Logf("%s heard %d frames, the other's words from sample %d", who, got.Frames, at)
 }

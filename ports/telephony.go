@@ -107,6 +107,15 @@ type NumberPlan interface {
 // early when ctx ends or our side closes.
 type MediaPlayer interface {
 	Play(ctx context.Context, mediaURL string, p PlayMedia) (PlayedMedia, error)
+	// Connect joins the media streams of two calls as one call: each
+	// side hears what the other side's agent says, until ctx ends or
+	// either side closes.
+	Connect(ctx context.Context, a, b MediaLeg) error
+}
+
+// MediaLeg is one side of a call Connect joins.
+type MediaLeg struct {
+	MediaURL, CallSID string
 }
 
 // PlayMedia is what a simulated caller sends.

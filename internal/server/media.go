@@ -120,6 +120,14 @@ func (p simPlayer) Play(ctx context.Context, mediaURL string, m ports.PlayMedia)
 	return ports.PlayedMedia{FramesSent: st.FramesSent, FramesReceived: st.FramesReceived}, err
 }
 
+func (p simPlayer) Connect(ctx context.Context, a, b ports.MediaLeg) error {
+	leg := func(l ports.MediaLeg) mediastream.Leg {
+		return mediastream.Leg{URL: l.MediaURL, Header: http.Header{"X-Twilio-Signature": {p.sim.SignMedia(l.MediaURL)}},
+			CallSID: l.CallSID, StreamSID: "MZ" + l.CallSID, AccountSID: "ACsimulator"}
+	}
+	return mediastream.Connect(ctx, leg(a), leg(b))
+}
+
 // echoWait is how long the simulated caller waits, after its last frame,
 // for an echoing agent's last frames.
 const echoWait = 2 * time.Second
