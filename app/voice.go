@@ -92,6 +92,10 @@ func (s *Calls) Place(ctx context.Context, p core.Principal, in PlaceInput) (cor
 	if err != nil {
 		return core.Call{}, err
 	}
+	// Another account's identity is not found, before its setting is judged.
+	if _, err := s.identities.lookup(ctx, p.AccountID, identityID); err != nil {
+		return core.Call{}, err
+	}
 	setting, err := s.numbers.VoiceAgent(ctx, p.AccountID, identityID)
 	if isNotFound(err) {
 		setting, err = core.VoiceAgent{Mode: core.VoiceRedirect}, nil
@@ -124,9 +128,6 @@ func (s *Calls) Place(ctx context.Context, p core.Principal, in PlaceInput) (cor
 	}
 	phone, err := s.numbers.PhoneOfIdentity(ctx, p.AccountID, identityID)
 	if isNotFound(err) {
-		if _, err := s.identities.lookup(ctx, p.AccountID, identityID); err != nil {
-			return core.Call{}, err
-		}
 		return core.Call{}, core.NotFound("This identity has no phone number; provision one first.")
 	}
 	if err != nil {

@@ -267,3 +267,102 @@ func TestStreamedCallAtMaxDuration(t *testing.T) {
 		}
 	})
 }
+
+// TestVoiceFences: another identity of the account, and another account,
+// find none of an identity's calls, recording, hang-up, voice agent or
+// stream secret: each is 404 (or an empty list), and changes nothing.
+func TestVoiceFences(t *testing.T) {
+	t.Parallel()
+	forEachDialect(t, func(t *testing.T, d sqlstore.Dialect) {
+		r := startPublic(t, d, map[string]string{"CALLSIGN_WEBHOOK_ALLOW_PRIVATE": "true"})
+		mgmt := r.bootstrap("fenced@example.com")
+		other := r.bootstrap("other-account@example.com")
+		var ann, bob struct{ UUID, Phone string }
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "ann", "provision_phone": true}, &ann)
+		r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "bob"}, &bob)
+		annKey, bobKey := identityKey(r, mgmt, ann.UUID), identityKey(r, mgmt, bob.UUID)
+		agentURL, nextAgent := agentServer(t, nil)
+		var setting voiceAgent
+		r.call("PUT", "/api/identities/"+ann.UUID+"/voice-agent/", annKey, map[string]any{"mode": "stream", "stream_url": agentURL,
+			"record_calls": true}, &setting)
+
+		// A recorded call that has ended, and a placed one in progress.
+		var received, placed streamedCall
+		if s := r.call("POST", "/webhooks/sim/call/", mgmt, map[string]any{"From": "+14155550142", "To": ann.Phone, "Duration": "1",
+			"Stream": true}, &received); s != 201 {
+			t.Fatalf("simulated: %d", s)
+		}
+		nextAgent()
+		poll(t, "the recording", func() bool {
+			r.call("GET", fmt.Sprintf("/api/calls/%d/", received.ID), annKey, nil, &received)
+			return received.RecordingURL != nil
+		})
+		if s := r.call("POST", "/api/calls/", annKey, map[string]any{"to": "+14155550100"}, &placed); s != 201 {
+			t.Fatalf("placed: %d", s)
+		}
+		poll(t, "the placed call answered", func() bool {
+			r.call("GET", fmt.Sprintf("/api/calls/%d/", placed.ID), annKey, nil, &placed)
+			return placed.Status == "in-progress"
+		})
+
+		// What ann's key sees, and the others must not.
+		var annsCalls []streamedCall
+		var annsEvents struct{ Results []apiEvent }
+		if r.call("GET", "/api/calls/?identity="+ann.UUID, annKey, nil, &annsCalls); len(annsCalls) != 2 {
+			t.Fatalf("ann lists %d calls", len(annsCalls))
+		}
+		if s := r.call("GET", "/api/events/?types=call.*", annKey, nil, &annsEvents); s != 200 || len(annsEvents.Results) == 0 {
+			t.Fatalf("ann's call events: %d %v", s, typesOf(annsEvents.Results))
+		}
+		for who, key := range map[string]string{"bob": bobKey, "another account": other} {
+			for _, req := range []struct {
+				method, path string
+				body         any
+			}{
+				{"GET", fmt.Sprintf("/api/calls/%d/", received.ID), nil},
+				{"GET", fmt.Sprintf("/api/calls/%d/recording/", received.ID), nil},
+				{"POST", fmt.Sprintf("/api/calls/%d/hangup/", placed.ID), nil},
+				{"GET", "/api/identities/" + ann.UUID + "/voice-agent/", nil},
+				{"PATCH", "/api/identities/" + ann.UUID + "/voice-agent/", map[string]any{"stream_url": "ws://127.0.0.1:1/theirs"}},
+				{"PUT", "/api/identities/" + ann.UUID + "/voice-agent/", map[string]any{"mode": "stream", "stream_url": "ws://127.0.0.1:1/theirs"}},
+				{"POST", "/api/identities/" + ann.UUID + "/voice-agent/rotate-secret/", nil},
+				{"POST", "/api/calls/", map[string]any{"to": "+14155550101", "identity": ann.UUID}},
+			} {
+				if s, body := r.callRaw(req.method, req.path, key, req.body); s != 404 || strings.Contains(string(body), "whsec_") {
+					t.Errorf("%s: %s %s: %d %s", who, req.method, req.path, s, body)
+				}
+			}
+			for _, query := range []string{"", "?identity=" + ann.UUID} {
+				var list []streamedCall // a plain array, with no limit asked
+				if r.call("GET", "/api/calls/"+query, key, nil, &list); len(list) != 0 {
+					t.Errorf("%s lists %d of ann's calls (%s)", who, len(list), query)
+				}
+			}
+			var evs struct{ Results []apiEvent }
+			if s := r.call("GET", "/api/events/?types=call.*", key, nil, &evs); s != 200 || len(evs.Results) != 0 {
+				t.Errorf("%s reads %d of ann's call events", who, len(evs.Results))
+			}
+		}
+		var now voiceAgent
+		r.call("GET", "/api/identities/"+ann.UUID+"/voice-agent/", annKey, nil, &now)
+		if *now.StreamURL != agentURL || *now.StreamSecret != *setting.StreamSecret {
+			t.Fatalf("ann's agent after the others tried: %+v", now)
+		}
+		if r.call("GET", fmt.Sprintf("/api/calls/%d/", placed.ID), annKey, nil, &placed); placed.Status != "in-progress" {
+			t.Fatalf("ann's call after the others tried to hang it up: %s", placed.Status)
+		}
+		if s := r.call("POST", fmt.Sprintf("/api/calls/%d/hangup/", placed.ID), annKey, nil, nil); s != 200 {
+			t.Fatalf("ann hangs up: %d", s)
+		}
+
+		// The console of another account: ann's phone page is not found.
+		if _, errOut, code := r.cli(ownerPassword+"\n", "account", "set-password", "--account", "other-account@example.com", "--password-stdin"); code != 0 {
+			t.Fatalf("set-password: %s", errOut)
+		}
+		person := r.person(t)
+		person.signIn("other-account@example.com")
+		if s, _, page := person.get("/console/identities/" + ann.UUID + "/phone/"); s != 404 || strings.Contains(page, agentURL) {
+			t.Errorf("another account's console shows ann's phone page: %d", s)
+		}
+	})
+}
