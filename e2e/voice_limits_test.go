@@ -200,7 +200,7 @@ func TestStreamedCallWithAStalledAgent(t *testing.T) {
 		// The queue holds a second (50 frames); the agent's socket buffers
 		// what the kernel lets it; the rest is dropped.
 		st := anns.Stream
-		if st.FramesFromCaller != frames || st.FramesDropped < frames/2 || st.FramesToCaller != 0 || anns.Status != "completed" ||
+		if st.FramesFromCaller != frames || st.FramesDropped < frames/4 || st.FramesToCaller != 0 || anns.Status != "completed" ||
 			*anns.EndReason != "completed" {
 			t.Fatalf("ann's call: %s %s %+v", anns.Status, *anns.EndReason, *st)
 		}
