@@ -328,6 +328,39 @@ func (s *Calls) StreamEnded(ctx context.Context, t StreamTarget, r StreamResult)
 	return nil
 }
 
+// staleStream is how long after a call ended its bridge may still be
+// storing its counts (it ends within a second or two of the call); one
+// silent longer ran on an instance that stopped.
+const staleStream = time.Minute
+
+// RunStreamSweep, every minute until ctx ends, ends the bridges of calls
+// that ended over staleStream ago and whose bridge never reported, so
+// that their call.completed, held back for the bridge's counts, is
+// written (with the counts known).
+func (s *Calls) RunStreamSweep(ctx context.Context) {
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	for {
+		for {
+			n, err := s.store.EndStaleStreams(ctx, s.now().Add(-staleStream))
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("voice: ending stale streams failed", "err", err)
+			}
+			if n > 0 {
+				s.log.Warn("voice: streams whose bridge never reported were ended", "calls", n)
+			}
+			if err != nil || n < 100 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
 // wakeHangUps tells RunSimulatedHangUps a call was placed.
 func (s *Calls) wakeHangUps() {
 	select {

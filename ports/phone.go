@@ -127,6 +127,11 @@ type CallStore interface {
 	// (its stored bytes counted in the storage quota), in one transaction;
 	// with call.completed when ReportCall held it back for these counts.
 	StreamEnded(ctx context.Context, id int64, s core.CallStream, reason core.EndReason, recording []byte) error
+	// EndStaleStreams ends the bridges of up to 100 calls that ended
+	// before endedBefore while their bridge never reported (its instance
+	// stopped): each, in a transaction of its own, keeps the counts known
+	// and gets its held call.completed. It returns how many it ended.
+	EndStaleStreams(ctx context.Context, endedBefore time.Time) (int, error)
 	// NoteEndReason records why a call ended, as core.Call.NoteEndReason lets it.
 	NoteEndReason(ctx context.Context, id int64, reason core.EndReason) error
 	// ActiveCalls counts the account's calls that have not ended.

@@ -155,6 +155,28 @@ func (s *Store) StreamEnded(_ context.Context, id int64, st core.CallStream, rea
 	return nil
 }
 
+func (s *Store) EndStaleStreams(_ context.Context, endedBefore time.Time) (int, error) {
+	if err := s.lock(); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.phoneTables().calls {
+		if n == 100 || c.Stream == nil || !c.Stream.EndedAt.IsZero() || c.EndedAt.IsZero() || !c.EndedAt.Before(endedBefore) {
+			continue
+		}
+		st := *c.Stream
+		st.EndedAt = c.EndedAt
+		n++
+		if e, ok := core.StreamEndedEvent(c, st); ok {
+			if err := s.writeEvents(e); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
 func (s *Store) NoteEndReason(_ context.Context, id int64, reason core.EndReason) error {
 	if err := s.lock(); err != nil {
 		return err

@@ -226,6 +226,37 @@ func (db *DB) StreamEnded(ctx context.Context, id int64, st core.CallStream, rea
 	})
 }
 
+// EndStaleStreams implements ports.CallStore; the bridge is taken to have
+// ended with the call.
+func (db *DB) EndStaleStreams(ctx context.Context, endedBefore time.Time) (int, error) {
+	var ids []int64
+	if err := db.r.SelectContext(ctx, &ids, db.q(`SELECT id FROM calls WHERE stream_connected_at <> 0 AND stream_ended_at = 0
+		AND ended_at <> 0 AND ended_at < ? ORDER BY ended_at LIMIT 100`), us(endedBefore)); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := db.txEvents(ctx, func(tx *sqlx.Tx) ([]core.NewEvent, error) {
+			c, err := db.lockCall(ctx, tx, id)
+			if err != nil || c.Stream == nil || !c.Stream.EndedAt.IsZero() {
+				return nil, err // its bridge reported meanwhile
+			}
+			st := *c.Stream
+			st.EndedAt = c.EndedAt
+			e, completed := core.StreamEndedEvent(&c, st)
+			if _, err := tx.ExecContext(ctx, db.q(`UPDATE calls SET stream_ended_at = ? WHERE id = ?`), us(st.EndedAt), id); err != nil {
+				return nil, err
+			}
+			if completed {
+				return []core.NewEvent{e}, nil
+			}
+			return nil, nil
+		}); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
+}
+
 // NoteEndReason implements ports.CallStore.
 func (db *DB) NoteEndReason(ctx context.Context, id int64, reason core.EndReason) error {
 	return db.tx(ctx, func(tx *sqlx.Tx) error {

@@ -228,6 +228,34 @@ func testCallStreams(t *testing.T, f *fixture) {
 	if got, _ := f.s.Call(f.ctx, a.ID, c.ID); got.Stream == nil || *got.Stream != st || got.Status != core.CallDone {
 		t.Fatalf("after the bridge: %+v %+v", got, got.Stream)
 	}
+
+	// A bridge that never reports (its instance stopped): once the call
+	// has been over long enough, EndStaleStreams ends it and writes the
+	// held call.completed, with the counts known.
+	in = callTo(pa, "+14155550103", "CA"+uuid.NewString()[:8], f.tick())
+	in.Mode, in.AgentURL, in.Status = core.VoiceStream, "wss://agent.example/", core.CallInProgress
+	c, _, err = f.s.SaveCall(f.ctx, in)
+	f.must(err)
+	f.must(f.s.StreamConnected(f.ctx, c.ID, f.tick()))
+	evs = f.events(core.Scope{AccountID: a.ID}, after, "call.*")
+	after = evs[len(evs)-1].Seq
+	ended := f.tick()
+	if _, err := f.s.ReportCall(f.ctx, core.CallReport{ProviderSID: c.ProviderSID, Status: core.CallDone, At: ended, DurationSeconds: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.s.EndStaleStreams(f.ctx, ended); err != nil || n != 0 {
+		t.Fatalf("stale streams ended before the call did: %d, %v", n, err)
+	}
+	if n, err := f.s.EndStaleStreams(f.ctx, ended.Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("stale streams: %d, %v", n, err)
+	}
+	wantCompleted(t, f.events(core.Scope{AccountID: a.ID}, after, "call.*"), c.ID, 0)
+	if n, err := f.s.EndStaleStreams(f.ctx, ended.Add(time.Second)); err != nil || n != 0 {
+		t.Fatalf("stale streams, again: %d, %v", n, err)
+	}
+	if got, _ := f.s.Call(f.ctx, a.ID, c.ID); got.Stream == nil || !got.Stream.EndedAt.Equal(ended) {
+		t.Fatalf("a stale stream: %+v", got.Stream)
+	}
 }
 
 // wantCompleted checks evs is one call.completed of call id, with the

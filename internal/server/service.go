@@ -602,6 +602,10 @@ func (s *Service) Serve(ctx context.Context) error {
 		s.app.Calls.RunSimulatedHangUps(gctx)
 		return nil
 	})
+	s.drain.task("stale streams", g, func() error {
+		s.app.Calls.RunStreamSweep(gctx)
+		return nil
+	})
 	s.drain.task("event retention", g, func() error {
 		s.app.Events.RunRetention(gctx)
 		return nil
