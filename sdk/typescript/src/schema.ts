@@ -2210,10 +2210,10 @@ export interface paths {
          * The provider's media WebSocket of a streamed call
          * @description A WebSocket upgrade (Twilio Media Streams), named in the `<Connect><Stream>` answered to a call in stream
          *     mode. `X-Twilio-Signature` over the full `wss://` (or `ws://`) URL with no parameters is checked first
-         *     (403), then the one-time token (404 when unknown or used). The agent's `stream_url` is dialled (5 s,
-         *     through the outbound-destination policy, the upgrade signed with Standard Webhooks headers); 503 when it
-         *     cannot be reached (the caller hears the fallback and `end_reason` is `agent_unreachable`). Then 101 and
-         *     the two sockets are relayed until the call ends.
+         *     (403), then the one-time token (404 when unknown or used, or when the call has ended). The agent's
+         *     `stream_url` is dialled (5 s, through the outbound-destination policy, the upgrade signed with Standard
+         *     Webhooks headers); 503 when it cannot be reached (the caller hears the fallback and `end_reason` is
+         *     `agent_unreachable`). Then 101 and the two sockets are relayed until the call ends.
          */
         get: operations["media_stream"];
         put?: never;
