@@ -29,6 +29,11 @@ const (
 const (
 	// queueFrames bounds each direction's queue: 1 s of 20 ms frames.
 	queueFrames = 50
+	// stallAfter is how long a reader waits on a full queue before it
+	// takes the writer for stuck and drops instead: a writer that is
+	// moving frees a place in microseconds, so an agent's burst of audio
+	// sent ahead waits for it rather than being lost.
+	stallAfter = 250 * time.Millisecond
 	// drainTimeout is how long the end of a call waits for queued
 	// messages (and the stop) to reach a side.
 	drainTimeout = time.Second
@@ -77,6 +82,8 @@ type bridge struct {
 type queue struct {
 	out, free chan []byte
 	dropped   int64
+	stalled   bool        // the writer has not taken a frame for stallAfter
+	wait      *time.Timer // the reader's, reused
 }
 
 func newQueue() *queue {
@@ -103,16 +110,37 @@ func (q *queue) recycle(b []byte) {
 	}
 }
 
-// offer queues m, a buffer from q, unless the queue is full: then m is
-// dropped and counted, so a side that stops reading never holds up the
+// offer queues m, a buffer from q. On a full queue it waits up to
+// stallAfter for the writer (holding the reader back, so the sender's
+// socket fills instead of our memory); a writer that took nothing in that
+// time is stuck, and from then on frames are dropped and counted at once
+// until it has emptied half the queue, so a side that stops reading never holds up the
 // other.
 func (q *queue) offer(m []byte) {
 	select {
 	case q.out <- m:
+		if len(q.out) <= queueFrames/2 { // the writer has caught up
+			q.stalled = false
+		}
+		return
 	default:
-		q.dropped++
-		q.recycle(m)
 	}
+	if !q.stalled {
+		if q.wait == nil {
+			q.wait = time.NewTimer(stallAfter)
+		} else {
+			q.wait.Reset(stallAfter)
+		}
+		select {
+		case q.out <- m:
+			q.wait.Stop()
+			return
+		case <-q.wait.C:
+			q.stalled = true
+		}
+	}
+	q.dropped++
+	q.recycle(m)
 }
 
 // discard empties the queue.

@@ -3,6 +3,7 @@ package mediastream_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -408,4 +409,60 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// An agent that sends three seconds of speech at once, as text-to-speech
+// agents do, to a provider that reads all the time: the queue's second is
+// no limit on a burst, so every frame reaches the caller and none is
+// dropped.
+func TestBridgeKeepsAnAgentsBurst(t *testing.T) {
+	const calls, burst = 10, 150
+	agentURL := serveAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for i := 0; i < 2; i++ { // connected, start
+			if _, _, err := c.Read(r.Context()); err != nil {
+				return
+			}
+		}
+		frame := []byte(`{"event":"media","streamSid":"MZ1","media":{"payload":"` + base64.StdEncoding.EncodeToString(make([]byte, 160)) + `"}}`)
+		for i := 0; i < burst; i++ {
+			if err := c.Write(r.Context(), websocket.MessageText, frame); err != nil {
+				return
+			}
+		}
+		for { // until the bridge closes
+			if _, _, err := c.Read(r.Context()); err != nil {
+				return
+			}
+		}
+	}))
+	var wg sync.WaitGroup
+	for range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m := serveMedia(t, agentURL, mediastream.DialOptions{}, nil)
+			c, got := rawProvider(t, m.url)
+			for heard := 0; heard < burst; heard++ {
+				select {
+				case <-got:
+				case <-time.After(5 * time.Second): // a dropped frame never comes
+					t.Errorf("the caller heard %d of %d frames", heard, burst)
+				}
+				if t.Failed() {
+					break
+				}
+			}
+			_ = c.Write(context.Background(), websocket.MessageText, []byte(`{"event":"stop","streamSid":"MZ1","stop":{}}`))
+			if s := <-m.stats; s.FramesToCaller != burst || s.FramesDropped != 0 {
+				t.Errorf("stats %+v", s)
+			}
+			closed(got)
+		}()
+	}
+	wg.Wait()
 }
