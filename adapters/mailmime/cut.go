@@ -1,6 +1,7 @@
 package mailmime
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"mime/quotedprintable"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/jhillyerd/enmime/v2"
@@ -62,7 +64,7 @@ func cutParts(entity []byte, id string, depth int, sized sizes) (*enmime.Part, b
 	if depth > maxDepth {
 		return nil, false
 	}
-	p, err := parser.ReadParts(bytes.NewReader(head))
+	p, err := readPart(bytes.NewReader(head))
 	if err != nil {
 		return nil, false
 	}
@@ -109,19 +111,39 @@ func leaf(entity []byte, id string, depth int, sized sizes) (*enmime.Part, bool)
 	if depth == 0 {
 		return nil, false
 	}
-	r, content, size := predecode(entity, sized == nil)
-	p, err := parser.ReadParts(r)
+	d := predecode(entity, sized == nil)
+	p, err := readPart(bytes.NewReader(d.head))
+	if err == nil && d.text && strings.EqualFold(p.Charset, "utf-8") {
+		// enmime would only copy UTF-8 text (twice, in buffers grown as it
+		// reads): it is given the header alone and the text set here.
+		p.Content = d.content
+	} else if err == nil && d.text { // enmime converts other charsets
+		p, err = readPart(io.MultiReader(bytes.NewReader(d.head), bytes.NewReader(d.content)))
+	}
 	if err != nil || p.Header.Get("Content-Type") == "" || p.ContentType == "" || p.Boundary != "" {
 		return nil, false
 	}
-	if size >= 0 {
-		p.Content = content
+	if d.size >= 0 {
+		p.Content = d.content
 		if sized != nil {
-			sized[p] = size
+			sized[p] = d.size
 		}
 	}
 	p.PartID = id
 	return p, true
+}
+
+// readers are bufio.Readers for enmime and the quoted-printable decoder,
+// which take a *bufio.Reader as it is instead of making one of 4 KiB per
+// part.
+var readers = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
+
+// readPart has enmime read one part (or a multipart's header) from r.
+func readPart(r io.Reader) (*enmime.Part, error) {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() { br.Reset(nil); readers.Put(br) }()
+	return parser.ReadParts(br)
 }
 
 // predecode decodes a part's transfer encoding before enmime reads it:
@@ -129,55 +151,66 @@ func leaf(entity []byte, id string, depth int, sized sizes) (*enmime.Part, bool)
 // repair broken input, read one byte at a time and were a third of the cost
 // of parsing ordinary mail; the standard library's decoders refuse what is
 // broken, and such a part goes to enmime unchanged to be repaired. A decoded
-// part says 8bit (text) or binary, which enmime passes through. The part is
-// handed over in pieces, not joined, as enmime copies the body anyway. A
-// decoded part that is not text goes to enmime as its header alone, and its
-// content (with keep false, only its size) is returned: enmime would only
-// copy it, into buffers grown as it reads, and for a large attachment that
-// held three times its size at once. size is -1 when the part goes to
-// enmime whole.
-func predecode(entity []byte, keep bool) (r io.Reader, content []byte, size int) {
+// part says 8bit (text) or binary, which enmime passes through, and goes to
+// enmime as its header alone: enmime would only copy the content, into
+// buffers grown as it reads (for a large attachment that held three times
+// its size at once).
+func predecode(entity []byte, keep bool) decodedPart {
+	whole := decodedPart{head: entity, size: -1}
 	head, body := cutHeader(entity)
 	if body == nil {
-		return bytes.NewReader(entity), nil, -1
+		return whole
 	}
 	cteStart, cteEnd, cteValue := headerField(head, "content-transfer-encoding")
 	if cteStart < 0 {
-		return bytes.NewReader(entity), nil, -1
+		return whole
 	}
 	_, _, ctype := headerField(head, "content-type")
 	isText := bytes.HasPrefix(bytes.ToLower(bytes.TrimSpace(ctype)), []byte("text/"))
 	cte := strings.ToLower(string(bytes.TrimSpace(cteValue)))
-	var decoded []byte
+	d := decodedPart{text: isText, size: -1}
 	var err error
 	switch {
 	case cte == "quoted-printable" && isText:
-		decoded, err = decodeQuotedPrintable(body)
+		d.content, err = decodeQuotedPrintable(body)
 	case cte == "base64":
-		decoded, size, err = decodeBase64(body, keep || isText)
+		d.content, d.size, err = decodeBase64(body, keep || isText)
 	default:
-		return bytes.NewReader(entity), nil, -1
+		return whole
 	}
 	if err != nil {
-		return bytes.NewReader(entity), nil, -1
+		return whole
 	}
 	newCTE := "Content-Transfer-Encoding: binary\r\n"
 	if isText {
 		newCTE = "Content-Transfer-Encoding: 8bit\r\n"
-		size = -1
-	} else {
-		content, decoded = decoded, nil
+		d.size = -1
 	}
-	return io.MultiReader(bytes.NewReader(head[:cteStart]), strings.NewReader(newCTE), bytes.NewReader(head[cteEnd:]),
-		bytes.NewReader(decoded)), content, size
+	d.head = append(append(append(make([]byte, 0, len(head)+len(newCTE)), head[:cteStart]...), newCTE...), head[cteEnd:]...)
+	return d
+}
+
+// decodedPart is a part as predecode leaves it: head is what enmime reads,
+// the whole part when it was not decoded (size -1, content nil), else the
+// header alone, saying 8bit (text) or binary, and content its decoded
+// body (with keep false, nil for a part that is not text, whose size is
+// size).
+type decodedPart struct {
+	head    []byte
+	content []byte
+	size    int
+	text    bool
 }
 
 // decodeQuotedPrintable decodes body into one buffer of its size (decoded
 // text is never longer), where io.ReadAll grew one step by step.
 func decodeQuotedPrintable(body []byte) ([]byte, error) {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(bytes.NewReader(body))
+	defer func() { br.Reset(nil); readers.Put(br) }()
 	var out bytes.Buffer
 	out.Grow(len(body) + bytes.MinRead) // ReadFrom wants MinRead free before each read
-	_, err := out.ReadFrom(quotedprintable.NewReader(bytes.NewReader(body)))
+	_, err := out.ReadFrom(quotedprintable.NewReader(br))
 	return out.Bytes(), err
 }
 

@@ -510,9 +510,17 @@ var obsZones = map[string]int{
 	"EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7,
 }
 
+// rfc5322Date is the usual form of Date, which mail.ParseDate reaches only
+// after a dozen layouts without the day of the week, each failure an
+// allocated error.
+const rfc5322Date = "Mon, 2 Jan 2006 15:04:05 -0700"
+
 func parseDate(v string) (time.Time, bool) {
 	v = strings.Join(strings.Fields(v), " ")
-	d, err := mail.ParseDate(v)
+	d, err := time.Parse(rfc5322Date, v)
+	if err != nil {
+		d, err = mail.ParseDate(v)
+	}
 	for _, layout := range dateLayouts {
 		if err == nil {
 			break

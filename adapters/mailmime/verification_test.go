@@ -253,3 +253,23 @@ func bulkyMail(size int) []byte {
 		"--b\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<html><body>%s</body></html>\r\n--b--\r\n",
 		text.String()+"Your code is 482913", html.String())
 }
+
+// BenchmarkReceive is what ingest does with a message before storing it:
+// Describe, then the verification rule, on a message shaped as the
+// bench's load generator sends them (scripts/bench-compare.sh: text and
+// HTML, quoted-printable, a reply).
+func BenchmarkReceive(b *testing.B) {
+	raw, err := os.ReadFile("../../testdata/mail/smtpload.eml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		pm, err := mailmime.Parser{}.Describe(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		core.FindVerification(core.ReceivedText{From: pm.FromEmail, Subject: pm.Subject, Text: pm.Text, HTML: pm.HTML})
+	}
+}
