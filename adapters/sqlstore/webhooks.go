@@ -174,7 +174,15 @@ func exchangeJSON(ex *core.WebhookExchange) (string, error) {
 
 // ClaimDeliveries implements ports.WebhookStore: due rows are leased with
 // FOR UPDATE SKIP LOCKED on PostgreSQL, so instances share the work.
+// Every mail commit wakes the worker, and most make no delivery: a read
+// says so first, without a write transaction (on SQLite the writer's one
+// connection, which the next mail commit waits for).
 func (db *DB) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]ports.DueDelivery, error) {
+	var due bool
+	if err := db.get(ctx, &due, db.q(`SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE status = ? AND next_attempt_at <= ?
+		AND claimed_until <= ?)`), core.WebhookPending, us(now), us(now)); err != nil || !due {
+		return nil, err
+	}
 	var out []ports.DueDelivery
 	err := db.tx(ctx, func(tx *sqlx.Tx) error {
 		lock := ""
