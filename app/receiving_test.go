@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/callsign/callsign/app"
 	"github.com/callsign/callsign/core"
@@ -47,5 +49,35 @@ func TestTheTraceGoesIntoTheRoomBeforeTheSendersBytes(t *testing.T) {
 		if shared := &source[len(source)-1] == &buf[len(buf)-1]; shared != tc.inBuffer {
 			t.Errorf("%s: the stored source is the buffer read into: %v, want %v", tc.name, shared, tc.inBuffer)
 		}
+	}
+}
+
+// TestInboundRulesAreReadAgainAfterAChange: RCPT's rules come from a cache
+// that a rule made or deleted through this instance empties at once, and
+// that sees a change made elsewhere (another instance, here the store
+// itself) within a second.
+func TestInboundRulesAreReadAgainAfterAChange(t *testing.T) {
+	w, _, p, in := sourceWorld(t)
+	resolve := func() error {
+		_, err := w.app.Receiving.ResolveRecipient(w.ctx, "stranger@elsewhere.example", in.Email)
+		return err
+	}
+	if err := resolve(); err != nil {
+		t.Fatalf("before any rule: %v", err)
+	}
+	rule, err := w.app.Rules.Create(w.ctx, p, app.RuleInput{Identity: in.IdentityID, Channel: "email", Direction: "inbound",
+		Action: "block", Pattern: "stranger@elsewhere.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resolve(); !errors.Is(err, app.ErrSenderRefused) {
+		t.Fatalf("after a block made here: %v", err)
+	}
+	if err := w.store.DeleteRule(w.ctx, p.AccountID, rule.ID); err != nil {
+		t.Fatal(err)
+	}
+	w.clock.Advance(time.Second)
+	if err := resolve(); err != nil {
+		t.Fatalf("a second after the block was deleted elsewhere: %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"sync"
+	"time"
 
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
@@ -16,6 +18,9 @@ type Rules struct {
 	base
 	store      ports.RuleStore
 	identities *Identities
+	// judging caches the rules refusal reads: the SMTP listener asks at
+	// every RCPT.
+	judging ruleCache
 }
 
 // RuleInput is what a caller writes to create a rule.
@@ -76,6 +81,7 @@ func (s *Rules) Create(ctx context.Context, p core.Principal, in RuleInput) (cor
 	if n >= core.MaxRules {
 		return core.Rule{}, core.Invalid(core.NonFieldErrors, "An account may have at most %d rules.", core.MaxRules)
 	}
+	defer s.judging.forget(p.AccountID)
 	return r, s.store.CreateRule(ctx, r)
 }
 
@@ -90,15 +96,25 @@ func (s *Rules) Delete(ctx context.Context, p core.Principal, id string) error {
 	if err := requireManagement(p); err != nil {
 		return err
 	}
+	defer s.judging.forget(p.AccountID)
 	return s.store.DeleteRule(ctx, p.AccountID, id)
 }
 
 // refusal is why the rules of an identity refuse party on a channel and
 // direction, or nil when they let it pass.
 func (s *Rules) refusal(ctx context.Context, accountID, identityID string, channel core.RuleChannel, direction core.RuleDirection, party string) (*core.Refusal, error) {
-	rules, err := s.store.RulesFor(ctx, accountID, identityID, channel, direction)
-	if err != nil || len(rules) == 0 {
-		return nil, err
+	key := ruleKey{accountID, identityID, channel, direction}
+	now := s.now()
+	rules, ok := s.judging.get(key, now)
+	if !ok {
+		var err error
+		if rules, err = s.store.RulesFor(ctx, accountID, identityID, channel, direction); err != nil {
+			return nil, err
+		}
+		s.judging.put(key, rules, now)
+	}
+	if len(rules) == 0 {
+		return nil, nil
 	}
 	return core.JudgeCorrespondent(rules, party), nil
 }
@@ -125,4 +141,60 @@ func (s *Rules) checkRecipients(ctx context.Context, accountID, identityID strin
 func (s *Rules) blocked(ctx context.Context, accountID, identityID string, channel core.RuleChannel, party string) (bool, error) {
 	f, err := s.refusal(ctx, accountID, identityID, channel, core.RuleInbound, party)
 	return f != nil, err
+}
+
+// ruleCache remembers the rules that judge an identity's correspondents
+// for ruleCacheTTL. Rules change through Create and Delete, which drop
+// the account's entries here at once; a change made on another instance
+// is seen here within ruleCacheTTL, a time-to-live rather than the event
+// feed because rule changes are no events. A rule judges mail and texts
+// still to come, so it taking effect a second later is as if it had been
+// made a second later, and one query per identity a second replaces one
+// per RCPT.
+type ruleCache struct {
+	mu      sync.Mutex
+	entries map[ruleKey]cachedRules
+}
+
+type ruleKey struct {
+	accountID, identityID string
+	channel               core.RuleChannel
+	direction             core.RuleDirection
+}
+
+type cachedRules struct {
+	rules []core.Rule
+	at    time.Time
+}
+
+const (
+	ruleCacheMax = 50_000
+	ruleCacheTTL = time.Second
+)
+
+func (c *ruleCache) get(k ruleKey, now time.Time) ([]core.Rule, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	return e.rules, ok && now.Sub(e.at) < ruleCacheTTL && !now.Before(e.at)
+}
+
+func (c *ruleCache) put(k ruleKey, rules []core.Rule, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= ruleCacheMax {
+		c.entries = map[ruleKey]cachedRules{}
+	}
+	c.entries[k] = cachedRules{rules, now}
+}
+
+// forget drops an account's entries, after its rules changed.
+func (c *ruleCache) forget(accountID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.entries {
+		if k.accountID == accountID {
+			delete(c.entries, k)
+		}
+	}
 }
