@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime/quotedprintable"
 	"strconv"
 	"strings"
 	"sync"
@@ -200,18 +199,6 @@ type decodedPart struct {
 	content []byte
 	size    int
 	text    bool
-}
-
-// decodeQuotedPrintable decodes body into one buffer of its size (decoded
-// text is never longer), where io.ReadAll grew one step by step.
-func decodeQuotedPrintable(body []byte) ([]byte, error) {
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(bytes.NewReader(body))
-	defer func() { br.Reset(nil); readers.Put(br) }()
-	var out bytes.Buffer
-	out.Grow(len(body) + bytes.MinRead) // ReadFrom wants MinRead free before each read
-	_, err := out.ReadFrom(quotedprintable.NewReader(br))
-	return out.Bytes(), err
 }
 
 // decodeBase64 decodes a base64 body strictly, ignoring the white space
