@@ -280,16 +280,24 @@ func (mt *mailTx) insertMessage(m core.EmailMessage, storedBytes int64, htmlInSo
 		m.FromEmail, m.FromName, jsonList(m.To).text(), jsonList(m.Cc).text(), jsonList(m.Bcc).text(), m.Subject, m.Text, html, htmlInSource,
 		m.Truncated, string(m.Direction), m.IsRead, string(m.DeliveryStatus), m.DeliveryError}, authColumns(m.Authentication)...),
 		recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, m.Blocked, spam, isSpam, us(m.CreatedAt), storedBytes)
-	marks := strings.Repeat("?, ", len(args)-1) + "?"
 	if len(mt.ids) > 0 {
 		id := mt.ids[0]
 		mt.ids = mt.ids[1:]
 		_, err := mt.w.ExecContext(mt.ctx, mt.db.q(`INSERT INTO email_messages (id, `+messageColumnsIn+`)
-			OVERRIDING SYSTEM VALUE VALUES (?, `+marks+`)`), append([]any{id}, args...)...)
+			OVERRIDING SYSTEM VALUE VALUES (?, `+messageMarks+`)`), append([]any{id}, args...)...)
 		return id, err
 	}
-	return mt.db.insertReturningID(mt.ctx, mt.w, `INSERT INTO email_messages (`+messageColumnsIn+`) VALUES (`+marks+`)`, args...)
+	return mt.db.insertReturningID(mt.ctx, mt.w, insertMessageSQL, args...)
 }
+
+// messageMarks are the placeholders of messageColumnsIn, and
+// insertMessageSQL the insert of a message's row, built once: the query
+// is also its statement's key in the cache, which a query built anew for
+// every message made a kilobyte to allocate and hash.
+var (
+	messageMarks     = strings.Repeat("?, ", strings.Count(messageColumnsIn, ",")) + "?"
+	insertMessageSQL = `INSERT INTO email_messages (` + messageColumnsIn + `) VALUES (` + messageMarks + `)`
+)
 
 // ThreadOf implements core.MessageIndex: the transaction's own messages
 // are the newest, then what the database holds.
@@ -360,14 +368,22 @@ func (p probes) ThreadOf(inboxID int64, messageID string) (string, bool, error) 
 	return threadID, err == nil, err
 }
 
+// Received is asked about every message received over SMTP, which is
+// nearly always new: the id is looked up first, and only a message found
+// is read whole (a row of every column, even none, cost the driver its
+// column names and sqlx its mapping).
 func (p probes) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
-	var r messageRow
-	err := p.tx.GetContext(p.ctx, &r, p.db.q(`SELECT `+messageColumns+` FROM email_messages
+	var id int64
+	err := p.tx.GetContext(p.ctx, &id, p.db.q(`SELECT id FROM email_messages
 		WHERE inbox_id = +? AND message_id = ? AND direction = 'incoming' ORDER BY id DESC LIMIT 1`), inboxID, messageID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return core.EmailMessage{}, false, nil
 	}
 	if err != nil {
+		return core.EmailMessage{}, false, err
+	}
+	var r messageRow
+	if err := p.tx.GetContext(p.ctx, &r, p.db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ?`), id); err != nil {
 		return core.EmailMessage{}, false, err
 	}
 	msgs, err := p.db.wholeMessages(p.ctx, p.tx.SelectContext, []messageRow{r})

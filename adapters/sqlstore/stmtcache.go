@@ -122,6 +122,20 @@ func (p *preparedTx) SelectContext(ctx context.Context, dest any, query string, 
 	return p.tx.SelectContext(ctx, dest, query, args...)
 }
 
+// selectPrepared is SelectContext for a query that does not vary with its
+// arguments, through the statement cache: the mail's transaction reads
+// its accounts' webhooks once per batch, which SQLite parsed every time.
+func (p *preparedTx) selectPrepared(ctx context.Context, dest any, query string, args ...any) error {
+	if p.cache == nil {
+		return p.tx.SelectContext(ctx, dest, query, args...)
+	}
+	s, err := p.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	return s.SelectContext(ctx, dest, args...)
+}
+
 // preparedTx runs f in a transaction whose queries go through the writer's
 // statement cache on SQLite, and afterwards prepares for good what the
 // transaction had to prepare for itself.

@@ -119,13 +119,14 @@ func (db *DB) writeDeliveries(ctx context.Context, tx txer, hooks map[string][]c
 	return nil
 }
 
-// selectTx reads rows in a transaction of either kind.
+// selectTx reads rows of a query that does not vary with its arguments, in
+// a transaction of either kind.
 func selectTx(ctx context.Context, tx txer, dest any, query string, args ...any) error {
 	switch t := tx.(type) {
 	case *sqlx.Tx:
 		return t.SelectContext(ctx, dest, query, args...)
 	case *preparedTx:
-		return t.tx.SelectContext(ctx, dest, query, args...)
+		return t.selectPrepared(ctx, dest, query, args...)
 	}
 	panic("selectTx: unknown transaction type")
 }
