@@ -123,19 +123,24 @@ func cueOf(w string) cue {
 // codeText is one text (a subject or a body) cut into words, with each
 // word's folded form computed when first needed.
 type codeText struct {
-	s     string
-	words []span
-	buf   *[]span // where words came from, for release
+	s      string
+	words  []span
+	folded map[int]foldedWord // by word, those folded so far: few are
+	buf    *[]span            // where words came from, for release
 }
 
 // span is one word of a text: a run of letters and digits, with the
 // punctuation that joins them inside a word ("sign-in", "G-482913", "12:30",
-// "1.299,00", "12/05/2025"), and its folded form once computed.
+// "1.299,00", "12/05/2025"). It holds no pointer, so that the GC neither
+// scans nor clears a text's words.
 type span struct {
 	start, end int32 // a text is at most verificationTextLimit long
-	folded     string
-	cue        cue
-	isFolded   bool
+}
+
+// foldedWord is a word's folded form and its cue.
+type foldedWord struct {
+	folded string
+	cue    cue
 }
 
 // spans keeps the words of texts read, for the next: every received
@@ -144,7 +149,7 @@ type span struct {
 var spans = sync.Pool{New: func() any { return new([]span) }}
 
 // maxPooledSpans bounds the slices kept: a long text's are left to the GC.
-const maxPooledSpans = 4 << 10
+const maxPooledSpans = 16 << 10
 
 func newCodeText(s string) *codeText {
 	buf := spans.Get().(*[]span)
@@ -154,7 +159,6 @@ func newCodeText(s string) *codeText {
 // release gives t's words back; t is not used after.
 func (t *codeText) release() {
 	if cap(t.words) <= maxPooledSpans {
-		clear(t.words) // no folded words kept alive
 		*t.buf = t.words[:0]
 		spans.Put(t.buf)
 	}
@@ -162,19 +166,24 @@ func (t *codeText) release() {
 
 func (t *codeText) word(i int) string { return t.s[t.words[i].start:t.words[i].end] }
 
-func (t *codeText) fold(i int) string {
-	if w := &t.words[i]; !w.isFolded {
-		w.folded, w.isFolded = fold(t.word(i)), true
-		w.cue = cueOf(w.folded)
+// folding is word i folded, computed once.
+func (t *codeText) folding(i int) foldedWord {
+	if f, ok := t.folded[i]; ok {
+		return f
 	}
-	return t.words[i].folded
+	w := fold(t.word(i))
+	f := foldedWord{w, cueOf(w)}
+	if t.folded == nil {
+		t.folded = map[int]foldedWord{}
+	}
+	t.folded[i] = f
+	return f
 }
 
+func (t *codeText) fold(i int) string { return t.folding(i).folded }
+
 // cue classifies word i (see cueOf).
-func (t *codeText) cue(i int) cue {
-	t.fold(i)
-	return t.words[i].cue
-}
+func (t *codeText) cue(i int) cue { return t.folding(i).cue }
 
 // findCode returns the most likely one-time code of a message, or "": the
 // best of the subject and the text body; the HTML's text is read only when
@@ -466,8 +475,8 @@ func originBoundCode(s string) string {
 // splitWords cuts s into words, appended to words, passing over URLs (a
 // number in a link is not the code the reader is asked to type).
 func splitWords(words []span, s string) []span {
-	if cap(words) < len(s)/6 {
-		words = make([]span, 0, len(s)/6)
+	if cap(words) < len(s)/4 {
+		words = make([]span, 0, len(s)/4)
 	}
 	for i := 0; i < len(s); {
 		r, n := runeAt(s, i)
