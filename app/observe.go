@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -40,6 +41,9 @@ func inboundResult(err error) string {
 func (b *base) observeInbound(in InboundMail, stored []core.EmailMessage, err error, took time.Duration) {
 	result := inboundResult(err)
 	b.observer.InboundMail(result, took)
+	if !b.log.Enabled(context.Background(), slog.LevelInfo) {
+		return // not a line, and not its fields, for every message
+	}
 	attrs := []any{"result", result, "envelope_from", in.EnvelopeFrom, "bytes", len(in.Raw), "duration_ms", ms(took)}
 	if err != nil {
 		b.log.Info("mail refused", append(attrs, "err", err)...)
