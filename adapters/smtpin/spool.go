@@ -81,12 +81,22 @@ func (r *reservation) release() {
 // left behind whatever happens to the process.
 type spool struct {
 	dir  string
-	mem  bytes.Buffer
+	mem  *bytes.Buffer // from spoolBuffers, until the file or close
 	file *os.File
 	size int64
 }
 
+// spoolBuffers hold messages while they are read, until spool.bytes
+// copies them out: one grown anew for every message was a sixteenth of
+// what receiving it allocated. Those grown past maxPooledSpool are let go.
+var spoolBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledSpool = 64 << 10
+
 func (s *spool) Write(p []byte) (int, error) {
+	if s.file == nil && s.mem == nil {
+		s.mem = spoolBuffers.Get().(*bytes.Buffer)
+	}
 	if s.file == nil && s.mem.Len()+len(p) > SpoolThreshold {
 		f, err := os.CreateTemp(s.dir, "smtp-data-*")
 		if err != nil {
@@ -97,7 +107,8 @@ func (s *spool) Write(p []byte) (int, error) {
 			f.Close()
 			return 0, err
 		}
-		s.file, s.mem = f, bytes.Buffer{}
+		s.file = f
+		s.releaseMem()
 	}
 	var n int
 	var err error
@@ -116,7 +127,9 @@ func (s *spool) Write(p []byte) (int, error) {
 func (s *spool) bytes(room int) ([]byte, error) {
 	buf := make([]byte, int64(room)+s.size)
 	if s.file == nil {
-		copy(buf[room:], s.mem.Bytes())
+		if s.mem != nil {
+			copy(buf[room:], s.mem.Bytes())
+		}
 		return buf, nil
 	}
 	if _, err := s.file.ReadAt(buf[room:], 0); err != nil {
@@ -130,6 +143,19 @@ func (s *spool) close() {
 		s.file.Close()
 		s.file = nil
 	}
+	s.releaseMem()
+}
+
+// releaseMem gives the memory buffer back; the spool holds no bytes after.
+func (s *spool) releaseMem() {
+	if s.mem == nil {
+		return
+	}
+	if s.mem.Cap() <= maxPooledSpool {
+		s.mem.Reset()
+		spoolBuffers.Put(s.mem)
+	}
+	s.mem = nil
 }
 
 // readBuffers are readData's 32 KiB buffers: one made per message was a
