@@ -29,25 +29,32 @@ func (g gate) allow(ctx context.Context, accountID string, act core.Act) error {
 
 // allowFor checks an act of one identity (its vault items are counted).
 func (g gate) allowFor(ctx context.Context, accountID, identityID string, act core.Act) error {
+	_, err := g.allowing(ctx, accountID, identityID, act)
+	return err
+}
+
+// allowing is allowFor that also tells the usage it read (none when no
+// quota limits act).
+func (g gate) allowing(ctx context.Context, accountID, identityID string, act core.Act) (core.Usage, error) {
 	if act.NeedsSubscription() {
 		acct, err := g.accounts.Account(ctx, accountID)
 		if err != nil {
-			return err
+			return core.Usage{}, err
 		}
 		if err := acct.Allows(act); err != nil {
-			return err
+			return core.Usage{}, err
 		}
 	}
 	quotas := g.limits.Limiting(act)
 	if len(quotas) == 0 {
-		return nil
+		return core.Usage{}, nil
 	}
 	now := g.clock.Now()
 	used, err := g.usage.Usage(ctx, accountID, identityID, now.Add(-core.SendWindow), quotas)
 	if err != nil {
-		return err
+		return core.Usage{}, err
 	}
-	return g.limits.Allow(act, used, now)
+	return used, g.limits.Allow(act, used, now)
 }
 
 // usageOf counts every quota of an account, for whoami.

@@ -92,3 +92,74 @@ func (c *inboxCache) put(email string, in core.Inbox, now time.Time) {
 	}
 	c.byAt[email] = cachedInbox{in, now}
 }
+
+// storageRoom remembers, per account, a storage reading that left room
+// under the quota, for roomFor: the SMTP listener asks at every RCPT. What
+// this instance stores is added to the reading as it commits, so this
+// instance refuses the RCPT after the message that fills the quota, as
+// without the cache; mail stored by another instance is seen when the
+// reading expires, after storageRoomTTL (a time-to-live, as storage
+// changes are no events: past the quota by at most a second of another
+// instance's mail, as messages in flight together already can be). Only
+// room is remembered: an account at its quota is read at every RCPT, so
+// mail deleted anywhere is seen at once.
+type storageRoom struct {
+	mu       sync.Mutex
+	readings map[string]storageReading
+	// stored counts each account's commits, so that a reading made while
+	// one committed, which may not include it, is not kept.
+	stored map[string]uint64
+}
+
+type storageReading struct {
+	used int64 // as read, plus what this instance stored since
+	at   time.Time
+}
+
+const (
+	storageRoomMax = 50_000
+	storageRoomTTL = time.Second
+)
+
+// fits reports whether a fresh reading of the account is under limit.
+func (c *storageRoom) fits(accountID string, limit int64, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.readings[accountID]
+	return ok && r.used < limit && now.Sub(r.at) < storageRoomTTL && !now.Before(r.at)
+}
+
+// stores is the account's count of commits, taken before a reading.
+func (c *storageRoom) stores(accountID string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stored[accountID]
+}
+
+// put keeps a reading begun when the account's count was stores, unless a
+// commit came since.
+func (c *storageRoom) put(accountID string, used int64, now time.Time, stores uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stored[accountID] != stores {
+		return
+	}
+	if c.readings == nil || len(c.readings) >= storageRoomMax {
+		c.readings = map[string]storageReading{}
+	}
+	c.readings[accountID] = storageReading{used, now}
+}
+
+// add counts bytes this instance stored for the account.
+func (c *storageRoom) add(accountID string, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stored == nil || len(c.stored) >= storageRoomMax {
+		c.stored, c.readings = map[string]uint64{}, map[string]storageReading{}
+	}
+	c.stored[accountID]++
+	if r, ok := c.readings[accountID]; ok {
+		r.used += bytes
+		c.readings[accountID] = r
+	}
+}

@@ -77,3 +77,73 @@ func TestLocalDeliveryWaitsAtTheStorageQuota(t *testing.T) {
 		t.Fatalf("the full inbox holds %d messages (%v), want only the big one", len(held), err)
 	}
 }
+
+// TestRCPTReadsStorageAfterItsMailAndOthers: RCPT answers from a reading
+// that left room, to which this instance's stored mail is added, so the
+// message that fills the quota makes the next RCPT 452 at once; mail
+// another instance stores (here the store itself) counts once the reading
+// is a second old; a full account is read at every RCPT, so deleting mail
+// makes room at once.
+func TestRCPTReadsStorageAfterItsMailAndOthers(t *testing.T) {
+	ctx := context.Background()
+	store := memory.NewStore()
+	clock := memory.NewClock(time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC))
+	a := New(Deps{Ports: Ports{Store: store, Clock: clock, IDs: memory.IDs{}, Parser: mailmime.Parser{}},
+		Settings: Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20, Quotas: core.Limits{core.QuotaStorage: 2000}}})
+	t.Cleanup(a.Close)
+	b, err := a.Accounts.Create(ctx, "a@example.com", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "bob"
+	ident, err := a.Identities.Create(ctx, core.Principal{AccountID: b.Account.ID, KeyType: core.KeyManagement}, IdentityInput{Name: &name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := store.InboxByEmail(ctx, ident.Inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rcpt := func() error {
+		_, err := a.Receiving.ResolveRecipient(ctx, "carol@example.org", bob.Email)
+		return err
+	}
+	mail := func(id string, size int) []byte {
+		return []byte("From: carol@example.org\r\nSubject: " + id + "\r\nMessage-ID: <" + id + "@example.org>\r\n\r\n" + strings.Repeat("x", size) + "\r\n")
+	}
+	if err := rcpt(); err != nil {
+		t.Fatalf("an empty account: %v", err)
+	}
+	if _, err := a.Receiving.Deliver(ctx, InboundMail{EnvelopeFrom: "carol@example.org", Inboxes: []core.Inbox{bob}, Raw: mail("one", 900)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rcpt(); err != nil {
+		t.Fatalf("under the quota: %v", err)
+	}
+	if _, err := a.Receiving.Deliver(ctx, InboundMail{EnvelopeFrom: "carol@example.org", Inboxes: []core.Inbox{bob}, Raw: mail("two", 1000)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rcpt(); core.QuotaOf(err) != core.QuotaStorage {
+		t.Fatalf("after the message that fills the quota: %v", err)
+	}
+	stored, _, err := store.Messages(ctx, ports.MessageFilter{Scope: core.Scope{AccountID: bob.AccountID}, InboxID: bob.ID})
+	if err != nil || len(stored) != 2 {
+		t.Fatalf("stored %d, %v", len(stored), err)
+	}
+	if err := store.DeleteMessage(ctx, bob.AccountID, stored[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := rcpt(); err != nil {
+		t.Fatalf("after mail was deleted: %v", err)
+	}
+	// Another instance stores mail: seen within a second.
+	if _, err := store.SaveMail(ctx, []ports.NewMail{{Message: core.EmailMessage{AccountID: bob.AccountID, IdentityID: bob.IdentityID,
+		InboxID: bob.ID, Header: core.Header{MessageID: "three@example.org"}, Direction: core.Incoming, CreatedAt: clock.Now()},
+		NewThreadID: "three", Raw: mail("three", 1500)}}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	if err := rcpt(); core.QuotaOf(err) != core.QuotaStorage {
+		t.Fatalf("a second after another instance filled the quota: %v", err)
+	}
+}

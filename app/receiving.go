@@ -40,6 +40,8 @@ type Receiving struct {
 	known knownSenders
 	// recipients caches ResolveRecipient's answers.
 	recipients inboxCache
+	// room caches the storage readings roomFor makes.
+	room storageRoom
 }
 
 // Errors of the inbound path, which the SMTP adapter turns into replies.
@@ -129,9 +131,21 @@ func (s *Receiving) ResolveRecipient(ctx context.Context, from, addr string) (co
 
 // roomFor refuses new mail for an inbox whose account is at its storage
 // quota: the error names QuotaStorage, which the SMTP listener answers
-// 452 4.2.2 at RCPT, an IMAP source waits on and the outbox retries.
+// 452 4.2.2 at RCPT, an IMAP source waits on and the outbox retries. A
+// recent reading that left room answers (storageRoom); a refusal is
+// always read afresh.
 func (s *Receiving) roomFor(ctx context.Context, in core.Inbox) error {
-	return s.gate.allow(ctx, in.AccountID, core.ActReceiveMail)
+	limit := s.gate.limits[core.QuotaStorage]
+	now := s.now()
+	if limit > 0 && s.room.fits(in.AccountID, limit, now) {
+		return nil
+	}
+	stores := s.room.stores(in.AccountID)
+	used, err := s.gate.allowing(ctx, in.AccountID, "", core.ActReceiveMail)
+	if err == nil && limit > 0 {
+		s.room.put(in.AccountID, used.Used[core.QuotaStorage], now, stores)
+	}
+	return err
 }
 
 // postmaster is the inbox of postmaster@ a domain that has no inbox of
@@ -380,6 +394,9 @@ func (s *Receiving) save(ctx context.Context, mails []ports.NewMail) ([]core.Ema
 	if err != nil {
 		return nil, err
 	}
+	for _, nm := range mails { // a duplicate not stored again is counted too: too much only reads again
+		s.room.add(nm.Message.AccountID, storedBytes(nm))
+	}
 	now := s.now()
 	for _, nm := range mails {
 		if c := nm.Correspondent; c != nil {
@@ -509,4 +526,13 @@ func (s *Receiving) deliverLocally(ctx context.Context, from string, inboxes []c
 	}
 	_, err = s.save(ctx, mails)
 	return err
+}
+
+// storedBytes is what storing nm adds to its account's storage.
+func storedBytes(nm ports.NewMail) int64 {
+	n := core.MessageStoredBytes(nm.Raw)
+	for _, a := range nm.Attachments {
+		n += core.AttachmentStoredBytes(a.Content, a.InSource)
+	}
+	return n
 }
