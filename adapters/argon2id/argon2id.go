@@ -40,20 +40,11 @@ var b64 = base64.RawStdEncoding
 // Hasher is a ports.PasswordHasher.
 type Hasher struct {
 	params Params
-	// decoy is verified against when there is no real hash, so that a
-	// missing account costs as much time as a wrong password.
-	decoy string
 }
 
 // New makes a hasher that hashes with p.
-func New(p Params) (*Hasher, error) {
-	h := &Hasher{params: p}
-	decoy, err := h.Hash("decoy password")
-	if err != nil {
-		return nil, err
-	}
-	h.decoy = decoy
-	return h, nil
+func New(p Params) *Hasher {
+	return &Hasher{params: p}
 }
 
 // Hash salts and hashes a password.
@@ -68,12 +59,15 @@ func (h *Hasher) Hash(password string) (string, error) {
 }
 
 // Verify reports whether password matches encoded. An empty or malformed
-// encoded hash is checked against the decoy instead, which takes as long as
-// a real check and never matches.
+// encoded hash is checked against a decoy instead (this hasher's parameters,
+// a zero salt and key), which takes as long as a real check and never
+// matches, so that a missing account costs what a wrong password costs.
+// The decoy is no hash of anything: working it out at start-up would fill
+// Argon2's memory (19 MiB) once for nothing.
 func (h *Hasher) Verify(password, encoded string) bool {
 	p, salt, want, ok := parse(encoded)
 	if !ok {
-		p, salt, want, _ = parse(h.decoy)
+		p, salt, want = h.params, make([]byte, saltLen), make([]byte, keyLen)
 	}
 	got := argon2.IDKey([]byte(password), salt, p.Time, p.MemoryKiB, p.Threads, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1 && ok

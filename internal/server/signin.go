@@ -40,11 +40,7 @@ func openSignIn(cfg config.Config) (signIn, error) {
 	if err != nil {
 		return signIn{}, err
 	}
-	hasher, err := argon2id.New(argon2id.DefaultParams)
-	if err != nil {
-		return signIn{}, err
-	}
-	s := signIn{hasher: hasher, tokens: tokens, formKey: deriveKey(key, "callsign verification page forms"),
+	s := signIn{hasher: argon2id.New(argon2id.DefaultParams), tokens: tokens, formKey: deriveKey(key, "callsign verification page forms"),
 		consoleKey: deriveKey(key, "callsign console forms")}
 	if cfg.OIDCIssuer != "" {
 		s.provider = oidc.New(oidc.Config{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret,
