@@ -65,7 +65,7 @@ func eventsPerAccount(events []core.NewEvent) map[string]int64 {
 
 // insertEvents writes events, numbered from next (per account, the
 // sequence number of its first event here, reserved under the account's
-// lock), with their webhook deliveries. ids, when given, are the events'
+// lock), with their webhook deliveries. ids, given with a pipeline, are the events.
 // ids, drawn from the table's sequence beforehand (PostgreSQL's pipelined
 // mail, which cannot wait for RETURNING); else the insert returns each.
 // hooks holds each account's enabled webhooks; those it lacks are read.
@@ -82,10 +82,11 @@ func (db *DB) insertEvents(ctx context.Context, tx txer, events []core.NewEvent,
 		next[e.AccountID]++
 		args := []any{e.AccountID, stored.Seq, nullString(e.IdentityID), string(e.Type), now, string(data)}
 		var id int64
-		if ids != nil {
+		if p, ok := tx.(*pipeline); ok {
 			id = ids[i]
-			_, err = tx.ExecContext(ctx, db.q(`INSERT INTO events (id, account_id, seq, identity_id, type, created_at, data)
-				OVERRIDING SYSTEM VALUE VALUES (?, ?, ?, ?, ?, ?, ?)`), append([]any{id}, args...)...)
+			p.rows(`INSERT INTO events (id, account_id, seq, identity_id, type, created_at, data) OVERRIDING SYSTEM VALUE
+				SELECT * FROM unnest($1::bigint[], $2::uuid[], $3::bigint[], $4::uuid[], $5::text[], $6::bigint[], $7::text[])`).
+				add(append([]any{id}, args...)...)
 		} else {
 			id, err = db.insertReturningID(ctx, tx, `INSERT INTO events (account_id, seq, identity_id, type, created_at, data)
 				VALUES (?, ?, ?, ?, ?, ?)`, args...)

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,9 +27,11 @@ import (
 //     already hold), the threads those are in (locked), the batch's ids
 //     (messages and events, drawn from their sequences: a write in a
 //     pipeline cannot wait for RETURNING) and the accounts' webhooks;
-//  2. every write the batch makes, the same statements as on SQLite, then
-//     COMMIT (in a third round trip when a write's result must be checked
-//     first: an idempotency key's claim).
+//  2. every write the batch makes, the same statements as on SQLite
+//     except the rows every message makes (its thread, message, source,
+//     event and index row): one multi-row insert each for the whole batch
+//     (rowSet), then COMMIT (in a third round trip when a write's result
+//     must be checked first: an idempotency key's claim).
 //
 // Statements of a pipeline run in order, so the reads of the first see
 // what was committed before the accounts were locked, as the one-at-a-time
@@ -104,16 +107,15 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 			return err
 		})
 	}
-	drawIDs := func(table string, into *[]int64) {
-		reads.Queue(`SELECT nextval(pg_get_serial_sequence('`+table+`', 'id')) FROM generate_series(1, $1)`, len(mails)).
-			Query(func(rows pgx.Rows) error {
-				var err error
-				*into, err = pgx.CollectRows(rows, pgx.RowTo[int64])
-				return err
-			})
-	}
-	drawIDs("email_messages", &messageIDs)
-	drawIDs("events", &eventIDs)
+	reads.Queue(`SELECT nextval(pg_get_serial_sequence('email_messages', 'id')), nextval(pg_get_serial_sequence('events', 'id'))
+		FROM generate_series(1, $1)`, len(mails)).Query(func(rows pgx.Rows) error {
+		var message, event int64
+		_, err := pgx.ForEachRow(rows, []any{&message, &event}, func() error {
+			messageIDs, eventIDs = append(messageIDs, message), append(eventIDs, event)
+			return nil
+		})
+		return err
+	})
 	reads.Queue(`SELECT `+webhookColumns+` FROM webhooks WHERE account_id = ANY($1::text[]::uuid[]) AND enabled`, accounts).
 		Query(func(rows pgx.Rows) error {
 			ws, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[webhookRow])
@@ -136,6 +138,9 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 	}
 
 	pipe := &pipeline{}
+	// Threads first, then messages: each row's parent is inserted before it.
+	pipe.rows(insertThreads)
+	pipe.rows(insertMessages)
 	mt := newMailTx(ctx, db, pipe, pre)
 	mt.ids = messageIDs
 	next := map[string]int64{}
@@ -168,13 +173,12 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 	}
 	if pipe.checked {
 		// A check happens here, not in the database: COMMIT waits for it.
-		if err := pc.SendBatch(ctx, &pipe.batch).Close(); err != nil {
+		if err := pipe.send(ctx, pc); err != nil {
 			return nil, err
 		}
-		pipe.batch = pgx.Batch{}
 	}
 	pipe.batch.Queue("COMMIT")
-	return out, pc.SendBatch(ctx, &pipe.batch).Close()
+	return out, pipe.send(ctx, pc)
 }
 
 // pipeline queues a transaction's writes into one pgx batch. It answers
@@ -185,6 +189,66 @@ type pipeline struct {
 	// checked says a write's result is checked (queueTouching), so the commit
 	// must wait for its answer.
 	checked bool
+	inserts map[string]*rowSet // the multi-row inserts queued, by statement
+}
+
+// rowSet is one multi-row INSERT of a pipeline, whose arguments are an
+// array per column (unnested): one statement for a batch's rows of a
+// table rather than one per row, each of which cost PostgreSQL an
+// executor start-up, a plan lookup and its protocol messages (with the
+// statement-level storage trigger of migration 00052, also an update of
+// the account's row per message).
+type rowSet struct {
+	query   *pgx.QueuedQuery
+	columns [][]any
+}
+
+// rows is the multi-row insert query of the pipeline, queued where it is
+// first asked for: rows added later are inserted there.
+func (p *pipeline) rows(query string) *rowSet {
+	if rs, ok := p.inserts[query]; ok {
+		return rs
+	}
+	if p.inserts == nil {
+		p.inserts = map[string]*rowSet{}
+	}
+	rs := &rowSet{query: p.batch.Queue(query)}
+	p.inserts[query] = rs
+	return rs
+}
+
+// add adds a row, its values in the order of the query's arrays.
+func (rs *rowSet) add(values ...any) {
+	if rs.columns == nil {
+		rs.columns = make([][]any, len(values))
+	}
+	for i, v := range values {
+		v = clean(v)
+		if valuer, ok := v.(driver.Valuer); ok { // a null sql.Null*: pgx encodes none inside an array
+			v, _ = valuer.Value()
+		}
+		rs.columns[i] = append(rs.columns[i], v)
+	}
+}
+
+// send sends what is queued and reads the answers: the multi-row inserts
+// get their arrays, and those given no row are left out.
+func (p *pipeline) send(ctx context.Context, pc *pgx.Conn) error {
+	empty := map[*pgx.QueuedQuery]bool{}
+	for _, rs := range p.inserts {
+		if rs.columns == nil {
+			empty[rs.query] = true
+			continue
+		}
+		rs.query.Arguments = make([]any, len(rs.columns))
+		for i, c := range rs.columns {
+			rs.query.Arguments[i] = c
+		}
+	}
+	p.batch.QueuedQueries = slices.DeleteFunc(p.batch.QueuedQueries, func(q *pgx.QueuedQuery) bool { return empty[q] })
+	err := pc.SendBatch(ctx, &p.batch).Close()
+	p.batch, p.inserts = pgx.Batch{}, nil
+	return err
 }
 
 func (p *pipeline) ExecContext(_ context.Context, query string, args ...any) (sql.Result, error) {
@@ -195,13 +259,6 @@ func (p *pipeline) ExecContext(_ context.Context, query string, args ...any) (sq
 // GetContext is refused: a pipelined write cannot wait for what it returns.
 func (p *pipeline) GetContext(context.Context, any, string, ...any) error {
 	return errors.New("sqlstore: a pipelined write cannot return a value")
-}
-
-// queueFilledLater queues a write whose arguments are known only later:
-// the function it returns gives them, before the pipeline is sent.
-func (p *pipeline) queueFilledLater(query string) func(args ...any) {
-	q := p.batch.Queue(query)
-	return func(args ...any) { q.Arguments = cleanAll(args) }
 }
 
 // queueTouching queues a write that must touch a row, failing with none

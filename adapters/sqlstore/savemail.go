@@ -13,6 +13,12 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
+// insertThreads is the pipeline's insert of the threads a batch starts.
+const insertThreads = `INSERT INTO email_threads (id, account_id, identity_id, inbox_id, subject, preview, message_count,
+	unread_count, attachment_names, participants, last_message_at)
+	SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
+		$9::text[], $10::text[], $11::bigint[])`
+
 // maxMailBatch bounds how many SaveMail calls share one transaction.
 const maxMailBatch = 128
 
@@ -67,9 +73,9 @@ type mailTx struct {
 	ids     []int64
 	clocks  map[string]time.Time    // per account: the last creation time given
 	threads map[string]*core.Thread // touched threads, written at the end
-	// startedThreads fill in the queued inserts of the threads this
-	// transaction starts (PostgreSQL's pipeline).
-	startedThreads map[string]func(args ...any)
+	// startedThreads are the threads this transaction starts, inserted
+	// with their summaries (PostgreSQL's pipeline).
+	startedThreads map[string]bool
 	events         []core.NewEvent // what the stored messages tell, written at the end
 	indexed        []indexedMail   // the stored messages' index rows, written last (writeIndex)
 	// stores the transaction's own messages by inbox and Message-ID (the
@@ -98,7 +104,7 @@ func keyOf(inboxID int64, messageID string) indexKey {
 
 func newMailTx(ctx context.Context, db *DB, w txer, stored storedMail) *mailTx {
 	return &mailTx{db: db, ctx: ctx, w: w, stored: stored, clocks: map[string]time.Time{}, threads: map[string]*core.Thread{},
-		startedThreads: map[string]func(args ...any){}, saved: map[indexKey]core.EmailMessage{}, received: map[indexKey]core.EmailMessage{}}
+		startedThreads: map[string]bool{}, saved: map[indexKey]core.EmailMessage{}, received: map[indexKey]core.EmailMessage{}}
 }
 
 // accountsOf lists the accounts of mails in the order they are locked,
@@ -159,9 +165,9 @@ func (mt *mailTx) saveAll(mails []queuedMail) ([]core.EmailMessage, error) {
 // writeThreads writes the summaries of the threads the messages joined.
 func (mt *mailTx) writeThreads() error {
 	for _, t := range mt.threads {
-		if fill, ok := mt.startedThreads[t.ID]; ok {
+		if mt.startedThreads[t.ID] {
 			summary := threadSummary(*t)
-			fill(append([]any{t.ID, t.AccountID, t.IdentityID, t.InboxID}, summary[:len(summary)-1]...)...)
+			mt.w.(*pipeline).rows(insertThreads).add(append([]any{t.ID, t.AccountID, t.IdentityID, t.InboxID}, summary[:len(summary)-1]...)...)
 			continue
 		}
 		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(updateThread), threadSummary(*t)...); err != nil {
@@ -219,7 +225,9 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	if m.ID, err = mt.insertMessage(m, core.MessageStoredBytes(nm.Raw), nm.HTMLInRaw && db.parser != nil && m.HTML != ""); err != nil {
 		return m, err
 	}
-	if _, err := mt.w.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
+	if p, ok := mt.w.(*pipeline); ok {
+		p.rows(`INSERT INTO email_sources (message_id, raw) SELECT * FROM unnest($1::bigint[], $2::bytea[])`).add(m.ID, nm.Raw)
+	} else if _, err := mt.w.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
 		return m, err
 	}
 	if err := db.recordEffect(ctx, mt.w, nm.claim, ports.EffectMessage, strconv.FormatInt(m.ID, 10)); err != nil {
@@ -259,14 +267,46 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	return m, nil
 }
 
-// messageColumnsIn are the columns a new message is stored with.
-const messageColumnsIn = `account_id, identity_id, inbox_id, thread_id, message_id,
-	in_reply_to, refs, from_email, from_name, to_addrs, cc_addrs, bcc_addrs, subject, text_body, html_body, html_in_source,
-	body_truncated, direction, is_read, delivery_status, delivery_error, auth_spf, auth_dkim, auth_dmarc, auth_verdict, auth_policy,
-	auth_checked_by, recipients, bounce_token, verification_code, verification_link, source_hash, blocked, spam, is_spam, created_at, stored_bytes`
+// messageColumnsIn are the columns a new message is stored with, in the
+// order insertMessage gives them, with their PostgreSQL types.
+var messageColumnsIn = []column{{"account_id", "uuid"}, {"identity_id", "uuid"}, {"inbox_id", "bigint"}, {"thread_id", "text"},
+	{"message_id", "text"}, {"in_reply_to", "text"}, {"refs", "text"}, {"from_email", "text"}, {"from_name", "text"},
+	{"to_addrs", "text"}, {"cc_addrs", "text"}, {"bcc_addrs", "text"}, {"subject", "text"}, {"text_body", "text"},
+	{"html_body", "text"}, {"html_in_source", "boolean"}, {"body_truncated", "boolean"}, {"direction", "text"},
+	{"is_read", "boolean"}, {"delivery_status", "text"}, {"delivery_error", "text"}, {"auth_spf", "text"}, {"auth_dkim", "text"},
+	{"auth_dmarc", "text"}, {"auth_verdict", "text"}, {"auth_policy", "text"}, {"auth_checked_by", "text"}, {"recipients", "text"},
+	{"bounce_token", "text"}, {"verification_code", "text"}, {"verification_link", "text"}, {"source_hash", "text"},
+	{"blocked", "boolean"}, {"spam", "text"}, {"is_spam", "boolean"}, {"created_at", "bigint"}, {"stored_bytes", "bigint"}}
 
-// insertMessage stores m's row and returns its id: the next of mt.ids
-// where they were drawn beforehand (PostgreSQL), else the one it got.
+// column is a column of a table and its PostgreSQL type.
+type column struct{ name, pgType string }
+
+// columnNames lists the names of cs.
+func columnNames(cs []column) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// unnestArrays are the arrays, $1 and on, that a multi-row insert of cs
+// unnests.
+func unnestArrays(cs []column) string {
+	arrays := make([]string, len(cs))
+	for i, c := range cs {
+		arrays[i] = "$" + strconv.Itoa(i+1) + "::" + c.pgType + "[]"
+	}
+	return strings.Join(arrays, ", ")
+}
+
+// insertMessages is the pipeline's insert of a batch's messages, with the
+// ids drawn beforehand.
+var insertMessages = `INSERT INTO email_messages (id, ` + columnNames(messageColumnsIn) + `) OVERRIDING SYSTEM VALUE
+	SELECT * FROM unnest(` + unnestArrays(append([]column{{"id", "bigint"}}, messageColumnsIn...)) + `)`
+
+// insertMessage stores m's row and returns its id: in PostgreSQL's
+// pipeline the next of mt.ids, drawn beforehand, else the one it got.
 // With htmlInSource the row keeps no HTML: its source has it
 // (wholeMessages reads it back).
 func (mt *mailTx) insertMessage(m core.EmailMessage, storedBytes int64, htmlInSource bool) (int64, error) {
@@ -280,24 +320,20 @@ func (mt *mailTx) insertMessage(m core.EmailMessage, storedBytes int64, htmlInSo
 		m.FromEmail, m.FromName, jsonList(m.To).text(), jsonList(m.Cc).text(), jsonList(m.Bcc).text(), m.Subject, m.Text, html, htmlInSource,
 		m.Truncated, string(m.Direction), m.IsRead, string(m.DeliveryStatus), m.DeliveryError}, authColumns(m.Authentication)...),
 		recipientsText(m.Recipients), nullToken(m.BounceToken), code, link, m.SourceHash, m.Blocked, spam, isSpam, us(m.CreatedAt), storedBytes)
-	if len(mt.ids) > 0 {
+	if p, ok := mt.w.(*pipeline); ok {
 		id := mt.ids[0]
 		mt.ids = mt.ids[1:]
-		_, err := mt.w.ExecContext(mt.ctx, mt.db.q(`INSERT INTO email_messages (id, `+messageColumnsIn+`)
-			OVERRIDING SYSTEM VALUE VALUES (?, `+messageMarks+`)`), append([]any{id}, args...)...)
-		return id, err
+		p.rows(insertMessages).add(append([]any{id}, args...)...)
+		return id, nil
 	}
 	return mt.db.insertReturningID(mt.ctx, mt.w, insertMessageSQL, args...)
 }
 
-// messageMarks are the placeholders of messageColumnsIn, and
-// insertMessageSQL the insert of a message's row, built once: the query
-// is also its statement's key in the cache, which a query built anew for
-// every message made a kilobyte to allocate and hash.
-var (
-	messageMarks     = strings.Repeat("?, ", strings.Count(messageColumnsIn, ",")) + "?"
-	insertMessageSQL = `INSERT INTO email_messages (` + messageColumnsIn + `) VALUES (` + messageMarks + `)`
-)
+// insertMessageSQL is the insert of a message's row (SQLite), built
+// once: the query is also its statement's key in the cache, which a query
+// built anew for every message made a kilobyte to allocate and hash.
+var insertMessageSQL = `INSERT INTO email_messages (` + columnNames(messageColumnsIn) + `) VALUES (` +
+	strings.Repeat("?, ", len(messageColumnsIn)-1) + `?)`
 
 // ThreadOf implements core.MessageIndex: the transaction's own messages
 // are the newest, then what the database holds.
@@ -323,12 +359,10 @@ func (mt *mailTx) thread(f core.Filing, m core.EmailMessage) (*core.Thread, erro
 		return t, nil
 	}
 	t := core.StartThread(f.ThreadID, m)
-	if p, ok := mt.w.(*pipeline); ok && f.NewThread {
-		// Written once, with the summary it has when the pipeline is
-		// sent (writeThreads), instead of an insert and an update.
-		mt.startedThreads[t.ID] = p.queueFilledLater(mt.db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id,
-			subject, preview, message_count, unread_count, attachment_names, participants, last_message_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`))
+	if _, ok := mt.w.(*pipeline); ok && f.NewThread {
+		// Written once, with the summary it has at the end
+		// (writeThreads), instead of an insert and an update.
+		mt.startedThreads[t.ID] = true
 	} else if f.NewThread {
 		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id) VALUES (?, ?, ?, ?)`),
 			t.ID, t.AccountID, t.IdentityID, t.InboxID); err != nil {

@@ -2,6 +2,7 @@ package sqlstore_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,6 +98,55 @@ func TestStoredBytesMigrationBackfillsCoresFigure(t *testing.T) {
 				t.Fatal(err)
 			}
 			storage("without the upload", 0)
+		})
+	}
+}
+
+// The storage quota counts every message of a batch, stored in one
+// statement for several accounts (PostgreSQL adds up per statement,
+// migration 00052), and gives it back for a deleted message and for those
+// an identity's deletion cascades to.
+func TestStorageCountsABatchOfSeveralAccounts(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range sqlstoretest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			db := sqlstoretest.Open(t, d)
+			at := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+			acctA, identA, inboxA := newMailbox(t, db, "a@example.com", "a", at)
+			acctB, identB, inboxB := newMailbox(t, db, "b@example.com", "b", at)
+			var batch []ports.NewMail
+			want := map[string]int64{}
+			for i, to := range []struct {
+				acct, ident string
+				inbox       int64
+			}{{acctA.ID, identA.ID, inboxA}, {acctB.ID, identB.ID, inboxB}, {acctA.ID, identA.ID, inboxA}} {
+				raw := []byte(strings.Repeat("x", 100*(i+1)))
+				m := core.EmailMessage{AccountID: to.acct, IdentityID: to.ident, InboxID: to.inbox, Direction: core.Incoming,
+					Header: core.Header{MessageID: uuid.NewString() + "@x"}, CreatedAt: at}
+				batch = append(batch, ports.NewMail{Message: m, NewThreadID: uuid.NewString()[:12], Raw: raw})
+				want[to.acct] += core.MessageStoredBytes(raw)
+			}
+			out, err := db.SaveMail(ctx, batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			storage := func(step, accountID string, want int64) {
+				t.Helper()
+				u, err := db.Usage(ctx, accountID, "", at, []core.Quota{core.QuotaStorage})
+				if err != nil || u.Used[core.QuotaStorage] != want {
+					t.Fatalf("%s: storage %v %v, want %d", step, u.Used, err, want)
+				}
+			}
+			storage("A after the batch", acctA.ID, want[acctA.ID])
+			storage("B after the batch", acctB.ID, want[acctB.ID])
+			if err := db.DeleteMessage(ctx, acctA.ID, out[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			storage("A without its first message", acctA.ID, want[acctA.ID]-core.MessageStoredBytes(batch[0].Raw))
+			if err := db.DeleteIdentity(ctx, acctB.ID, identB.ID); err != nil {
+				t.Fatal(err)
+			}
+			storage("B without its identity", acctB.ID, 0)
 		})
 	}
 }
