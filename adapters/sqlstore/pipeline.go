@@ -23,10 +23,10 @@ import (
 //
 //  1. BEGIN, lock the batch's accounts (their clocks and event sequences),
 //     then everything core.FileMail will ask of the database for the whole
-//     batch (the threads of the Message-IDs it names, the copies it may
-//     already hold), the threads those are in (locked), the batch's ids
-//     (messages and events, drawn from their sequences: a write in a
-//     pipeline cannot wait for RETURNING) and the accounts' webhooks;
+//     batch (the threads of the Message-IDs it names, locked, and the
+//     copies it may already hold), the batch's ids (messages and events,
+//     drawn from their sequences: a write in a pipeline cannot wait for
+//     RETURNING) and the accounts' webhooks;
 //  2. every write the batch makes, the same statements as on SQLite
 //     except the rows every message makes (its thread, message, source,
 //     event and index row): one multi-row insert each for the whole batch
@@ -85,27 +85,25 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 		reads.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
 	}
 	if len(asked.threadOf.ids) > 0 {
-		keys := []any{asked.threadOf.inboxes, asked.threadOf.ids}
-		reads.Queue(`SELECT DISTINCT ON (inbox_id, message_id) inbox_id, message_id, thread_id FROM email_messages
+		// The newest message of each Message-ID asked for, and its thread,
+		// locked: one statement, the lookup made once.
+		reads.Queue(`SELECT key_inbox, key_message_id, `+threadColumns+` FROM email_threads JOIN (
+			SELECT DISTINCT ON (inbox_id, message_id) inbox_id, message_id, thread_id FROM email_messages
 			WHERE (inbox_id, message_id) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))
-			ORDER BY inbox_id, message_id, id DESC`, keys...).Query(func(rows pgx.Rows) error {
-			var k indexKey
-			var thread string
-			_, err := pgx.ForEachRow(rows, []any{&k.inbox, &k.messageID, &thread}, func() error {
-				pre.threadOf[k] = thread
-				return nil
-			})
+			ORDER BY inbox_id, message_id, id DESC) AS k (key_inbox, key_message_id, key_thread) ON id = key_thread
+			ORDER BY id FOR UPDATE OF email_threads`, asked.threadOf.inboxes, asked.threadOf.ids).Query(func(rows pgx.Rows) error {
+			type threadOf struct {
+				threadRow
+				KeyInbox     int64  `db:"key_inbox"`
+				KeyMessageID string `db:"key_message_id"`
+			}
+			ts, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[threadOf])
+			for _, t := range ts {
+				pre.threadOf[indexKey{t.KeyInbox, t.KeyMessageID}] = t.ID
+				pre.threads[t.ID] = t.core()
+			}
 			return err
 		})
-		reads.Queue(`SELECT `+threadColumns+` FROM email_threads WHERE id IN (SELECT thread_id FROM email_messages
-			WHERE (inbox_id, message_id) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))) ORDER BY id FOR UPDATE`, keys...).
-			Query(func(rows pgx.Rows) error {
-				ts, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[threadRow])
-				for _, t := range ts {
-					pre.threads[t.ID] = t.core()
-				}
-				return err
-			})
 	}
 	if len(asked.received.ids) > 0 {
 		reads.Queue(`SELECT DISTINCT ON (inbox_id, message_id) `+messageColumns+` FROM email_messages
