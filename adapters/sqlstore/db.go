@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -67,6 +68,9 @@ type DB struct {
 	reads, writes *stmtCache
 	// checkpoints copies SQLite's WAL back; nil on PostgreSQL.
 	checkpoints *checkpointer
+	// mailAnalyzed says PostgreSQL's statistics of email_messages make
+	// index lookups of the plans it caches (pipelineMail).
+	mailAnalyzed atomic.Bool
 	// parser reads received mail's HTML back from its source; nil: every
 	// body is stored (Options.Parser).
 	parser ports.MailParser

@@ -1,0 +1,66 @@
+package sqlstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/callsign/callsign/adapters/sqlstore"
+	"github.com/callsign/callsign/adapters/sqlstore/sqlstoretest"
+	"github.com/callsign/callsign/core"
+	"github.com/callsign/callsign/ports"
+)
+
+// Once email_messages has statistics, PostgreSQL's batches look messages
+// up by Message-ID through the plans the plan cache keeps (generic after
+// five runs) rather than planning them each time: replies still join
+// their threads and redeliveries still find their copies, batch after
+// batch.
+func TestMailLookupsOnceAnalyzed(t *testing.T) {
+	if os.Getenv(sqlstoretest.PostgresURLVar) == "" {
+		t.Skipf("%s is not set", sqlstoretest.PostgresURLVar)
+	}
+	ctx := context.Background()
+	db := sqlstoretest.Open(t, sqlstore.Postgres)
+	at := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	acct, ident, inboxID := newMailbox(t, db, "analyzed@example.com", "analyzed", at)
+	mail := func(messageID, inReplyTo string) ports.NewMail {
+		m := core.EmailMessage{AccountID: acct.ID, IdentityID: ident.ID, InboxID: inboxID, Direction: core.Incoming,
+			Header: core.Header{MessageID: messageID, InReplyTo: inReplyTo, Subject: "s"}, CreatedAt: at}
+		return ports.NewMail{Message: m, NewThreadID: uuid.NewString()[:12], Raw: []byte("x"), Dedupe: true}
+	}
+	var first []core.EmailMessage
+	for start := 0; start < 10_000; start += 2000 {
+		var batch []ports.NewMail
+		for i := start; i < start+2000; i++ {
+			batch = append(batch, mail(fmt.Sprintf("%d@x", i), ""))
+		}
+		out, err := db.SaveMail(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = out
+		}
+	}
+	if err := sqlstore.Exec(ctx, db, `ANALYZE email_messages`); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		original := first[i]
+		out, err := db.SaveMail(ctx, []ports.NewMail{mail(fmt.Sprintf("reply-%d@x", i), original.MessageID), mail(original.MessageID, "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[0].ThreadID != original.ThreadID {
+			t.Fatalf("batch %d: the reply is in thread %s, want its original's %s", i, out[0].ThreadID, original.ThreadID)
+		}
+		if out[1].ID != original.ID {
+			t.Fatalf("batch %d: the redelivery was stored again as %d, want the copy %d", i, out[1].ID, original.ID)
+		}
+	}
+}
