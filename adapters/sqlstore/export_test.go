@@ -68,3 +68,11 @@ func Exec(ctx context.Context, db *DB, query string, args ...any) error {
 	_, err := db.w.ExecContext(ctx, db.q(query), args...)
 	return err
 }
+
+// SetMaxRowSetBytes bounds PostgreSQL's multi-row inserts of sources to n
+// bytes until restore.
+func SetMaxRowSetBytes(n int) (restore func()) {
+	old := maxRowSetBytes
+	maxRowSetBytes = n
+	return func() { maxRowSetBytes = old }
+}

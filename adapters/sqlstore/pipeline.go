@@ -209,7 +209,10 @@ type pipeline struct {
 	// checked says a write's result is checked (queueTouching), so the commit
 	// must wait for its answer.
 	checked bool
-	inserts map[string]*rowSet // the multi-row inserts queued, by statement
+	// inserts are the multi-row inserts queued; open, by statement, the
+	// one its rows go to.
+	inserts []*rowSet
+	open    map[string]*rowSet
 }
 
 // rowSet is one multi-row INSERT of a pipeline, whose arguments are an
@@ -221,20 +224,40 @@ type pipeline struct {
 type rowSet struct {
 	query   *pgx.QueuedQuery
 	columns [][]any
+	bytes   int // of its text and binary values
 }
 
 // rows is the multi-row insert query of the pipeline, queued where it is
 // first asked for: rows added later are inserted there.
 func (p *pipeline) rows(query string) *rowSet {
-	if rs, ok := p.inserts[query]; ok {
+	if rs, ok := p.open[query]; ok {
 		return rs
 	}
-	if p.inserts == nil {
-		p.inserts = map[string]*rowSet{}
+	if p.open == nil {
+		p.open = map[string]*rowSet{}
 	}
 	rs := &rowSet{query: p.batch.Queue(query)}
-	p.inserts[query] = rs
+	p.inserts = append(p.inserts, rs)
+	p.open[query] = rs
 	return rs
+}
+
+// maxRowSetBytes bounds a multi-row insert of sources: PostgreSQL takes
+// no value of 1 GB or more, an array included, and one call may store a
+// large message for many recipients.
+var maxRowSetBytes = 64 << 20
+
+// sourceRows is rows for a table whose rows may be large (sources): when
+// the open insert holds maxRowSetBytes, another is queued here. Only rows
+// whose parents are inserted before may go to a later statement, so the
+// others (messages, threads) are never split; their values are bounded
+// (core.MaxStoredBody), and a batch too large for one statement fails
+// and is stored call by call (groupCommit).
+func (p *pipeline) sourceRows(query string) *rowSet {
+	if rs, ok := p.open[query]; ok && rs.bytes >= maxRowSetBytes {
+		delete(p.open, query)
+	}
+	return p.rows(query)
 }
 
 // add adds a row, its values in the order of the query's arrays.
@@ -246,6 +269,12 @@ func (rs *rowSet) add(values ...any) {
 		v = clean(v)
 		if valuer, ok := v.(driver.Valuer); ok { // a null sql.Null*: pgx encodes none inside an array
 			v, _ = valuer.Value()
+		}
+		switch v := v.(type) {
+		case string:
+			rs.bytes += len(v)
+		case []byte:
+			rs.bytes += len(v)
 		}
 		rs.columns[i] = append(rs.columns[i], v)
 	}
@@ -267,7 +296,7 @@ func (p *pipeline) send(ctx context.Context, pc *pgx.Conn) error {
 	}
 	p.batch.QueuedQueries = slices.DeleteFunc(p.batch.QueuedQueries, func(q *pgx.QueuedQuery) bool { return empty[q] })
 	err := pc.SendBatch(ctx, &p.batch).Close()
-	p.batch, p.inserts = pgx.Batch{}, nil
+	p.batch, p.inserts, p.open = pgx.Batch{}, nil, nil
 	return err
 }
 

@@ -226,7 +226,7 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 		return m, err
 	}
 	if p, ok := mt.w.(*pipeline); ok {
-		p.rows(`INSERT INTO email_sources (message_id, raw) SELECT * FROM unnest($1::bigint[], $2::bytea[])`).add(m.ID, nm.Raw)
+		p.sourceRows(`INSERT INTO email_sources (message_id, raw) SELECT * FROM unnest($1::bigint[], $2::bytea[])`).add(m.ID, nm.Raw)
 	} else if _, err := mt.w.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
 		return m, err
 	}

@@ -64,3 +64,33 @@ func TestMailLookupsOnceAnalyzed(t *testing.T) {
 		}
 	}
 }
+
+// A batch whose sources pass the bound of one multi-row insert stores them
+// with several, each after the messages they belong to.
+func TestSourcesOfABatchSplitAcrossInserts(t *testing.T) {
+	ctx := context.Background()
+	for _, d := range sqlstoretest.Dialects() {
+		t.Run(string(d), func(t *testing.T) {
+			defer sqlstore.SetMaxRowSetBytes(150)()
+			db := sqlstoretest.Open(t, d)
+			at := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+			acct, ident, inboxID := newMailbox(t, db, "split@example.com", "split", at)
+			var batch []ports.NewMail
+			for i := range 5 {
+				m := core.EmailMessage{AccountID: acct.ID, IdentityID: ident.ID, InboxID: inboxID, Direction: core.Incoming,
+					Header: core.Header{MessageID: fmt.Sprintf("%d@split", i)}, CreatedAt: at}
+				batch = append(batch, ports.NewMail{Message: m, NewThreadID: uuid.NewString()[:12], Raw: []byte(fmt.Sprintf("%d%0100d", i, 0))})
+			}
+			out, err := db.SaveMail(ctx, batch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range out {
+				raw, err := db.RawMessage(ctx, acct.ID, m.ID)
+				if err != nil || string(raw) != string(batch[i].Raw) {
+					t.Fatalf("message %d's source: %q %v, want %q", i, raw, err, batch[i].Raw)
+				}
+			}
+		})
+	}
+}
