@@ -20,10 +20,12 @@ test("the packed package installs, type-checks a user's file under tsc --strict,
   const project = join(dir, "project");
   execFileSync("mkdir", [project]);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user", private: true, type: "module" }));
-  // Everything but the tarball comes from the cache `npm ci` filled.
+  // The versions the lock file pins, from the cache `npm ci` filled where it
+  // can (not --offline: that cache holds the packages, not the registry's
+  // index of them, which a fresh machine has to fetch once).
   const lock = (await import(join(pkg, "package-lock.json"), { with: { type: "json" } })).default.packages;
   const version = (name) => lock[`node_modules/${name}`].version;
-  npm(["install", "--offline", join(dir, tarball), `typescript@${version("typescript")}`, `@types/node@${version("@types/node")}`], project);
+  npm(["install", "--prefer-offline", join(dir, tarball), `typescript@${version("typescript")}`, `@types/node@${version("@types/node")}`], project);
   copyFileSync(resolve(pkg, "../../examples/typescript/agent.ts"), join(project, "agent.ts"));
   execFileSync(join(project, "node_modules/.bin/tsc"), ["--strict", "--noEmitOnError", "--target", "es2022", "--module", "nodenext",
     "--moduleResolution", "nodenext", "--types", "node", "agent.ts"], { cwd: project, stdio: "inherit" });
