@@ -5,6 +5,7 @@ package twiliotest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -54,7 +55,7 @@ func (f *Server) Calls() map[string]url.Values {
 	defer f.mu.Unlock()
 	out := map[string]url.Values{}
 	for k, v := range f.calls {
-		out[k] = v
+		out[k] = maps.Clone(v) // the fake updates them in place
 	}
 	return out
 }
@@ -66,7 +67,7 @@ func (f *Server) Numbers() map[string]url.Values {
 	defer f.mu.Unlock()
 	out := map[string]url.Values{}
 	for k, v := range f.numbers {
-		out[k] = v
+		out[k] = maps.Clone(v) // the fake updates them in place
 	}
 	return out
 }
