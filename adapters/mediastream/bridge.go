@@ -251,8 +251,13 @@ func (b *bridge) relay(ctx context.Context) string {
 	drain, stopDraining := context.WithTimeout(context.Background(), drainTimeout)
 	defer stopDraining()
 	if reason != ReasonAgentClosed && reason != ReasonAgentMalformed {
-		stop := b.stopMsg // the provider's own, or one of ours
-		if stop == nil {
+		// The provider's own stop, or one of ours. stopMsg is readProvider's
+		// until it has returned ReasonStop: after a hang-up it may still be
+		// reading one.
+		var stop []byte
+		if reason == ReasonStop {
+			stop = b.stopMsg
+		} else {
 			stop, _ = json.Marshal(Message{Event: EventStop, StreamSid: b.streamSid, Stop: &Stop{}})
 		}
 		select {
