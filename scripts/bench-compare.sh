@@ -57,7 +57,7 @@ if [ -z "${REF_BIN:-}" ]; then
   echo "building $REF…" >&2
   build "$tmp/ref" "$REF_BIN"
 fi
-out="bench/results/$(date -u +%Y-%m-%dT%H%M)-compare.jsonl"
+out="bench/results/$(date -u +%Y-%m-%dT%H%M%S)-compare.jsonl" # seconds: runs back to back
 : >"$out"
 
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
