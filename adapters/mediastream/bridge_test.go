@@ -67,6 +67,24 @@ func serveMedia(t *testing.T, agentURL string, dial mediastream.DialOptions, rec
 	return m
 }
 
+// greetedAgent is an agent that reads our connected and start, then does
+// as says.
+func greetedAgent(says func(ctx context.Context, c *websocket.Conn)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for range 2 { // connected, start
+			if _, _, err := c.Read(r.Context()); err != nil {
+				return
+			}
+		}
+		says(r.Context(), c)
+	})
+}
+
 func serveAgent(t *testing.T, h http.Handler) string {
 	t.Helper()
 	srv := httptest.NewServer(h)
@@ -248,19 +266,9 @@ func TestBridgeEndsOnAnOversizedProviderMessage(t *testing.T) {
 }
 
 func TestBridgeEndsOnMalformedAgentJSON(t *testing.T) {
-	agentURL := serveAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		for i := 0; i < 2; i++ { // connected, start
-			if _, _, err := c.Read(r.Context()); err != nil {
-				return
-			}
-		}
-		_ = c.Write(r.Context(), websocket.MessageText, []byte(`{"event":"media","media":{"payload":`))
-		_, _, _ = c.Read(r.Context()) // until the bridge closes
+	agentURL := serveAgent(t, greetedAgent(func(ctx context.Context, c *websocket.Conn) {
+		_ = c.Write(ctx, websocket.MessageText, []byte(`{"event":"media","media":{"payload":`))
+		_, _, _ = c.Read(ctx) // until the bridge closes
 	}))
 	m := serveMedia(t, agentURL, mediastream.DialOptions{}, nil)
 	_, got := rawProvider(t, m.url)
@@ -417,25 +425,15 @@ func (s *syncBuffer) String() string {
 // dropped.
 func TestBridgeKeepsAnAgentsBurst(t *testing.T) {
 	const calls, burst = 10, 150
-	agentURL := serveAgent(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		for i := 0; i < 2; i++ { // connected, start
-			if _, _, err := c.Read(r.Context()); err != nil {
-				return
-			}
-		}
+	agentURL := serveAgent(t, greetedAgent(func(ctx context.Context, c *websocket.Conn) {
 		frame := []byte(`{"event":"media","streamSid":"MZ1","media":{"payload":"` + base64.StdEncoding.EncodeToString(make([]byte, 160)) + `"}}`)
 		for i := 0; i < burst; i++ {
-			if err := c.Write(r.Context(), websocket.MessageText, frame); err != nil {
+			if err := c.Write(ctx, websocket.MessageText, frame); err != nil {
 				return
 			}
 		}
 		for { // until the bridge closes
-			if _, _, err := c.Read(r.Context()); err != nil {
+			if _, _, err := c.Read(ctx); err != nil {
 				return
 			}
 		}
