@@ -69,8 +69,13 @@ type DB struct {
 	// checkpoints copies SQLite's WAL back; nil on PostgreSQL.
 	checkpoints *checkpointer
 	// mailAnalyzed says PostgreSQL's statistics of email_messages make
-	// index lookups of the plans it caches (pipelineMail).
-	mailAnalyzed atomic.Bool
+	// index lookups of the plans it caches (pipelineMail); analyzing says
+	// this DB runs (or ran) ANALYZE for them, which background tracks and
+	// Close cancels through closing.
+	mailAnalyzed, analyzing atomic.Bool
+	background              sync.WaitGroup
+	closing                 context.Context
+	stopBackground          context.CancelFunc
 	// parser reads received mail's HTML back from its source; nil: every
 	// body is stored (Options.Parser).
 	parser ports.MailParser
@@ -180,6 +185,7 @@ func openPostgres(u string) (*DB, error) {
 // newDB is a DB over its pools, with its group commit running.
 func newDB(d Dialect, w, r *sqlx.DB) *DB {
 	db := &DB{dialect: d, w: w, r: r, written: make(chan struct{}, 1)}
+	db.closing, db.stopBackground = context.WithCancel(context.Background())
 	db.mail = newGroupCommit(maxMailBatch, db.storeMail)
 	if d == SQLite {
 		db.reads, db.writes = &stmtCache{pool: r}, &stmtCache{pool: w}
@@ -302,6 +308,8 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 // Close commits what is queued, then closes every connection.
 func (db *DB) Close() error {
 	db.mail.close()
+	db.stopBackground()
+	db.background.Wait()
 	if db.stopListening != nil {
 		db.stopListening()
 		db.listening.Wait()

@@ -76,3 +76,10 @@ func SetMaxRowSetBytes(n int) (restore func()) {
 	maxRowSetBytes = n
 	return func() { maxRowSetBytes = old }
 }
+
+// CountedMessages is how many rows PostgreSQL's statistics of
+// email_messages count (-1: never analyzed).
+func CountedMessages(ctx context.Context, db *DB) (float64, error) {
+	var n float64
+	return n, db.w.GetContext(ctx, &n, `SELECT reltuples FROM pg_class WHERE oid = 'email_messages'::regclass`)
+}

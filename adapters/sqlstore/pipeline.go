@@ -58,6 +58,34 @@ func (db *DB) storeMailPipelined(ctx context.Context, mails []queuedMail) (out [
 	return out, invalidInput(err)
 }
 
+// analyzedMessages is how many rows email_messages' statistics must count
+// for the lookups' generic plans to probe its index (they do from about
+// 300), and analyzeMessagesAt the size of the table past which, with fewer
+// counted, this DB runs ANALYZE itself: 2 MiB hold at least 1,000 rows, as
+// PostgreSQL moves a row's long values out of it (TOAST) to keep it under
+// 2 KB.
+const (
+	analyzedMessages  = 500
+	analyzeMessagesAt = 2 << 20
+)
+
+// analyzeMail runs ANALYZE on email_messages in the background, once: a
+// failed one is tried again by a later batch. Close stops it.
+func (db *DB) analyzeMail() {
+	if !db.analyzing.CompareAndSwap(false, true) {
+		return
+	}
+	db.background.Add(1)
+	go func() {
+		defer db.background.Done()
+		ctx, cancel := context.WithTimeout(db.closing, time.Minute)
+		defer cancel()
+		if _, err := db.w.ExecContext(ctx, "ANALYZE email_messages"); err != nil {
+			db.analyzing.Store(false)
+		}
+	}()
+}
+
 func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail) ([]core.EmailMessage, error) {
 	accounts := accountsOf(mails)
 	asked := questionsOf(mails)
@@ -84,12 +112,19 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 	// 15,000 messages). Planning them costs 0.4 ms a batch, so once an
 	// ANALYZE has seen enough rows for the plans to probe the index (and
 	// dropped the plans made before), the plan cache is trusted again.
+	// Autovacuum analyzes a growing table early and often; where it does
+	// not (it is off, or lags), this DB analyzes the table once it has
+	// outgrown its statistics.
 	lookups := (len(asked.threadOf.ids) > 0 || len(asked.received.ids) > 0) && !db.mailAnalyzed.Load()
 	if lookups {
-		reads.Queue(`SELECT reltuples >= 10000 FROM pg_class WHERE oid = 'email_messages'::regclass`).QueryRow(func(row pgx.Row) error {
-			var analyzed bool
-			err := row.Scan(&analyzed)
+		reads.Queue(`SELECT reltuples >= $1, pg_relation_size(oid) >= $2 FROM pg_class WHERE oid = 'email_messages'::regclass`,
+			analyzedMessages, analyzeMessagesAt).QueryRow(func(row pgx.Row) error {
+			var analyzed, outgrown bool
+			err := row.Scan(&analyzed, &outgrown)
 			db.mailAnalyzed.Store(analyzed)
+			if err == nil && !analyzed && outgrown {
+				db.analyzeMail()
+			}
 			return err
 		})
 		reads.Queue("SET LOCAL plan_cache_mode = force_custom_plan")

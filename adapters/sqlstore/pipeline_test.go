@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,56 @@ func TestMailLookupsOnceAnalyzed(t *testing.T) {
 		if out[1].ID != original.ID {
 			t.Fatalf("batch %d: the redelivery was stored again as %d, want the copy %d", i, out[1].ID, original.ID)
 		}
+	}
+}
+
+// Where nothing else analyzes email_messages (autovacuum is off, as on
+// this machine, or lags), the store analyzes it itself once it has
+// outgrown its statistics, so that the lookups' plans can be cached.
+func TestMailAnalyzedOnceOutgrown(t *testing.T) {
+	if os.Getenv(sqlstoretest.PostgresURLVar) == "" {
+		t.Skipf("%s is not set", sqlstoretest.PostgresURLVar)
+	}
+	ctx := context.Background()
+	db := sqlstoretest.Open(t, sqlstore.Postgres)
+	if err := sqlstore.Exec(ctx, db, `ALTER TABLE email_messages SET (autovacuum_enabled = false)`); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
+	acct, ident, inboxID := newMailbox(t, db, "outgrown@example.com", "outgrown", at)
+	text := strings.Repeat("words of a message ", 80) // 1,520 bytes: a row of about 1.7 KB
+	save := func(from, to int) {
+		var batch []ports.NewMail
+		for i := from; i < to; i++ {
+			m := core.EmailMessage{AccountID: acct.ID, IdentityID: ident.ID, InboxID: inboxID, Direction: core.Incoming,
+				Header: core.Header{MessageID: fmt.Sprintf("%d@outgrown", i), Subject: "s"}, Text: text, CreatedAt: at}
+			batch = append(batch, ports.NewMail{Message: m, NewThreadID: uuid.NewString()[:12], Raw: []byte("x"), Dedupe: true})
+		}
+		if _, err := db.SaveMail(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save(0, 100)
+	if n, err := sqlstore.CountedMessages(ctx, db); err != nil || n >= 0 {
+		t.Fatalf("statistics of 100 messages: %v rows, %v; want none yet", n, err)
+	}
+	for i := 100; i < 1600; i += 500 {
+		save(i, i+500)
+	}
+	save(1600, 1601) // this batch's lookups find the table outgrown
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, err := sqlstore.CountedMessages(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n >= 1000 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("statistics of email_messages count %v rows after 1,601 messages, want them analyzed", n)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
