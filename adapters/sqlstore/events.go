@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -254,16 +255,31 @@ func (db *DB) EventsPrunedThrough(ctx context.Context, accountID string) (int64,
 // PruneEvents implements ports.EventStore. It deletes whole prefixes of
 // accounts' logs (every event up to the newest expired one it found), so
 // events_pruned marks where each log now starts and no log has a hole.
+// The oldest events are the first by id (ids grow with time, as sequence
+// numbers do within an account), so no index of times is kept for it: one
+// more index entry a message cost more than this read (issue 32). The
+// oldest event is looked at first, so a log with nothing expired costs
+// one row; an event whose id came a moment before an older one's time
+// waits for that one.
 func (db *DB) PruneEvents(ctx context.Context, before time.Time, limit int) (int, error) {
 	var deleted int
 	err := db.tx(ctx, func(tx *sqlx.Tx) error {
+		var oldest int64
+		switch err := tx.GetContext(ctx, &oldest, `SELECT created_at FROM events ORDER BY id LIMIT 1`); {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		case oldest >= us(before):
+			return nil
+		}
 		var ends []struct {
 			AccountID string `db:"account_id"`
 			Seq       int64  `db:"seq"`
 		}
 		if err := tx.SelectContext(ctx, &ends, db.q(`SELECT account_id, MAX(seq) AS seq FROM
-			(SELECT account_id, seq FROM events WHERE created_at < ? ORDER BY created_at LIMIT ?) AS expired
-			GROUP BY account_id ORDER BY account_id`), us(before), limit); err != nil {
+			(SELECT account_id, seq, created_at FROM events ORDER BY id LIMIT ?) AS oldest
+			WHERE created_at < ? GROUP BY account_id ORDER BY account_id`), limit, us(before)); err != nil {
 			return err
 		}
 		for _, e := range ends {

@@ -238,6 +238,16 @@ func testEventsPrune(t *testing.T, f *fixture) {
 	if evs := f.events(core.Scope{AccountID: a.ID}, 0); len(evs) != 1 || evs[0].Seq != 3 {
 		t.Fatalf("numbering after a prune: %+v", evs)
 	}
+	// Only what is older than the cutoff goes: the oldest, not the newer.
+	cutoff := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	f.save(incoming(in, "kept@x", "s", f.tick(), ""))
+	if n, err = f.s.PruneEvents(f.ctx, cutoff, 100); err != nil || n != 1 {
+		t.Fatalf("pruned %d before the cutoff, %v; want the one older event", n, err)
+	}
+	if evs := f.events(core.Scope{AccountID: a.ID}, 0); len(evs) != 1 || evs[0].Seq != 4 {
+		t.Fatalf("left %+v, want the newer event alone", evs)
+	}
 	_, err = f.s.EventsPrunedThrough(f.ctx, uuid.NewString())
 	wantKind(t, err, core.KindNotFound)
 }
