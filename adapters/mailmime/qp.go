@@ -39,26 +39,44 @@ func decodeQuotedPrintable(body []byte) ([]byte, error) {
 		case hasLF:
 			lineEnd = "\n"
 		}
-		for i := 0; i < len(text); i++ {
-			b := text[i]
-			switch {
-			case b == '=':
-				if i+2 < len(text) && isHex(text[i+1]) && isHex(text[i+2]) {
-					b = unhex(text[i+1])<<4 | unhex(text[i+2])
-					i += 2
-				} else if i+1 == len(text) || text[i+1] == '\r' {
-					return nil, errQPEscape // "=" before the line's end
-				} // else a literal "=", as the Reader takes it
-			case b == '\t' || b == '\r' || b >= 0x80:
-			case b < ' ' || b > '~':
-				return nil, errQPByte
+		for len(text) > 0 {
+			// The run up to the next "=" is copied as it is, once checked.
+			run := text
+			if eq := bytes.IndexByte(text, '='); eq >= 0 {
+				run = text[:eq]
 			}
-			out = append(out, b)
+			for _, b := range run {
+				if qpInvalid[b] {
+					return nil, errQPByte
+				}
+			}
+			out = append(out, run...)
+			text = text[len(run):]
+			switch {
+			case len(text) == 0:
+			case len(text) >= 3 && isHex(text[1]) && isHex(text[2]):
+				out = append(out, unhex(text[1])<<4|unhex(text[2]))
+				text = text[3:]
+			case len(text) == 1 || text[1] == '\r':
+				return nil, errQPEscape // "=" before the line's end
+			default: // a literal "=", as the Reader takes it
+				out = append(out, '=')
+				text = text[1:]
+			}
 		}
 		out = append(out, lineEnd...)
 	}
 	return out, nil
 }
+
+// qpInvalid marks the bytes the Reader refuses unescaped: controls other
+// than tab and carriage return, and DEL.
+var qpInvalid = func() (t [256]bool) {
+	for b := range 256 {
+		t[b] = b < ' ' && b != '\t' && b != '\r' || b == 0x7f
+	}
+	return t
+}()
 
 // qpMaxLine is the size of bufio.Reader's default buffer.
 const qpMaxLine = 4096
