@@ -479,6 +479,10 @@ func splitWords(words []span, s string) []span {
 		words = make([]span, 0, len(s)/4)
 	}
 	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf && !asciiWord[c] { // spaces and punctuation, most often
+			i++
+			continue
+		}
 		r, n := runeAt(s, i)
 		if !isWordRune(r) {
 			i += n
@@ -495,8 +499,8 @@ func splitWords(words []span, s string) []span {
 			for i < len(s) && asciiWord[s[i]] { // the common case, byte by byte
 				prev, i = rune(s[i]), i+1
 			}
-			if i == len(s) {
-				break
+			if i == len(s) || s[i] < utf8.RuneSelf && !strings.ContainsRune("-/'.,:", rune(s[i])) {
+				break // the end, or an ASCII character that joins no words (see joinsWord)
 			}
 			r, n := runeAt(s, i)
 			if isWordRune(r) {
