@@ -290,7 +290,7 @@ func (t *codeText) nextToIdentifier(first, last int) bool {
 // codeShape returns w when it is shaped like a code that is not plain
 // digits: "G-482913", "482-913", "ABC-DEF", "X7K9QP".
 func codeShape(w string) string {
-	if len(w) < 4 || len(w) > 11 || !isUpperAlnum(strings.ReplaceAll(w, "-", "")) {
+	if len(w) < 4 || len(w) > 11 || !isUpperAlnumBesideHyphens(w) {
 		return ""
 	}
 	if a, b, ok := strings.Cut(w, "-"); ok {
@@ -605,6 +605,21 @@ func isUpperAlnum(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// isUpperAlnumBesideHyphens reports whether s is isUpperAlnum with its
+// hyphens taken out (asked of every word: it allocates nothing).
+func isUpperAlnumBesideHyphens(s string) bool {
+	alnum := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+			alnum = true
+		case c != '-':
+			return false
+		}
+	}
+	return alnum
 }
 
 func isAlnumASCII(s string) bool {
