@@ -499,8 +499,8 @@ func splitWords(words []span, s string) []span {
 			for i < len(s) && asciiWord[s[i]] { // the common case, byte by byte
 				prev, i = rune(s[i]), i+1
 			}
-			if i == len(s) || s[i] < utf8.RuneSelf && !strings.ContainsRune("-/'.,:", rune(s[i])) {
-				break // the end, or an ASCII character that joins no words (see joinsWord)
+			if i == len(s) || s[i] < utf8.RuneSelf && !asciiJoiner[s[i]] {
+				break // the end, or an ASCII character that joins no words
 			}
 			r, n := runeAt(s, i)
 			if isWordRune(r) {
@@ -524,6 +524,14 @@ func splitWords(words []span, s string) []span {
 var asciiWord = func() (t [256]bool) {
 	for c := range 128 {
 		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	return t
+}()
+
+// asciiJoiner marks the ASCII characters joinsWord may find inside a word.
+var asciiJoiner = func() (t [256]bool) {
+	for _, c := range "-/'.,:" {
+		t[c] = true
 	}
 	return t
 }()
