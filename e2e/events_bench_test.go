@@ -116,7 +116,10 @@ func BenchmarkEventToSSE(b *testing.B) {
 	}
 	for _, d := range sqlstoretest.Dialects() {
 		b.Run(fmt.Sprintf("%s/streams=%d", d, n), func(b *testing.B) {
-			r := start(b, d, nil)
+			// One key opens them all: the caps per key and per account (10
+			// and 100 by default) are raised to n.
+			r := start(b, d, map[string]string{"CALLSIGN_MAX_STREAMS_PER_KEY": strconv.Itoa(n),
+				"CALLSIGN_MAX_STREAMS_PER_ACCOUNT": strconv.Itoa(n)})
 			mgmt := r.bootstrap("bench@example.com")
 			var ident struct{ Inbox string }
 			r.call("POST", "/api/identities/", mgmt, map[string]any{"name": "agent"}, &ident)

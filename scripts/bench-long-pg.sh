@@ -156,7 +156,7 @@ BEGIN
               FROM email_messages WHERE id IN (SELECT id - di FROM copied) GROUP BY thread_id) c
      WHERE t.id = c.thread_id AND (t.message_count, t.unread_count, t.last_message_at) IS DISTINCT FROM (c.n, c.unread, c.last);
     UPDATE accounts a SET storage_bytes = storage_bytes + s.bytes
-      FROM (SELECT account_id, sum(source_bytes) AS bytes FROM email_messages WHERE id IN (SELECT id - di FROM copied) GROUP BY account_id) s
+      FROM (SELECT account_id, sum(stored_bytes) AS bytes FROM email_messages WHERE id IN (SELECT id - di FROM copied) GROUP BY account_id) s
      WHERE a.id = s.account_id;
 END
 $$;
