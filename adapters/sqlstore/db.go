@@ -68,14 +68,16 @@ type DB struct {
 	reads, writes *stmtCache
 	// checkpoints copies SQLite's WAL back; nil on PostgreSQL.
 	checkpoints *checkpointer
-	// mailAnalyzed says PostgreSQL's statistics of email_messages make
-	// index lookups of the plans it caches (pipelineMail); analyzing says
-	// this DB runs (or ran) ANALYZE for them, which background tracks and
-	// Close cancels through closing.
-	mailAnalyzed, analyzing atomic.Bool
-	background              sync.WaitGroup
-	closing                 context.Context
-	stopBackground          context.CancelFunc
+	// mailChecked is when a batch last asked whether PostgreSQL's
+	// statistics of the mail tables are out of date (pipelineMail), in
+	// Unix nanoseconds; mailAnalyzedSize the larger table's size when this
+	// DB last analyzed them; analyzing says an ANALYZE of them runs, which
+	// background tracks and Close cancels through closing.
+	mailChecked, mailAnalyzedSize atomic.Int64
+	analyzing                     atomic.Bool
+	background                    sync.WaitGroup
+	closing                       context.Context
+	stopBackground                context.CancelFunc
 	// parser reads received mail's HTML back from its source; nil: every
 	// body is stored (Options.Parser).
 	parser ports.MailParser

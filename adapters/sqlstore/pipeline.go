@@ -58,30 +58,53 @@ func (db *DB) storeMailPipelined(ctx context.Context, mails []queuedMail) (out [
 	return out, invalidInput(err)
 }
 
-// analyzedMessages is how many rows email_messages' statistics must count
-// for the lookups' generic plans to probe its index (they do from about
-// 300), and analyzeMessagesAt the size of the table past which, with fewer
-// counted, this DB runs ANALYZE itself: 2 MiB hold at least 1,000 rows, as
-// PostgreSQL moves a row's long values out of it (TOAST) to keep it under
-// 2 KB.
+// The plan cache keeps a prepared statement's generic plan until the
+// statistics of a table it reads change. Made while email_messages and
+// email_threads were young, the batch's lookups by Message-ID were plans
+// that scan them whole, and stayed so (a scan of the whole table per
+// batch: 15% of the backends' CPU at 15,000 messages, in every database
+// whose autovacuum lags or is off, as on the test server). So, as
+// autovacuum would, the mail tables are analyzed when one has doubled
+// since its statistics were taken and is past analyzeMailAt: each
+// ANALYZE drops the cached plans, and those made next fit the table's
+// size (with statistics of 300 messages and 2,000 threads the lookups
+// probe the indexes), so a plan that scans is used on at most twice the
+// table it was made for. A batch asks at most once every checkMailEvery.
 const (
-	analyzedMessages  = 500
-	analyzeMessagesAt = 2 << 20
+	analyzeMailAt  = 256 << 10
+	checkMailEvery = time.Second
 )
 
-// analyzeMail runs ANALYZE on email_messages in the background, once: a
-// failed one is tried again by a later batch. Close stops it.
-func (db *DB) analyzeMail() {
+// mailCheckDue says whether this batch is to ask whether a mail table
+// outgrew its statistics (mailOutgrown): none has asked for checkMailEvery.
+func (db *DB) mailCheckDue() bool {
+	now, last := time.Now().UnixNano(), db.mailChecked.Load()
+	return now-last >= int64(checkMailEvery) && db.mailChecked.CompareAndSwap(last, now)
+}
+
+// mailOutgrown says whether a mail table is past $1 bytes and twice the
+// size its statistics saw, and gives the larger table's size.
+const mailOutgrown = `SELECT bool_or(pg_relation_size(oid) >= greatest($1, 2 * relpages::bigint * current_setting('block_size')::int)),
+	max(pg_relation_size(oid)) FROM pg_class WHERE oid IN ('email_messages'::regclass, 'email_threads'::regclass)`
+
+// analyzeMail runs ANALYZE on the mail tables in the background, one at a
+// time, and notes the size they had: the next waits for twice that, even
+// where an ANALYZE leaves the statistics as they were (a role that does
+// not own the tables is only warned). One that failed is tried again when
+// a later batch asks. Close stops it.
+func (db *DB) analyzeMail(size int64) {
 	if !db.analyzing.CompareAndSwap(false, true) {
 		return
 	}
+	db.mailAnalyzedSize.Store(size)
 	db.background.Add(1)
 	go func() {
 		defer db.background.Done()
+		defer db.analyzing.Store(false)
 		ctx, cancel := context.WithTimeout(db.closing, time.Minute)
 		defer cancel()
-		if _, err := db.w.ExecContext(ctx, "ANALYZE email_messages"); err != nil {
-			db.analyzing.Store(false)
+		if _, err := db.w.ExecContext(ctx, "ANALYZE email_messages, email_threads"); err != nil {
+			db.mailAnalyzedSize.Store(0)
 		}
 	}()
 }
@@ -103,31 +126,16 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 			return notFound(row.Scan(&locks[i].clock, &locks[i].eventSeq), "Account")
 		})
 	}
-	// Until email_messages has statistics of a table of some size, the
-	// lookups by Message-ID are planned for each batch. The plan cache
-	// keeps a generic plan once it looks no dearer than the custom ones,
-	// until the table's statistics change: made while the table was new
-	// and small, the lookups' plans were sequential scans, and stayed so
-	// (a scan of the whole table per batch, 15% of the backend's CPU at
-	// 15,000 messages). Planning them costs 0.4 ms a batch, so once an
-	// ANALYZE has seen enough rows for the plans to probe the index (and
-	// dropped the plans made before), the plan cache is trusted again.
-	// Autovacuum analyzes a growing table early and often; where it does
-	// not (it is off, or lags), this DB analyzes the table once it has
-	// outgrown its statistics.
-	lookups := (len(asked.threadOf.ids) > 0 || len(asked.received.ids) > 0) && !db.mailAnalyzed.Load()
-	if lookups {
-		reads.Queue(`SELECT reltuples >= $1, pg_relation_size(oid) >= $2 FROM pg_class WHERE oid = 'email_messages'::regclass`,
-			analyzedMessages, analyzeMessagesAt).QueryRow(func(row pgx.Row) error {
-			var analyzed, outgrown bool
-			err := row.Scan(&analyzed, &outgrown)
-			db.mailAnalyzed.Store(analyzed)
-			if err == nil && !analyzed && outgrown {
-				db.analyzeMail()
+	if db.mailCheckDue() {
+		reads.Queue(mailOutgrown, max(analyzeMailAt, 2*db.mailAnalyzedSize.Load())).QueryRow(func(row pgx.Row) error {
+			var outgrown bool
+			var size int64
+			err := row.Scan(&outgrown, &size)
+			if err == nil && outgrown {
+				db.analyzeMail(size)
 			}
 			return err
 		})
-		reads.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
 	}
 	if len(asked.threadOf.ids) > 0 {
 		// The newest message of each Message-ID asked for, and its thread,
@@ -158,9 +166,6 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 			found, err = pgx.CollectRows(rows, pgx.RowToStructByNameLax[messageRow])
 			return err
 		})
-	}
-	if lookups {
-		reads.Queue("SET LOCAL plan_cache_mode = DEFAULT")
 	}
 	reads.Queue(`SELECT nextval(pg_get_serial_sequence('email_messages', 'id')), nextval(pg_get_serial_sequence('events', 'id'))
 		FROM generate_series(1, $1)`, len(mails)).Query(func(rows pgx.Rows) error {
