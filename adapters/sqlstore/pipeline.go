@@ -58,12 +58,12 @@ func (db *DB) storeMailPipelined(ctx context.Context, mails []queuedMail) (out [
 	return out, invalidInput(err)
 }
 
-// The plan cache keeps a prepared statement's generic plan until the
-// statistics of a table it reads change. Made while email_messages and
-// email_threads were young, the batch's lookups by Message-ID were plans
-// that scan them whole, and stayed so (a scan of the whole table per
-// batch: 15% of the backends' CPU at 15,000 messages, in every database
-// whose autovacuum lags or is off, as on the test server). So, as
+// A batch runs generic plans (pipelineMail), which the plan cache keeps
+// until the statistics of a table they read change. Made while
+// email_messages and email_threads were young, the lookups by Message-ID
+// were plans that scan them whole, and stayed so (a scan of the whole
+// table per batch: 15% of the backends' CPU at 15,000 messages, in every
+// database whose autovacuum lags or is off, as on the test server). So, as
 // autovacuum would, the mail tables are analyzed when one has doubled
 // since its statistics were taken and is past analyzeMailAt: each
 // ANALYZE drops the cached plans, and those made next fit the table's
@@ -121,6 +121,11 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 
 	var reads pgx.Batch
 	reads.Queue("BEGIN")
+	// Planned once per connection, not per batch: the plan cache chose a
+	// custom plan for each multi-row insert, the batch's few rows looking
+	// cheaper than the generic plan's guess of ten. The lookups' generic
+	// plans fit the tables as the ANALYZEs above keep them.
+	reads.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 	for i, a := range accounts {
 		reads.Queue(`SELECT mail_clock, event_seq FROM accounts WHERE id = $1 FOR UPDATE`, clean(a)).QueryRow(func(row pgx.Row) error {
 			return notFound(row.Scan(&locks[i].clock, &locks[i].eventSeq), "Account")
