@@ -124,7 +124,7 @@ func (db *DB) pipelineMail(ctx context.Context, pc *pgx.Conn, mails []queuedMail
 	// Planned once per connection, not per batch: the plan cache chose a
 	// custom plan for each multi-row insert, the batch's few rows looking
 	// cheaper than the generic plan's guess of ten. The lookups' generic
-	// plans fit the tables as the ANALYZEs above keep them.
+	// plans fit the tables as analyzeMail keeps their statistics.
 	reads.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 	for i, a := range accounts {
 		reads.Queue(`SELECT mail_clock, event_seq FROM accounts WHERE id = $1 FOR UPDATE`, clean(a)).QueryRow(func(row pgx.Row) error {
