@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -91,8 +92,11 @@ type console struct {
 	formKey   []byte
 	secure    bool
 	maxUpload int64
-	pages     map[string]*template.Template
-	mux       *http.ServeMux
+	// pages are parsed at the first page served: 1.2 MB of parse trees
+	// that a server nobody signs in to would keep live, and that every
+	// collection of its heap would mark again.
+	pages func() map[string]*template.Template
+	mux   *http.ServeMux
 }
 
 // New builds the console's handler; it expects requests under /console/.
@@ -108,7 +112,7 @@ func New(a *app.App, opts Options) http.Handler {
 	if c.maxUpload <= 0 {
 		c.maxUpload = 25 << 20
 	}
-	c.pages = parsePages()
+	c.pages = sync.OnceValue(parsePages)
 	c.routes()
 	return c
 }
@@ -302,7 +306,7 @@ func (c *console) render(v *visit, status int, page string, pv view) {
 	if v.signedIn() {
 		pv.Pending = c.pendingApprovals(v)
 	}
-	t, ok := c.pages[page]
+	t, ok := c.pages()[page]
 	if !ok {
 		panic("console: no page " + page)
 	}
