@@ -15,7 +15,10 @@
 # the server's CPU per message (/proc/<pid>/stat utime+stime), the
 # PostgreSQL backends' CPU per message (those whose application_name is the
 # run's schema, as scripts/bench-pg.sh), the server's peak RSS (VmHWM) and
-# disk per message (the data dir; on PostgreSQL the schema's relations).
+# disk per message (the data dir; on PostgreSQL the schema's relations),
+# right after the load and again at rest, REST_WAIT seconds later (1 by
+# default), when an idle SQLite server has emptied its WAL: the log is a
+# bounded working space (walRestartAt), not part of what a message keeps.
 # Result lines (JSON) go to bench/results/<date>-compare.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +29,7 @@ N=${N:-3000}
 C=${C:-16}
 BODY_KB=${BODY_KB:-4} # 4 KiB of text and HTML: about 5 KB on the wire
 PORT_BASE=${PORT_BASE:-14000}
+REST_WAIT=${REST_WAIT:-1}
 DIALECTS=${DIALECTS:-sqlite${CALLSIGN_TEST_POSTGRES_URL:+ postgres}}
 # The load generator sits beside the main checkout (worktrees share its .git).
 SMTPLOAD_DIR=${SMTPLOAD_DIR:-$(git rev-parse --path-format=absolute --git-common-dir)/../../shared/tools/smtpload}
@@ -105,7 +109,7 @@ run() {
       -d "name=agent$i" -d "email_identifier=agent$i" >/dev/null
     rcpts="$rcpts${rcpts:+,}agent$i@agents.test"
   done
-  local t0 t1 pg=0 line hwm disk_kb
+  local t0 t1 pg=0 line hwm disk_kb rest_kb
   t0=$(ticks "$server_pid")
   [ -n "$schema" ] && backend_ticks "$schema" >"$data.pg0"
   line=$(./bin/smtpload -addr "$CALLSIGN_SMTP_ADDR" -n "$N" -c "$C" -body-kb "$BODY_KB" -rcpt "$rcpts" -json)
@@ -116,17 +120,20 @@ run() {
     pg=$(awk 'NR == FNR { before[$1] = $2; next } { total += $2 - before[$1] } END { print total + 0 }' "$data.pg0" "$data.pg1")
     disk_kb=$(psql "$CALLSIGN_TEST_POSTGRES_URL" -Atc "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) / 1024
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '$schema' AND c.relkind IN ('r', 'm')")
+    rest_kb=$disk_kb
   else
     disk_kb=$(du -sk "$data" | cut -f1)
+    sleep "$REST_WAIT"
+    rest_kb=$(du -sk "$data" | cut -f1)
   fi
   kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
   [ -n "$schema" ] && psql "$CALLSIGN_TEST_POSTGRES_URL" -qc "SET client_min_messages = warning; DROP SCHEMA $schema CASCADE" >/dev/null
   rm -rf "$data"
   echo "$line" | jq -c --arg bin "$name" --arg db "$dialect" --argjson round "$round" --argjson cpu $((t1 - t0)) \
-    --argjson pg "$pg" --argjson hwm "$hwm" --argjson disk "$disk_kb" '{bin: $bin, db: $db, round: $round,
+    --argjson pg "$pg" --argjson hwm "$hwm" --argjson disk "$disk_kb" --argjson rest "$rest_kb" '{bin: $bin, db: $db, round: $round,
       msgs_per_s: .smtp.msgs_per_s, sent: .smtp.sent, errors: .smtp.errors, p99_ms: .smtp.lat_ms.p99,
       cpu_ms_per_msg: ($cpu * 10 / .smtp.sent), pg_cpu_ms_per_msg: ($pg * 10 / .smtp.sent),
-      rss_mib: ($hwm / 1024), disk_kb_per_msg: ($disk / .smtp.sent)}' | tee -a "$out"
+      rss_mib: ($hwm / 1024), disk_kb_per_msg: ($disk / .smtp.sent), disk_rest_kb_per_msg: ($rest / .smtp.sent)}' | tee -a "$out"
 }
 
 sink() { # the generator against its null sink: the ceiling of any server
@@ -161,13 +168,15 @@ jq -s -r '
       {rate: ($a.msgs_per_s / $b.msgs_per_s), cpu: ($a.cpu_ms_per_msg / $b.cpu_ms_per_msg),
        pg: (if $b.pg_cpu_ms_per_msg > 0 then $a.pg_cpu_ms_per_msg / $b.pg_cpu_ms_per_msg else null end),
        both: (($a.cpu_ms_per_msg + $a.pg_cpu_ms_per_msg) / ($b.cpu_ms_per_msg + $b.pg_cpu_ms_per_msg)),
-       rss: ($a.rss_mib / $b.rss_mib), disk: ($a.disk_kb_per_msg / $b.disk_kb_per_msg)})) as $r |
+       rss: ($a.rss_mib / $b.rss_mib), disk: ($a.disk_kb_per_msg / $b.disk_kb_per_msg),
+       rest: ($a.disk_rest_kb_per_msg / $b.disk_rest_kb_per_msg)})) as $r |
     "\n\($db): this/ref (min median max)",
     "  msgs/s             \($r | map(.rate) | stats)",
     "  server CPU/msg     \($r | map(.cpu) | stats)",
     (if $db == "postgres" then "  database CPU/msg   \($r | map(.pg) | stats)", "  server+db CPU/msg  \($r | map(.both) | stats)" else empty end),
     "  peak RSS           \($r | map(.rss) | stats)",
     "  disk/msg           \($r | map(.disk) | stats)",
+    "  disk/msg at rest   \($r | map(.rest) | stats)",
     ($runs | group_by(.bin)[] | "  \(.[0].bin): msgs/s \(map(.msgs_per_s) | stats); CPU ms/msg \(map(.cpu_ms_per_msg) | stats)" +
       (if $db == "postgres" then "; db CPU ms/msg \(map(.pg_cpu_ms_per_msg) | stats)" else "" end) +
-      "; RSS MiB \(map(.rss_mib) | stats); disk KB/msg \(map(.disk_kb_per_msg) | stats)"))' "$out"
+      "; RSS MiB \(map(.rss_mib) | stats); disk KB/msg \(map(.disk_kb_per_msg) | stats), at rest \(map(.disk_rest_kb_per_msg) | stats)"))' "$out"
