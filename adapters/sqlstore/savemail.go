@@ -13,11 +13,18 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
-// insertThreads is the pipeline's insert of the threads a batch starts.
-const insertThreads = `INSERT INTO email_threads (id, account_id, identity_id, inbox_id, subject, preview, message_count,
-	unread_count, attachment_names, participants, last_message_at)
-	SELECT * FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
-		$9::text[], $10::text[], $11::bigint[])`
+// threadColumnsIn are the columns a new thread is stored with: its ids,
+// then its summary as threadSummary gives it (without the id it ends with).
+var threadColumnsIn = []column{{"id", "text"}, {"account_id", "uuid"}, {"identity_id", "uuid"}, {"inbox_id", "bigint"},
+	{"subject", "text"}, {"preview", "text"}, {"message_count", "bigint"}, {"unread_count", "bigint"},
+	{"attachment_names", "text"}, {"participants", "text"}, {"last_message_at", "bigint"}}
+
+// insertThreads is the pipeline's insert of the threads a batch starts;
+// insertThreadSQL SQLite's of one.
+var (
+	insertThreads   = `INSERT INTO email_threads (` + columnNames(threadColumnsIn) + `) SELECT * FROM unnest(` + unnestArrays(threadColumnsIn) + `)`
+	insertThreadSQL = `INSERT INTO email_threads (` + columnNames(threadColumnsIn) + `) VALUES (` + placeholders(len(threadColumnsIn)) + `)`
+)
 
 // maxMailBatch bounds how many SaveMail calls share one transaction.
 const maxMailBatch = 128
@@ -76,8 +83,11 @@ type mailTx struct {
 	// startedThreads are the threads this transaction starts, inserted
 	// with their summaries (PostgreSQL's pipeline).
 	startedThreads map[string]bool
-	events         []core.NewEvent // what the stored messages tell, written at the end
-	indexed        []indexedMail   // the stored messages' index rows, written last (writeIndex)
+	// insertedSummaries are the summaries the threads this transaction
+	// started were inserted with on SQLite, their first message's.
+	insertedSummaries map[string][]any
+	events            []core.NewEvent // what the stored messages tell, written at the end
+	indexed           []indexedMail   // the stored messages' index rows, written last (writeIndex)
 	// stores the transaction's own messages by inbox and Message-ID (the
 	// newest), and those received by the same: the database may not hold
 	// them yet.
@@ -104,7 +114,7 @@ func keyOf(inboxID int64, messageID string) indexKey {
 
 func newMailTx(ctx context.Context, db *DB, w txer, stored storedMail) *mailTx {
 	return &mailTx{db: db, ctx: ctx, w: w, stored: stored, clocks: map[string]time.Time{}, threads: map[string]*core.Thread{},
-		startedThreads: map[string]bool{}, saved: map[indexKey]core.EmailMessage{}, received: map[indexKey]core.EmailMessage{}}
+		startedThreads: map[string]bool{}, insertedSummaries: map[string][]any{}, saved: map[indexKey]core.EmailMessage{}, received: map[indexKey]core.EmailMessage{}}
 }
 
 // accountsOf lists the accounts of mails in the order they are locked,
@@ -170,7 +180,11 @@ func (mt *mailTx) writeThreads() error {
 			mt.w.(*pipeline).rows(insertThreads).add(append([]any{t.ID, t.AccountID, t.IdentityID, t.InboxID}, summary[:len(summary)-1]...)...)
 			continue
 		}
-		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(updateThread), threadSummary(*t)...); err != nil {
+		summary := threadSummary(*t)
+		if inserted, ok := mt.insertedSummaries[t.ID]; ok && slices.Equal(inserted, summary) {
+			continue // no other message of the batch joined it
+		}
+		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(updateThread), summary...); err != nil {
 			return err
 		}
 	}
@@ -218,6 +232,12 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	}
 	m.CreatedAt, m.ThreadID = f.CreatedAt, f.ThreadID
 	mt.clocks[m.AccountID] = m.CreatedAt
+	// The attachments as stored, which the thread's summary lists; each
+	// gets the message's id once it has one.
+	m.Attachments = nil
+	for _, a := range nm.Attachments {
+		m.Attachments = append(m.Attachments, a.Attachment)
+	}
 	thread, err := mt.thread(f, m)
 	if err != nil {
 		return m, err
@@ -233,13 +253,11 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 	if err := db.recordEffect(ctx, mt.w, nm.claim, ports.EffectMessage, strconv.FormatInt(m.ID, 10)); err != nil {
 		return m, err
 	}
-	m.Attachments = nil
 	for i, a := range nm.Attachments {
 		if err := db.insertAttachment(ctx, mt.w, a, m.ID, i); err != nil {
 			return m, err
 		}
-		a.MessageID = m.ID
-		m.Attachments = append(m.Attachments, a.Attachment)
+		m.Attachments[i].MessageID = m.ID
 	}
 	thread.Add(m)
 	mt.indexed = append(mt.indexed, indexedMail{m, nm.SearchText})
@@ -333,7 +351,10 @@ func (mt *mailTx) insertMessage(m core.EmailMessage, storedBytes int64, htmlInSo
 // once: the query is also its statement's key in the cache, which a query
 // built anew for every message made a kilobyte to allocate and hash.
 var insertMessageSQL = `INSERT INTO email_messages (` + columnNames(messageColumnsIn) + `) VALUES (` +
-	strings.Repeat("?, ", len(messageColumnsIn)-1) + `?)`
+	placeholders(len(messageColumnsIn)) + `)`
+
+// placeholders lists n of SQLite's "?".
+func placeholders(n int) string { return strings.Repeat("?, ", n-1) + "?" }
 
 // ThreadOf implements core.MessageIndex: the transaction's own messages
 // are the newest, then what the database holds.
@@ -364,10 +385,18 @@ func (mt *mailTx) thread(f core.Filing, m core.EmailMessage) (*core.Thread, erro
 		// (writeThreads), instead of an insert and an update.
 		mt.startedThreads[t.ID] = true
 	} else if f.NewThread {
-		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(`INSERT INTO email_threads (id, account_id, identity_id, inbox_id) VALUES (?, ?, ?, ?)`),
-			t.ID, t.AccountID, t.IdentityID, t.InboxID); err != nil {
+		// Inserted before m (its messages' foreign key) with the summary
+		// it has once m joins: a thread no other message of the batch
+		// joins needs no update, which moved its entries in the three
+		// indexes on last_message_at.
+		first := t
+		first.Add(m)
+		summary := threadSummary(first)
+		if _, err := mt.w.ExecContext(mt.ctx, mt.db.q(insertThreadSQL),
+			append([]any{t.ID, t.AccountID, t.IdentityID, t.InboxID}, summary[:len(summary)-1]...)...); err != nil {
 			return nil, err
 		}
+		mt.insertedSummaries[t.ID] = summary
 	} else {
 		var err error
 		if t, err = mt.stored.thread(f.ThreadID); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -412,6 +413,13 @@ func testMailOneBatch(t *testing.T, f *fixture) {
 	held.Attachments = []ports.AttachmentContent{{Attachment: core.Attachment{ID: uuid.NewString(), AccountID: a.ID,
 		IdentityID: ident.ID, Filename: "a.txt", ContentType: "text/plain", Size: 3, CreatedAt: f.now}, Content: []byte("abc")}}
 	first := f.save(held)[0]
+	if len(first.Attachments) != 1 || first.Attachments[0].MessageID != first.ID {
+		t.Fatalf("a stored message's attachments are its own: %+v", first.Attachments)
+	}
+	if th, err := f.s.Thread(f.ctx, a.ID, first.ThreadID); err != nil || th.Subject != "Held" || th.MessageCount != 1 ||
+		!slices.Equal(th.AttachmentNames, []string{"a.txt"}) || !th.LastMessageAt.Equal(first.CreatedAt) {
+		t.Fatalf("the thread a message starts is summed up with it: %+v, %v", th, err)
+	}
 	redelivered := held
 	redelivered.Dedupe, redelivered.Attachments = true, nil
 	at := f.tick()
