@@ -133,7 +133,7 @@ func accountsOf(mails []queuedMail) []string {
 
 // saveMail stores mails in tx (SQLite), account rows locked first.
 func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []queuedMail) ([]core.EmailMessage, error) {
-	mt := newMailTx(ctx, db, tx, probes{db: db, ctx: ctx, tx: tx})
+	mt := newMailTx(ctx, db, tx, &probes{db: db, ctx: ctx, tx: tx, absent: map[probeKey]bool{}})
 	for _, a := range accountsOf(mails) {
 		var clock int64
 		if err := tx.GetContext(ctx, &clock, db.q(`SELECT mail_clock FROM accounts WHERE id = ?`+db.forUpdate()), a); err != nil {
@@ -407,7 +407,7 @@ func (mt *mailTx) thread(f core.Filing, m core.EmailMessage) (*core.Thread, erro
 	return &t, nil
 }
 
-// probes answer storedMail with one indexed query each (SQLite).
+// probes answer storedMail with indexed queries (SQLite).
 //
 // Their inbox is bound as +? rather than ?: for "column = ?" SQLite
 // (3.54) lets the plan depend on whether the bound value is 0 or 1, and
@@ -419,9 +419,24 @@ type probes struct {
 	db  *DB
 	ctx context.Context
 	tx  *preparedTx
+	// absent are the Message-IDs no stored message of the inbox has: a
+	// received message is first asked whether it came before (Received),
+	// then which thread its own Message-ID is in (ThreadOf), and nearly
+	// always it is new. The transaction's own messages are the mailTx's
+	// to answer, and no one else writes while it runs.
+	absent map[probeKey]bool
 }
 
-func (p probes) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
+// probeKey is a Message-ID in an inbox, as given to a probe.
+type probeKey struct {
+	inbox     int64
+	messageID string
+}
+
+func (p *probes) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
+	if p.absent[probeKey{inboxID, messageID}] {
+		return "", false, nil
+	}
 	var threadID string
 	err := p.tx.GetContext(p.ctx, &threadID, p.db.q(`SELECT thread_id FROM email_messages WHERE inbox_id = +? AND message_id = ?
 		ORDER BY id DESC LIMIT 1`), inboxID, messageID)
@@ -432,18 +447,33 @@ func (p probes) ThreadOf(inboxID int64, messageID string) (string, bool, error) 
 }
 
 // Received is asked about every message received over SMTP, which is
-// nearly always new: the id is looked up first, and only a message found
-// is read whole (a row of every column, even none, cost the driver its
-// column names and sqlx its mapping).
-func (p probes) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
-	var id int64
-	err := p.tx.GetContext(p.ctx, &id, p.db.q(`SELECT id FROM email_messages
-		WHERE inbox_id = +? AND message_id = ? AND direction = 'incoming' ORDER BY id DESC LIMIT 1`), inboxID, messageID)
+// nearly always new: the newest message under the Message-ID is looked up
+// first, and only one found is read whole (a row of every column, even
+// none, cost the driver its column names and sqlx its mapping).
+func (p *probes) Received(inboxID int64, messageID string) (core.EmailMessage, bool, error) {
+	var newest struct {
+		ID       int64 `db:"id"`
+		Incoming bool  `db:"incoming"`
+	}
+	err := p.tx.GetContext(p.ctx, &newest, p.db.q(`SELECT id, direction = 'incoming' AS incoming FROM email_messages
+		WHERE inbox_id = +? AND message_id = ? ORDER BY id DESC LIMIT 1`), inboxID, messageID)
 	if errors.Is(err, sql.ErrNoRows) {
+		p.absent[probeKey{inboxID, messageID}] = true
 		return core.EmailMessage{}, false, nil
 	}
 	if err != nil {
 		return core.EmailMessage{}, false, err
+	}
+	id := newest.ID
+	if !newest.Incoming { // one we sent under the same Message-ID: the newest received, if any
+		err := p.tx.GetContext(p.ctx, &id, p.db.q(`SELECT id FROM email_messages
+			WHERE inbox_id = +? AND message_id = ? AND direction = 'incoming' ORDER BY id DESC LIMIT 1`), inboxID, messageID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return core.EmailMessage{}, false, nil
+		}
+		if err != nil {
+			return core.EmailMessage{}, false, err
+		}
 	}
 	var r messageRow
 	if err := p.tx.GetContext(p.ctx, &r, p.db.q(`SELECT `+messageColumns+` FROM email_messages WHERE id = ?`), id); err != nil {
@@ -456,7 +486,7 @@ func (p probes) Received(inboxID int64, messageID string) (core.EmailMessage, bo
 	return msgs[0], true, nil
 }
 
-func (p probes) thread(id string) (core.Thread, error) {
+func (p *probes) thread(id string) (core.Thread, error) {
 	var r threadRow
 	err := p.tx.GetContext(p.ctx, &r, p.db.q(`SELECT `+threadColumns+` FROM email_threads WHERE id = ?`+p.db.forUpdate()), id)
 	return r.core(), err

@@ -483,6 +483,31 @@ func testMailRedelivery(t *testing.T, f *fixture) {
 	}
 }
 
+// testMailSentAndReceivedMessageID: a Message-ID the inbox has sent under
+// and also received: a redelivery is the received copy, not the sent one,
+// and mail that answers either joins their thread; a Message-ID only sent
+// is no redelivery of anything, but its thread is found.
+func testMailSentAndReceivedMessageID(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	received := f.save(incoming(in, "both@x", "Both", f.tick(), ""))[0]
+	sent := outgoing(in, "both@x", f.tick())
+	sent.Message.ThreadID = received.ThreadID
+	f.save(sent)
+	again := incoming(in, "both@x", "Both", f.tick(), "")
+	again.Dedupe = true
+	if m := f.save(again)[0]; m.ID != received.ID {
+		t.Fatalf("a redelivery should be the received copy %d, got %d", received.ID, m.ID)
+	}
+	onlySent := f.save(outgoing(in, "sent-only@x", f.tick()))[0]
+	came := incoming(in, "sent-only@x", "Echo", f.tick(), "")
+	came.Dedupe = true
+	m := f.save(came)[0]
+	if m.ID == onlySent.ID || m.Direction != core.Incoming || m.ThreadID != onlySent.ThreadID {
+		t.Fatalf("mail under a Message-ID only sent is new, in the sent one's thread: %+v (sent %d, thread %s)", m, onlySent.ID, onlySent.ThreadID)
+	}
+}
+
 func testMailOutbox(t *testing.T, f *fixture) {
 	a := f.account()
 	_, in := f.identity(a.ID)

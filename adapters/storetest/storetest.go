@@ -66,6 +66,7 @@ var cases = []testCase{
 	{"mail/dedupe skips a redelivered message", testMailDedupe},
 	{"mail/an SMTP retry of the same bytes within a day is the first copy", testMailRedelivery},
 	{"mail/messages stored together see each other and what was stored before", testMailOneBatch},
+	{"mail/a Message-ID both sent and received: redeliveries and threads", testMailSentAndReceivedMessageID},
 	{"mail/outbox claims, leases, retries and finishes", testMailOutbox},
 	{"mail/uploads", testMailUploads},
 	{"domains/create, read, list; one account per name", testDomainsCreate},
