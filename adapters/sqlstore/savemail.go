@@ -133,7 +133,7 @@ func accountsOf(mails []queuedMail) []string {
 
 // saveMail stores mails in tx (SQLite), account rows locked first.
 func (db *DB) saveMail(ctx context.Context, tx *preparedTx, mails []queuedMail) ([]core.EmailMessage, error) {
-	mt := newMailTx(ctx, db, tx, &probes{db: db, ctx: ctx, tx: tx, absent: map[probeKey]bool{}})
+	mt := newMailTx(ctx, db, tx, &probes{db: db, ctx: ctx, tx: tx, absent: map[indexKey]bool{}})
 	for _, a := range accountsOf(mails) {
 		var clock int64
 		if err := tx.GetContext(ctx, &clock, db.q(`SELECT mail_clock FROM accounts WHERE id = ?`+db.forUpdate()), a); err != nil {
@@ -419,22 +419,17 @@ type probes struct {
 	db  *DB
 	ctx context.Context
 	tx  *preparedTx
-	// absent are the Message-IDs no stored message of the inbox has: a
-	// received message is first asked whether it came before (Received),
-	// then which thread its own Message-ID is in (ThreadOf), and nearly
-	// always it is new. The transaction's own messages are the mailTx's
-	// to answer, and no one else writes while it runs.
-	absent map[probeKey]bool
-}
-
-// probeKey is a Message-ID in an inbox, as given to a probe.
-type probeKey struct {
-	inbox     int64
-	messageID string
+	// absent are the Message-IDs no stored message of the inbox has (as
+	// the probes bind them, cleaned): a received message is first asked
+	// whether it came before (Received), then which thread its own
+	// Message-ID is in (ThreadOf), and nearly always it is new. The
+	// transaction's own messages are the mailTx's to answer, and no one
+	// else writes while it runs.
+	absent map[indexKey]bool
 }
 
 func (p *probes) ThreadOf(inboxID int64, messageID string) (string, bool, error) {
-	if p.absent[probeKey{inboxID, messageID}] {
+	if p.absent[keyOf(inboxID, messageID)] {
 		return "", false, nil
 	}
 	var threadID string
@@ -458,7 +453,7 @@ func (p *probes) Received(inboxID int64, messageID string) (core.EmailMessage, b
 	err := p.tx.GetContext(p.ctx, &newest, p.db.q(`SELECT id, direction = 'incoming' AS incoming FROM email_messages
 		WHERE inbox_id = +? AND message_id = ? ORDER BY id DESC LIMIT 1`), inboxID, messageID)
 	if errors.Is(err, sql.ErrNoRows) {
-		p.absent[probeKey{inboxID, messageID}] = true
+		p.absent[keyOf(inboxID, messageID)] = true
 		return core.EmailMessage{}, false, nil
 	}
 	if err != nil {
