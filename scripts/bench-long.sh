@@ -163,8 +163,8 @@ BEGIN;
 CREATE TEMP TABLE span AS SELECT max(created_at) - min(created_at) + 1 AS d, max(id) AS top FROM email_messages;
 INSERT INTO email_threads ($tcols) SELECT $tsel FROM email_threads;
 INSERT INTO email_messages ($mcols) SELECT $msel FROM email_messages ORDER BY id LIMIT $take;
-INSERT INTO email_sources (message_id, raw)
-  SELECT m.id, s.raw FROM email_messages m JOIN email_sources s ON s.message_id = m.id - (SELECT top FROM span)
+INSERT INTO email_sources (message_id, raw, compressed)
+  SELECT m.id, s.raw, s.compressed FROM email_messages m JOIN email_sources s ON s.message_id = m.id - (SELECT top FROM span)
   WHERE m.id > (SELECT top FROM span);
 COMMIT;
 PRAGMA wal_checkpoint(TRUNCATE);

@@ -83,3 +83,14 @@ func CountedMessages(ctx context.Context, db *DB) (float64, error) {
 	var n float64
 	return n, db.w.GetContext(ctx, &n, `SELECT reltuples FROM pg_class WHERE oid = 'email_messages'::regclass`)
 }
+
+// StoredSource is the size of a message's source as email_sources holds
+// it, and whether that is its compressed form.
+func StoredSource(ctx context.Context, db *DB, id int64) (size int, compressed bool, err error) {
+	var row struct {
+		Size       int  `db:"size"`
+		Compressed bool `db:"compressed"`
+	}
+	err = db.w.GetContext(ctx, &row, db.q(`SELECT length(raw) AS size, compressed FROM email_sources WHERE message_id = ?`), id)
+	return row.Size, row.Compressed, err
+}

@@ -316,7 +316,7 @@ func (db *DB) wholeMessages(ctx context.Context, sel selector, rows []messageRow
 		if db.parser == nil {
 			return nil, fmt.Errorf("sqlstore: message %d keeps its HTML in its source, and the store has no parser to read it", inSource[0])
 		}
-		query, args, err := sqlx.In(`SELECT message_id, raw FROM email_sources WHERE message_id IN (?)`, inSource)
+		query, args, err := sqlx.In(`SELECT message_id, raw, compressed FROM email_sources WHERE message_id IN (?)`, inSource)
 		if err != nil {
 			return nil, err
 		}
@@ -325,7 +325,11 @@ func (db *DB) wholeMessages(ctx context.Context, sel selector, rows []messageRow
 			return nil, err
 		}
 		for _, s := range sources {
-			parsed, err := db.parser.Describe(s.Raw) // the HTML alone is wanted
+			raw, err := s.source()
+			if err != nil {
+				return nil, err
+			}
+			parsed, err := db.parser.Describe(raw) // the HTML alone is wanted
 			if err != nil {
 				return nil, fmt.Errorf("sqlstore: reading message %d's HTML from its source: %w", s.MessageID, err)
 			}
@@ -341,11 +345,6 @@ func (db *DB) wholeMessages(ctx context.Context, sel selector, rows []messageRow
 }
 
 // rawRow is a message's raw source.
-type rawRow struct {
-	MessageID int64  `db:"message_id"`
-	Raw       []byte `db:"raw"`
-}
-
 // attachAttachments fills the attachment lists of msgs in one query.
 func (db *DB) attachAttachments(ctx context.Context, sel selector, msgs []core.EmailMessage) error {
 	if len(msgs) == 0 {
@@ -528,10 +527,13 @@ func messagePageQuery(from, order string, offset int) string {
 }
 
 func (db *DB) RawMessage(ctx context.Context, accountID string, id int64) ([]byte, error) {
-	var raw []byte
-	err := db.get(ctx, &raw, db.q(`SELECT s.raw FROM email_sources s JOIN email_messages m ON m.id = s.message_id
+	r := rawRow{MessageID: id}
+	err := db.get(ctx, &r, db.q(`SELECT s.raw, s.compressed FROM email_sources s JOIN email_messages m ON m.id = s.message_id
 		WHERE s.message_id = ? AND m.account_id = ?`), id, accountID)
-	return raw, notFound(err, "Message")
+	if err != nil {
+		return nil, notFound(err, "Message")
+	}
+	return r.source()
 }
 
 func (db *DB) SetRead(ctx context.Context, accountID string, id int64, read bool) error {

@@ -36,17 +36,20 @@ func (db *DB) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.Email
 	claim := ports.ClaimOf(ctx)
 	queued := make([]queuedMail, len(mails))
 	for i, nm := range mails {
-		queued[i] = queuedMail{NewMail: nm, claim: claim}
+		queued[i] = queuedMail{NewMail: nm, claim: claim, source: db.storedSourceOf(nm.Raw)}
 	}
 	return db.mail.do(ctx, queued)
 }
 
 // queuedMail is a message of a SaveMail call with the idempotency claim the
 // call's context carries: the group commit's transaction runs on a context
-// of its own, and records each call's effect on that call's claim.
+// of its own, and records each call's effect on that call's claim. Its
+// source is ready to store: compressing it is the caller's work, not the
+// writer's.
 type queuedMail struct {
 	ports.NewMail
-	claim *ports.IdempotencyClaim
+	claim  *ports.IdempotencyClaim
+	source storedSource
 }
 
 // storeMail stores mails in one transaction, with the events they make:
@@ -246,8 +249,10 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 		return m, err
 	}
 	if p, ok := mt.w.(*pipeline); ok {
-		p.sourceRows(`INSERT INTO email_sources (message_id, raw) SELECT * FROM unnest($1::bigint[], $2::bytea[])`).add(m.ID, nm.Raw)
-	} else if _, err := mt.w.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw) VALUES (?, ?)`), m.ID, nm.Raw); err != nil {
+		p.sourceRows(`INSERT INTO email_sources (message_id, raw, compressed) SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::boolean[])`).
+			add(m.ID, nm.source.raw, nm.source.compressed)
+	} else if _, err := mt.w.ExecContext(ctx, db.q(`INSERT INTO email_sources (message_id, raw, compressed) VALUES (?, ?, ?)`),
+		m.ID, nm.source.raw, nm.source.compressed); err != nil {
 		return m, err
 	}
 	if err := db.recordEffect(ctx, mt.w, nm.claim, ports.EffectMessage, strconv.FormatInt(m.ID, 10)); err != nil {

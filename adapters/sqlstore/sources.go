@@ -107,9 +107,10 @@ func (db *DB) MailboxEntries(ctx context.Context, inboxID int64, dir core.Direct
 		Size      int64 `db:"size"`
 		CreatedAt int64 `db:"created_at"`
 	}
-	// length() of a blob is its size in bytes in both dialects.
-	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT m.id, m.is_read, length(s.raw) AS size, m.created_at
-		FROM email_messages m JOIN email_sources s ON s.message_id = m.id
+	// stored_bytes is the source's length (core.MessageStoredBytes),
+	// which a compressed source's blob is not.
+	err := db.r.SelectContext(ctx, &rows, db.q(`SELECT m.id, m.is_read, m.stored_bytes AS size, m.created_at
+		FROM email_messages m
 		WHERE m.inbox_id = ? AND m.direction = ? AND m.blocked = ? AND `+isSpamCondition(spam, "m.")+` ORDER BY m.id`),
 		inboxID, string(dir), false)
 	if err != nil {

@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -563,6 +564,40 @@ func testMailUploads(t *testing.T, f *fixture) {
 	if string(got.Content) != "a,b" || got.MessageID != 0 || got.Filename != "report.csv" {
 		t.Fatalf("upload %+v", got)
 	}
+}
+
+// testMailSources: a store may keep a source in another form (SQLite
+// compresses it), but reads it back as it was, and a mailbox's sizes are
+// the received bytes'.
+func testMailSources(t *testing.T, f *fixture) {
+	a := f.account()
+	_, in := f.identity(a.ID)
+	noise := make([]byte, 40<<10) // incompressible
+	rand.NewChaCha8([32]byte{}).Read(noise)
+	sources := [][]byte{
+		[]byte("Subject: tiny\r\n\r\nBody\r\n"),
+		[]byte("Subject: text\r\n\r\n" + strings.Repeat("Quarterly figures attached, see the summary.\r\n", 2000)),
+		append([]byte("Subject: noise\r\n\r\n"), noise...),
+	}
+	want := map[int64][]byte{}
+	var sizes []string
+	for i, raw := range sources {
+		nm := incoming(in, fmt.Sprintf("src%d@x", i), "source", f.tick(), "")
+		nm.Raw = raw
+		m := f.save(nm)[0]
+		want[m.ID] = raw
+		sizes = append(sizes, fmt.Sprint(m.ID, len(raw)))
+	}
+	for id, raw := range want {
+		got, err := f.s.RawMessage(f.ctx, a.ID, id)
+		f.must(err)
+		if !bytes.Equal(got, raw) {
+			t.Fatalf("message %d: read back %d bytes, want its %d", id, len(got), len(raw))
+		}
+	}
+	entries, err := f.s.MailboxEntries(f.ctx, in.ID, core.Incoming, false)
+	f.must(err)
+	wantIDs(t, "sizes", ids(entries, func(e ports.MailboxEntry) string { return fmt.Sprint(e.ID, e.Size) }), sizes)
 }
 
 func testMailboxEntries(t *testing.T, f *fixture) {

@@ -82,6 +82,7 @@ var cases = []testCase{
 	{"certificates/entries are stored, replaced, deleted and sealed values", testCertificateEntries},
 	{"certificates/a name is leased to one holder at a time, renewed, released, taken over once it runs out", testCertificateLeases},
 	{"mail/mailbox entries list one inbox and direction by id", testMailboxEntries},
+	{"mail/sources read back byte for byte, sized as received, whatever they hold", testMailSources},
 	{"mail/labels: added and removed once, shown everywhere, bounded, gone with their message", testMailLabels},
 	{"mail/label filters of messages and threads", testMailLabelFilters},
 	{"phones/one per identity, one identity per number", testPhonesUnique},
