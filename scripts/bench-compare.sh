@@ -61,6 +61,13 @@ if [ -z "${REF_BIN:-}" ]; then
   echo "building $REF…" >&2
   build "$tmp/ref" "$REF_BIN"
 fi
+# Both run from copies, as installed binaries do: run from the file the
+# linker has just written (through mmap), a server had 3 MiB more of its
+# binary resident (RssFile 40 against 37 MB) than from a copy of it or from
+# the same file read back from disk (its page cache dropped first).
+ref_label=${REF:-$REF_BIN}
+install -m 0755 "$BIN" "$tmp/run-this" && BIN=$tmp/run-this
+install -m 0755 "$REF_BIN" "$tmp/run-ref" && REF_BIN=$tmp/run-ref
 out="bench/results/$(date -u +%Y-%m-%dT%H%M%S)-compare.jsonl" # seconds: runs back to back
 : >"$out"
 
@@ -159,7 +166,7 @@ done
 
 # this/ref per round and metric, then min/median/max over the rounds.
 echo
-echo "this ($(git describe --always --dirty)) / ref (${REF:-$REF_BIN}), $ROUNDS rounds, N=$N c=$C; results: $out"
+echo "this ($(git describe --always --dirty)) / ref ($ref_label), $ROUNDS rounds, N=$N c=$C; results: $out"
 jq -s -r '
   def stats: sort | "\(.[0] * 100 | round / 100)  \(.[length / 2 | floor] * 100 | round / 100)  \(.[-1] * 100 | round / 100)";
   (map(select(.bin == "sink") | .msgs_per_s) | "null sink msg/s (min median max): \(stats)"),
