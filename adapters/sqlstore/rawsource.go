@@ -16,12 +16,12 @@ type storedSource struct {
 // storedSourceOf is the form a source is kept in. SQLite keeps it
 // compressed when that saves a tenth or more: most of a message on disk is
 // its source, and each page of it is written twice, to the log and at the
-// checkpoint. S2 compresses about 1 GB/s, on the session's goroutine
+// checkpoint. S2 compresses at 0.5–1 GB/s here, on the session's goroutine
 // before the message joins the group commit, so the writer only sees fewer
 // pages. PostgreSQL's TOAST compresses sources itself (lz4, migration
 // 00027).
 func (db *DB) storedSourceOf(raw []byte) storedSource {
-	if db.dialect != SQLite {
+	if db.dialect != SQLite || len(raw) > maxCompressedSource {
 		return storedSource{raw: raw}
 	}
 	buf := encodeBuffers.Get().(*[]byte)
@@ -35,6 +35,12 @@ func (db *DB) storedSourceOf(raw []byte) storedSource {
 	}
 	return storedSource{raw: append([]byte(nil), c...), compressed: true}
 }
+
+// maxCompressedSource bounds the sources compressed: S2 has no entropy
+// coding, so what makes a message large (attachments, base64 of already
+// compressed files) hardly shrinks, and the encoder's buffer would be
+// another copy of it.
+const maxCompressedSource = 1 << 20
 
 // encodeBuffers hold room for a message's worst case (a little more than
 // the message), which is garbage once the compressed form is copied out;

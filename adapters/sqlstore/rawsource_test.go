@@ -16,9 +16,9 @@ import (
 	"github.com/callsign/callsign/ports"
 )
 
-// TestSQLiteKeepsSourcesCompressed: SQLite stores a source compressed when
-// that saves a tenth of it, as it is otherwise (and PostgreSQL always, its
-// TOAST compressing); a source stored before compression (a row with
+// TestSQLiteKeepsSourcesCompressed: SQLite stores a source of up to 1 MiB
+// compressed when that saves a tenth of it, as it is otherwise (and
+// PostgreSQL always, its TOAST compressing); a source stored before compression (a row with
 // compressed false) reads back as it is, and a damaged compressed one is an
 // error, not other bytes.
 func TestSQLiteKeepsSourcesCompressed(t *testing.T) {
@@ -47,6 +47,7 @@ func TestSQLiteKeepsSourcesCompressed(t *testing.T) {
 			}{
 				{"text", text, d == sqlstore.SQLite},
 				{"noise", noise, false},
+				{"text over 1 MiB", bytes.Repeat(text, (1<<20)/len(text)+1), false},
 			} {
 				id := save(c.raw)
 				size, compressed, err := sqlstore.StoredSource(ctx, db, id)
