@@ -237,6 +237,9 @@ func (s *Receiving) authenticate(ctx context.Context, in InboundMail) *core.Auth
 // any other error means nothing was stored and the sender should retry.
 func (s *Receiving) Deliver(ctx context.Context, in InboundMail) (stored []core.EmailMessage, err error) {
 	start := time.Now()
+	if a, ok := s.messages.(ports.MailArrivals); ok {
+		defer a.Arriving()()
+	}
 	room := in.Raw[:in.Headroom]
 	in.Raw, in.Headroom = in.Raw[in.Headroom:], 0
 	defer func() { s.observeInbound(in, stored, err, time.Since(start)) }()

@@ -379,6 +379,16 @@ type MailboxEntry struct {
 	CreatedAt time.Time
 }
 
+// MailArrivals is offered by a MailStore whose concurrent SaveMail calls
+// share a commit: a delivery says it is on its way as it starts, so that
+// a commit can wait briefly for it rather than the next paying for a
+// commit of its own.
+type MailArrivals interface {
+	// Arriving announces a caller of SaveMail; done says it has finished,
+	// whether it called or not.
+	Arriving() (done func())
+}
+
 // MailStore keeps messages, their threads and attachments.
 type MailStore interface {
 	// SaveMail stores messages with their attachments, thread updates,

@@ -191,6 +191,7 @@ func newDB(d Dialect, w, r *sqlx.DB) *DB {
 	db.mail = newGroupCommit(maxMailBatch, db.storeMail)
 	if d == SQLite {
 		db.reads, db.writes = &stmtCache{pool: r}, &stmtCache{pool: w}
+		db.mail.arrivalWait = sqliteArrivalWait
 	}
 	return db
 }

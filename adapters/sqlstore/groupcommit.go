@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // errClosed answers a call made after the store closed.
@@ -17,6 +19,11 @@ var errClosed = errors.New("the store is closed")
 // paying for its own, and nothing is acknowledged before it is durable.
 // When a batch fails, each call in it is committed alone, so that one bad
 // call fails only its own caller.
+//
+// Callers on their way may say so (arrive): a batch then waits, up to
+// arrivalWait, for those announced and not yet queued, so that one commit
+// serves them too. Nothing waits for calls nobody announced, so a lone
+// call commits at once.
 type groupCommit[In, Out any] struct {
 	// commit stores a batch in one transaction and returns one result per
 	// input, in order, or an error when nothing was stored.
@@ -27,6 +34,12 @@ type groupCommit[In, Out any] struct {
 	committed func(calls int)
 
 	queue chan *groupCall[In, Out]
+	// arriving counts the callers announced and not yet done; left wakes
+	// a batch waiting for them when one is done without a call.
+	arriving atomic.Int64
+	left     chan struct{}
+	// arrivalWait is the longest a batch waits for them; none when 0.
+	arrivalWait time.Duration
 	// mu keeps close from racing a call into the queue: a call queued
 	// before close is committed, one after it is refused.
 	mu     sync.RWMutex
@@ -47,7 +60,8 @@ type groupAnswer[Out any] struct {
 
 // newGroupCommit starts the goroutine that commits; close stops it.
 func newGroupCommit[In, Out any](max int, commit func(context.Context, []In) ([]Out, error)) *groupCommit[In, Out] {
-	g := &groupCommit[In, Out]{commit: commit, max: max, queue: make(chan *groupCall[In, Out], 4*max), stop: make(chan struct{})}
+	g := &groupCommit[In, Out]{commit: commit, max: max, queue: make(chan *groupCall[In, Out], 4*max), left: make(chan struct{}, 1),
+		stop: make(chan struct{})}
 	g.done.Add(1)
 	go g.run()
 	return g
@@ -75,6 +89,31 @@ func (g *groupCommit[In, Out]) do(ctx context.Context, in []In) ([]Out, error) {
 	// which even if it stopped waiting, or it could retry what is stored.
 	a := <-c.answer
 	return a.out, a.err
+}
+
+// sqliteArrivalWait bounds how long an SQLite batch waits for announced
+// callers: more than a delivery takes from its announcement to its call,
+// less than a commit. A commit rewrites the hot pages of a dozen indexes
+// (their last leaves, per identity and inbox) whatever its size; at c=16
+// waiting made batches of 5.1 messages 6.8, and the writes to the log 41
+// a message 38. PostgreSQL does not wait: its pipelined batches were
+// slower for it (rate 0.95×, server and database CPU 1.05×).
+const sqliteArrivalWait = 2 * time.Millisecond
+
+// arrive announces a caller that will call do soon; done says it has
+// finished (called or not).
+func (g *groupCommit[In, Out]) arrive() (done func()) {
+	g.arriving.Add(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.arriving.Add(-1)
+			select {
+			case g.left <- struct{}{}:
+			default:
+			}
+		})
+	}
 }
 
 // close commits what is queued, then stops.
@@ -114,8 +153,33 @@ func (g *groupCommit[In, Out]) run() {
 				break gather
 			}
 		}
-		g.commitBatch(batch)
+		g.commitBatch(g.awaitArrivals(batch))
 	}
+}
+
+// awaitArrivals adds to batch the calls of announced callers, while some
+// are still on their way, for up to arrivalWait. A caller is counted
+// until it is done, so those in batch are among the announced (or were
+// never announced, which only shortens the wait).
+func (g *groupCommit[In, Out]) awaitArrivals(batch []*groupCall[In, Out]) []*groupCall[In, Out] {
+	expected := func() bool { return len(batch) < g.max && g.arriving.Load() > int64(len(batch)) }
+	if g.arrivalWait <= 0 || !expected() {
+		return batch
+	}
+	timer := time.NewTimer(g.arrivalWait)
+	defer timer.Stop()
+	for expected() {
+		select {
+		case c := <-g.queue:
+			batch = append(batch, c)
+		case <-g.left:
+		case <-timer.C:
+			return batch
+		case <-g.stop:
+			return batch
+		}
+	}
+	return batch
 }
 
 // commitBatch commits the calls of batch together, or each alone when

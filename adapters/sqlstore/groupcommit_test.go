@@ -180,3 +180,70 @@ func TestGroupCommitCallerThatGivesUpBeforeQueueingStoresNothing(t *testing.T) {
 		t.Fatalf("a caller that gave up: %v", err)
 	}
 }
+
+// TestGroupCommitWaitsForAnnouncedCallers: a batch waits for the callers
+// announced and not yet queued, and only for them: a lone call, or one
+// whose fellow gave up, commits at once. The wait is made too long to
+// pass by running out.
+func TestGroupCommitWaitsForAnnouncedCallers(t *testing.T) {
+	var batches [][]int
+	var mu sync.Mutex
+	g := newGroupCommit(8, func(_ context.Context, in []int) ([]int, error) {
+		mu.Lock()
+		batches = append(batches, slices.Sorted(slices.Values(in)))
+		mu.Unlock()
+		return in, nil
+	})
+	g.arrivalWait = time.Hour
+	defer g.close()
+	call := func(v int) <-chan error {
+		errc := make(chan error, 1)
+		go func() {
+			_, err := g.do(context.Background(), []int{v})
+			errc <- err
+		}()
+		return errc
+	}
+	returned := func(what string, errc <-chan error) {
+		t.Helper()
+		var err error
+		eventually(t, what, func() bool {
+			select {
+			case err = <-errc:
+				return true
+			default:
+				return false
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+
+	returned("a lone call", call(1))
+
+	doneA, doneB := g.arrive(), g.arrive()
+	first := call(2)
+	time.Sleep(10 * time.Millisecond) // the batch of 2 is waiting for B
+	second := call(3)
+	returned("the first announced call", first)
+	returned("the second", second)
+	doneA()
+	doneB()
+
+	doneC, doneD := g.arrive(), g.arrive()
+	third := call(4)
+	doneD() // gave up without calling
+	returned("a call whose fellow gave up", third)
+	doneC()
+	doneC() // done is idempotent
+
+	mu.Lock()
+	defer mu.Unlock()
+	if want := [][]int{{1}, {2, 3}, {4}}; !slices.EqualFunc(batches, want, slices.Equal) {
+		t.Fatalf("batches %v, want %v", batches, want)
+	}
+	if n := g.arriving.Load(); n != 0 {
+		t.Fatalf("%d callers still counted as arriving", n)
+	}
+}

@@ -41,6 +41,10 @@ func (db *DB) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.Email
 	return db.mail.do(ctx, queued)
 }
 
+// Arriving implements ports.MailArrivals: on SQLite a commit waits, up to
+// sqliteArrivalWait, for the deliveries on their way.
+func (db *DB) Arriving() (done func()) { return db.mail.arrive() }
+
 // queuedMail is a message of a SaveMail call with the idempotency claim the
 // call's context carries: the group commit's transaction runs on a context
 // of its own, and records each call's effect on that call's claim. Its
