@@ -237,6 +237,8 @@ func (s *Receiving) authenticate(ctx context.Context, in InboundMail) *core.Auth
 // any other error means nothing was stored and the sender should retry.
 func (s *Receiving) Deliver(ctx context.Context, in InboundMail) (stored []core.EmailMessage, err error) {
 	start := time.Now()
+	// Announced from the start: the store bounds how long a commit waits
+	// for it, so a delivery waiting on DNS or rspamd delays none for long.
 	if a, ok := s.messages.(ports.MailArrivals); ok {
 		defer a.Arriving()()
 	}

@@ -344,7 +344,6 @@ func (db *DB) wholeMessages(ctx context.Context, sel selector, rows []messageRow
 	return msgs, db.attachAttachments(ctx, sel, msgs)
 }
 
-// rawRow is a message's raw source.
 // attachAttachments fills the attachment lists of msgs in one query.
 func (db *DB) attachAttachments(ctx context.Context, sel selector, msgs []core.EmailMessage) error {
 	if len(msgs) == 0 {
