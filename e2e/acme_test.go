@@ -60,16 +60,6 @@ func buildPebble(t *testing.T) pebble {
 	return pebble{bin: filepath.Join(bin, "pebble"), dir: mod.Dir}
 }
 
-// freeAddr is a loopback address no one listens on just now.
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func port(t *testing.T, addr string) int {
 	_, p, err := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(p)

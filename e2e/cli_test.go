@@ -184,12 +184,7 @@ func TestStartupErrorsAreOneLineNamingTheVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A port nothing listens on: connecting is refused at once.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedPort := ln.Addr().String()
-	ln.Close()
+	closedPort := freeAddr(t)
 	for name, env := range map[string]map[string]string{
 		"CALLSIGN_DATA_DIR":     {"CALLSIGN_DATA_DIR": filepath.Join(notADir, "data")},
 		"CALLSIGN_DATABASE_URL": {"CALLSIGN_DATA_DIR": t.TempDir(), "CALLSIGN_DATABASE_URL": "postgres://callsign:hunter2secret@" + closedPort + "/db?sslmode=disable"},

@@ -7,7 +7,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/mail"
 	"strings"
@@ -53,12 +52,7 @@ func newRelayFaults(t *testing.T, d sqlstore.Dialect) *relayFaults {
 		relay.refuse[fmt.Sprintf("refused-%d@example.org", i)] = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
 	}
 	// A port for the relay, which is not listening yet.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	relay.addr = ln.Addr().String()
-	ln.Close()
+	relay.addr = freeAddr(t)
 	rf := newOutboxFaults(t, d, mailFake{
 		env: map[string]string{"CALLSIGN_SMTP_RELAY": "smtp://relayuser:relaypass@" + relay.addr, "CALLSIGN_SMTP_RELAY_CA": relay.caFile},
 		accepted: func() (raws [][]byte, _ []string) {

@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +25,51 @@ import (
 	"github.com/callsign/callsign/internal/cli"
 	"github.com/callsign/callsign/internal/server"
 )
+
+// freeAddr is a loopback address for a listener that starts later, whose
+// address must be known first (a base URL, a peer's configuration). The
+// port lies outside the kernel's ephemeral range, so neither a parallel
+// test's listener on port 0 nor an outgoing connection can take it in the
+// meantime, and it is never handed out twice in one run.
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	low, high := 1024, 65535
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var first, last int
+		if _, err := fmt.Sscan(string(b), &first, &last); err == nil {
+			// The wider gap outside [first, last].
+			if first-1024 >= 65535-last {
+				high = first - 1
+			} else {
+				low = last + 1
+			}
+		}
+	}
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 1000 {
+		p := low + rand.IntN(high-low+1)
+		if handedOut.ports[p] {
+			continue
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		handedOut.ports[p] = true
+		return addr
+	}
+	t.Fatalf("no free loopback port in %d-%d", low, high)
+	return ""
+}
+
+// handedOut holds the ports freeAddr has handed out.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
 
 // running is the whole service started in-process on loopback ports, on a
 // fresh database of one dialect.

@@ -275,12 +275,7 @@ func TestMailEndToEnd(t *testing.T) {
 func TestRelayDownThenUp(t *testing.T) {
 	t.Parallel()
 	relay := newTestRelay(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nobody listens here yet
+	addr := freeAddr(t) // nobody listens here yet
 	r := start(t, sqlstore.SQLite, map[string]string{
 		"CALLSIGN_SMTP_RELAY":    "smtp://relayuser:relaypass@" + addr,
 		"CALLSIGN_SMTP_RELAY_CA": relay.caFile,

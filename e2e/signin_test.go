@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -37,12 +36,7 @@ func (c *shiftClock) shift(d time.Duration) { c.offset.Add(int64(d)) }
 // Device polling is every second, to keep tests short.
 func startPublic(t *testing.T, d sqlstore.Dialect, env map[string]string, tune ...func(*app.Deps)) *running {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	e := map[string]string{"CALLSIGN_HTTP_ADDR": addr, "CALLSIGN_BASE_URL": "http://" + addr}
 	for k, v := range env {
 		e[k] = v
