@@ -37,10 +37,11 @@ func freeAddr(t testing.TB) string {
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		var first, last int
 		if _, err := fmt.Sscan(string(b), &first, &last); err == nil {
-			// The wider gap outside [first, last].
-			if first-1024 >= 65535-last {
+			// The wider gap outside [first, last], if there is one.
+			switch {
+			case first-1024 >= 65535-last && first > 1024:
 				high = first - 1
-			} else {
+			case last < 65535:
 				low = last + 1
 			}
 		}
