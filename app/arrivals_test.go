@@ -41,19 +41,7 @@ func TestDeliveriesAnnounceThemselvesToTheStore(t *testing.T) {
 		Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
 		Settings: Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 10}})
 	t.Cleanup(a.Close)
-	b, err := a.Accounts.Create(ctx, "owner@example.com", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "ann"
-	ident, err := a.Identities.Create(ctx, core.Principal{AccountID: b.Account.ID, KeyType: core.KeyManagement}, IdentityInput{Name: &name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := store.InboxByEmail(ctx, ident.Inbox)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := newInbox(t, a, store, newOwner(t, a, "owner@example.com"), "ann")
 	mail := func(body string) []byte {
 		return []byte("From: carol@example.org\r\nSubject: hi\r\nMessage-ID: <" + body[:1] + "@example.org>\r\n\r\n" + body + "\r\n")
 	}

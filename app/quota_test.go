@@ -23,28 +23,8 @@ func TestLocalDeliveryWaitsAtTheStorageQuota(t *testing.T) {
 		Parser: mailmime.Parser{}, Composer: mailmime.Composer{}},
 		Settings: Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20, Quotas: core.Limits{core.QuotaStorage: 2000}}})
 	t.Cleanup(a.Close)
-	owner := func(email string) core.Principal {
-		t.Helper()
-		b, err := a.Accounts.Create(ctx, email, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return core.Principal{AccountID: b.Account.ID, KeyType: core.KeyManagement}
-	}
-	identity := func(p core.Principal, name string) core.Inbox {
-		t.Helper()
-		ident, err := a.Identities.Create(ctx, p, IdentityInput{Name: &name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		in, err := store.InboxByEmail(ctx, ident.Inbox)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return in
-	}
-	sender, full := owner("a@example.com"), owner("b@example.com")
-	ann, bob := identity(sender, "ann"), identity(full, "bob")
+	sender, full := newOwner(t, a, "a@example.com"), newOwner(t, a, "b@example.com")
+	ann, bob := newInbox(t, a, store, sender, "ann"), newInbox(t, a, store, full, "bob")
 	if err := store.SetSubscription(ctx, full.AccountID, false); err != nil {
 		t.Fatal(err)
 	}
@@ -91,19 +71,7 @@ func TestRCPTReadsStorageAfterItsMailAndOthers(t *testing.T) {
 	a := New(Deps{Ports: Ports{Store: store, Clock: clock, IDs: memory.IDs{}, Parser: mailmime.Parser{}},
 		Settings: Settings{MailDomains: []string{"agents.test"}, MaxMessageBytes: 1 << 20, Quotas: core.Limits{core.QuotaStorage: 2000}}})
 	t.Cleanup(a.Close)
-	b, err := a.Accounts.Create(ctx, "a@example.com", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "bob"
-	ident, err := a.Identities.Create(ctx, core.Principal{AccountID: b.Account.ID, KeyType: core.KeyManagement}, IdentityInput{Name: &name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bob, err := store.InboxByEmail(ctx, ident.Inbox)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bob := newInbox(t, a, store, newOwner(t, a, "a@example.com"), "bob")
 	rcpt := func() error {
 		_, err := a.Receiving.ResolveRecipient(ctx, "carol@example.org", bob.Email)
 		return err
@@ -146,4 +114,29 @@ func TestRCPTReadsStorageAfterItsMailAndOthers(t *testing.T) {
 	if err := rcpt(); core.QuotaOf(err) != core.QuotaStorage {
 		t.Fatalf("a second after another instance filled the quota: %v", err)
 	}
+}
+
+// newOwner creates an account in a and returns its management principal.
+func newOwner(t *testing.T, a *App, email string) core.Principal {
+	t.Helper()
+	b, err := a.Accounts.Create(context.Background(), email, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core.Principal{AccountID: b.Account.ID, KeyType: core.KeyManagement}
+}
+
+// newInbox creates an identity named name for p and returns its inbox.
+func newInbox(t *testing.T, a *App, store ports.InboxStore, p core.Principal, name string) core.Inbox {
+	t.Helper()
+	ctx := context.Background()
+	ident, err := a.Identities.Create(ctx, p, IdentityInput{Name: &name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := store.InboxByEmail(ctx, ident.Inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
 }

@@ -16,11 +16,7 @@ func TestRoute(t *testing.T) {
 	a := New(Deps{Ports: Ports{Store: store, Clock: &memory.Clock{}, IDs: memory.IDs{}},
 		Settings: Settings{MailDomains: []string{"agents.test"}}})
 	t.Cleanup(a.Close)
-	boot, err := a.Accounts.Create(ctx, "owner@example.com", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := core.Principal{AccountID: boot.Account.ID, KeyType: core.KeyManagement}
+	owner := newOwner(t, a, "owner@example.com")
 	name := "helper"
 	ident, err := a.Identities.Create(ctx, owner, IdentityInput{Name: &name})
 	if err != nil {
