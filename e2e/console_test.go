@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,6 +65,13 @@ func (p *person) token() string {
 // post submits a form; the token is added unless the form has one (even empty).
 func (p *person) post(path string, form url.Values) (int, string, string) {
 	p.t.Helper()
+	res, body := p.submit(path, form)
+	return res.StatusCode, res.Header.Get("Location"), body
+}
+
+// submit is post with the whole response, its body read.
+func (p *person) submit(path string, form url.Values) (*http.Response, string) {
+	p.t.Helper()
 	if _, ok := form["csrf_token"]; !ok {
 		form.Set("csrf_token", p.token())
 	}
@@ -73,7 +81,7 @@ func (p *person) post(path string, form url.Values) (int, string, string) {
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	return res.StatusCode, res.Header.Get("Location"), string(body)
+	return res, string(body)
 }
 
 func (p *person) signIn(email string) {
@@ -307,13 +315,18 @@ func TestConsoleSignInIsRateLimited(t *testing.T) {
 	// passwords answered before the first 429 against the time they took.
 	began, wrong := time.Now(), 0
 	var throttled time.Time
+	var retryAfter time.Duration
 	for {
-		s, _, _ := p.post("/console/signin/", url.Values{"email": {"owner@example.com"}, "password": {"guess"}})
-		if s == 429 {
+		res, _ := p.submit("/console/signin/", url.Values{"email": {"owner@example.com"}, "password": {"guess"}})
+		if s := res.StatusCode; s == 429 {
 			throttled = time.Now()
+			seconds, err := strconv.Atoi(res.Header.Get("Retry-After"))
+			if err != nil || seconds < 1 || seconds > 6 {
+				t.Fatalf("Retry-After %q: want the seconds until a guess refills (1 to 6)", res.Header.Get("Retry-After"))
+			}
+			retryAfter = time.Duration(seconds) * time.Second
 			break
-		}
-		if s != 401 {
+		} else if s != 401 {
 			t.Fatalf("wrong password: %d", s)
 		}
 		if wrong++; wrong > 10+int(time.Since(began)/(6*time.Second))+1 {
@@ -323,11 +336,13 @@ func TestConsoleSignInIsRateLimited(t *testing.T) {
 	if wrong < 10 {
 		t.Fatalf("throttled after %d wrong passwords; the bucket holds 10", wrong)
 	}
-	// The right password waits too, until the bucket refills (one guess in
-	// six seconds: a loaded machine may take that long to ask).
+	// The right password waits too, until the bucket refills. Retry-After
+	// rounds the wait up to whole seconds, and the guesses above may have
+	// refilled part of a guess (one in six seconds) while a loaded machine
+	// answered them, so the wait may be up to a second shorter than it says.
 	s, _, body := p.post("/console/signin/", url.Values{"email": {"owner@example.com"}, "password": {ownerPassword}})
-	if refilled := time.Since(throttled) >= 6*time.Second; (s != 429 || !strings.Contains(body, "throttled")) && !(refilled && s == 303) {
-		t.Fatalf("right password while throttled: %d", s)
+	if refilled := time.Since(throttled) >= retryAfter-time.Second; (s != 429 || !strings.Contains(body, "throttled")) && !(refilled && s == 303) {
+		t.Fatalf("right password %s after the 429 (Retry-After %s): %d", time.Since(throttled), retryAfter, s)
 	}
 	// Another account's right password from the same address is not held
 	// back by those guesses.
