@@ -237,11 +237,6 @@ func (s *Receiving) authenticate(ctx context.Context, in InboundMail) *core.Auth
 // any other error means nothing was stored and the sender should retry.
 func (s *Receiving) Deliver(ctx context.Context, in InboundMail) (stored []core.EmailMessage, err error) {
 	start := time.Now()
-	// Announced from the start: the store bounds how long a commit waits
-	// for it, so a delivery waiting on DNS or rspamd delays none for long.
-	if a, ok := s.messages.(ports.MailArrivals); ok {
-		defer a.Arriving()()
-	}
 	room := in.Raw[:in.Headroom]
 	in.Raw, in.Headroom = in.Raw[in.Headroom:], 0
 	defer func() { s.observeInbound(in, stored, err, time.Since(start)) }()
@@ -274,6 +269,12 @@ func (s *Receiving) Deliver(ctx context.Context, in InboundMail) (stored []core.
 	verdict, isSpam, err := s.judgeSpam(ctx, in)
 	if err != nil {
 		return nil, err
+	}
+	// Announced once what may wait on the network (DNS, the spam filter)
+	// is behind it: a commit waits briefly for deliveries about to store,
+	// not for those still waiting on others.
+	if a, ok := s.messages.(ports.MailArrivals); ok {
+		defer a.Arriving()()
 	}
 	now := s.now()
 	var verification *core.Verification

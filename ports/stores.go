@@ -380,9 +380,9 @@ type MailboxEntry struct {
 }
 
 // MailArrivals is offered by a MailStore whose concurrent SaveMail calls
-// share a commit: a delivery says it is on its way as it starts, so that
-// a commit can wait briefly for it rather than the next paying for a
-// commit of its own.
+// share a commit: a delivery says it is on its way once its checks that
+// may wait on the network are done, so that a commit can wait briefly for
+// it rather than the next paying for a commit of its own.
 type MailArrivals interface {
 	// Arriving announces a caller of SaveMail; done says it has finished,
 	// whether it called or not.
