@@ -272,7 +272,10 @@ func openSQLite(path string, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("creating the database: %w", err)
 		}
 	}
-	base := file + "?" + sqlitePragmas
+	if err := registerGatherVFS(); err != nil {
+		return nil, err
+	}
+	base := file + "?vfs=" + walGatherVFS + "&" + sqlitePragmas
 	// IMMEDIATE transactions take the write lock at BEGIN, so a transaction
 	// never fails halfway on a lock upgrade.
 	wp, err := cleanDB("sqlite", base+"&_txlock=immediate&_pragma=wal_autocheckpoint(0)"+
