@@ -196,15 +196,19 @@ func walWrite(tls *libc.TLS, p, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	return sqlite3.SQLITE_OK
 }
 
-// flush makes the gathered writes; they are dropped even if that fails,
-// as a failed write of SQLite's own would have left them.
+// flush makes the gathered writes. What fails to be written stays held,
+// so that the next use of the file tries again and fails too: the commit
+// they belong to can never succeed without them (and what a rolled-back
+// transaction held is dropped at its unlock).
 func (f *shimFile) flush(tls *libc.TLS) int32 {
 	if f.bufLen == 0 {
 		return sqlite3.SQLITE_OK
 	}
-	n, off := f.bufLen, f.bufOff
-	f.bufLen, f.commitDue = 0, 0
-	return f.write(tls, f.buf, int32(n), off)
+	rc := f.write(tls, f.buf, int32(f.bufLen), f.bufOff)
+	if rc == sqlite3.SQLITE_OK {
+		f.bufLen, f.commitDue = 0, 0
+	}
+	return rc
 }
 
 func (f *shimFile) write(tls *libc.TLS, zBuf uintptr, iAmt int32, iOfst int64) int32 {
