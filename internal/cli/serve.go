@@ -31,14 +31,14 @@ func tuneRuntime(getenv func(string) string) {
 }
 
 // softMemoryLimit is the Go runtime's soft memory limit for serve unless
-// GOMEMLIMIT sets one. The live heap under load is a few MiB; the rest of
-// the process is SQLite's memory, outside Go's heap and its limit (8 MiB,
-// growing to 14 over a long run), and the binary's pages (30 MiB). At 32
-// MiB the peak under ingest was 64-65 MiB, past issue 12's 64; at 28 it is
-// 60-61 MiB, for CPU per message within the noise, and 68-72 MiB over
-// 60,000-200,000 messages; 20 would hold that to 60 for about 20% more CPU
-// (docs/perf/2026-12-issue-12-targets-new-machine.md; design.md, "Storage").
-const softMemoryLimit = 28 << 20
+// GOMEMLIMIT sets one. The live heap under load is a few MiB (7-10); the
+// rest of the process is SQLite's memory, outside Go's heap and its limit
+// (1-4 MiB), and the binary's pages (36 MiB since the provider SDKs). At 28
+// MiB the bench's peak was 65-67 MiB, past issue 32's 64; at 24 it is
+// 61.5-63.7 MiB for about 5% more CPU a message, which gathering the WAL's
+// writes had given back three times over, and 66-67 MiB over 100,000
+// messages (docs/perf/2026-12-06-speed.md, session 8).
+const softMemoryLimit = 24 << 20
 
 func (c *cli) serve(*cobra.Command, []string) error {
 	cfg, err := c.config()
