@@ -10,12 +10,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/internal/server"
 )
 
 // tuneRuntime sets the collector for serving, where the environment's
 // GOGC and GOMEMLIMIT do not.
-func tuneRuntime(getenv func(string) string) {
+func tuneRuntime(getenv func(string) string, sqlite bool) {
 	if getenv("GOGC") == "" {
 		// Each message makes short-lived garbage a few times its size while
 		// the live heap stays small: collecting less often saves CPU on the
@@ -26,19 +27,27 @@ func tuneRuntime(getenv func(string) string) {
 		// A soft limit keeps that from growing the heap past what serving
 		// needs: the collector runs more often near it instead of letting
 		// GOGC's headroom (five times the live heap) decide.
-		debug.SetMemoryLimit(softMemoryLimit)
+		limit := postgresMemoryLimit
+		if sqlite {
+			limit = sqliteMemoryLimit
+		}
+		debug.SetMemoryLimit(limit)
 	}
 }
 
-// softMemoryLimit is the Go runtime's soft memory limit for serve unless
-// GOMEMLIMIT sets one. The live heap under load is a few MiB (7-10); the
-// rest of the process is SQLite's memory, outside Go's heap and its limit
-// (1-4 MiB), and the binary's pages (36 MiB since the provider SDKs). At 28
-// MiB the bench's peak was 65-67 MiB, past issue 32's 64; at 24 it is
-// 61.5-63.7 MiB for about 5% more CPU a message, which gathering the WAL's
-// writes had given back three times over, and 66-67 MiB over 100,000
-// messages (docs/perf/2026-12-06-speed.md, session 8).
-const softMemoryLimit = 24 << 20
+// The Go runtime's soft memory limit for serve unless GOMEMLIMIT sets one.
+// The process's peak is that, the binary's pages (36 MiB since the
+// provider SDKs) and, on SQLite, SQLite's own memory (1-4 MiB), which lives
+// beside Go's rather than in a database server. With SQLite at 28 MiB the
+// bench's peak was 65-67 MiB, past issue 32's 64; at 24 it is 61.5-63.7
+// MiB for about 5% more CPU a message (gathering the WAL's writes had given
+// back 14%), and 66-67 MiB over 100,000 messages. With PostgreSQL the peak
+// at 28 MiB is 54-59 MiB, and 24 cost its larger live heap (pgx's batches)
+// 21% of the server's CPU (docs/perf/2026-12-06-speed.md, session 8).
+const (
+	sqliteMemoryLimit   int64 = 24 << 20
+	postgresMemoryLimit int64 = 28 << 20
+)
 
 func (c *cli) serve(*cobra.Command, []string) error {
 	cfg, err := c.config()
@@ -46,7 +55,7 @@ func (c *cli) serve(*cobra.Command, []string) error {
 		return err
 	}
 	log := c.logger(cfg.LogLevel)
-	tuneRuntime(c.getenv)
+	tuneRuntime(c.getenv, !sqlstore.IsPostgresURL(cfg.DatabaseURL))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	svc, err := server.Open(ctx, cfg, log)
