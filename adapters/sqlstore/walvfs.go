@@ -21,12 +21,15 @@ import (
 //
 // What SQLite may rely on stays as it was. Gathered bytes are made, with
 // one write, before anything else is done with the log file (a read, a
-// sync, a size, a truncation, a file control, a close), before a write
-// that does not follow them, and as soon as a commit's last frame is in
-// (its header carries the database's size after the transaction, which no
-// other frame's does). So a committed transaction is in the file before
-// any reader can see it and before its commit returns, and a failed write
-// fails the transaction as SQLite's own would. What is still held when the
+// sync, a size, a truncation, a file control, a close) and before a write
+// that does not follow them. A commit frame's header (the only frame
+// header that carries the database's size: the commit frame, the copies
+// SQLite pads it with, its header rewritten with new checksums) is made at
+// once with what is held before it, and so is every write after it until
+// the connection's next transaction. So a committed transaction is in the
+// file before any reader can see it and before its commit returns,
+// whatever PRAGMA synchronous says, and a failed write fails the
+// transaction as SQLite's own would. What is still held when the
 // connection gives up the log's write lock is what a rolled-back
 // transaction spilled, which no one reads: it is dropped, never made later
 // over frames another writer has committed there since.
@@ -51,9 +54,9 @@ type shimFile struct {
 	buf         uintptr // a WAL: bytes written but not yet made (walGatherLimit)
 	bufOff      int64   // their offset in the file
 	bufLen      int64
-	// commitDue: the last write was a commit frame's header, so the log
+	// committing: since a commit frame's header every write is made at once.
 	// is made once its page follows.
-	commitDue int64
+	committing int64
 }
 
 const shimHead = unsafe.Sizeof(shimFile{})
@@ -77,9 +80,13 @@ var (
 var registerGatherVFS = sync.OnceValue(func() error {
 	tls := libc.NewTLS()
 	defer tls.Close()
-	unixVFS = sqlite3.Xsqlite3_vfs_find(tls, 0)
-	if unixVFS == 0 {
-		return errors.New("SQLite has no default VFS")
+	unix, err := libc.CString("unix")
+	if err != nil {
+		return err
+	}
+	defer libc.Xfree(tls, unix)
+	if unixVFS = sqlite3.Xsqlite3_vfs_find(tls, unix); unixVFS == 0 {
+		return errors.New("SQLite has no unix VFS")
 	}
 	name, err := libc.CString(walGatherVFS) // kept for the life of the process
 	if err != nil {
@@ -163,10 +170,16 @@ func shimOpen(tls *libc.TLS, _ uintptr, zName, p uintptr, flags int32, pOutFlags
 	return rc
 }
 
-// gather holds a WAL write, or makes it.
+// walWrite holds a write to the WAL, or makes it.
 func walWrite(tls *libc.TLS, p, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	f := shim(p)
 	n := int64(iAmt)
+	if n == walFrameHeader {
+		f.committing = 0
+		if binary.BigEndian.Uint32(unsafe.Slice((*byte)(cptr(zBuf)), walFrameHeader)[4:8]) != 0 {
+			f.committing = 1
+		}
+	}
 	if f.bufLen > 0 && (iOfst != f.bufOff+f.bufLen || f.bufLen+n > walGatherLimit) {
 		if rc := f.flush(tls); rc != sqlite3.SQLITE_OK {
 			return rc
@@ -186,12 +199,8 @@ func walWrite(tls *libc.TLS, p, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	}
 	copy(unsafe.Slice((*byte)(cptr(f.buf+uintptr(f.bufLen))), n), unsafe.Slice((*byte)(cptr(zBuf)), n))
 	f.bufLen += n
-	switch {
-	case f.commitDue != 0:
-		f.commitDue = 0
+	if f.committing != 0 {
 		return f.flush(tls)
-	case n == walFrameHeader && binary.BigEndian.Uint32(unsafe.Slice((*byte)(cptr(zBuf)), walFrameHeader)[4:8]) != 0:
-		f.commitDue = 1
 	}
 	return sqlite3.SQLITE_OK
 }
@@ -206,7 +215,7 @@ func (f *shimFile) flush(tls *libc.TLS) int32 {
 	}
 	rc := f.write(tls, f.buf, int32(f.bufLen), f.bufOff)
 	if rc == sqlite3.SQLITE_OK {
-		f.bufLen, f.commitDue = 0, 0
+		f.bufLen = 0
 	}
 	return rc
 }
@@ -336,13 +345,19 @@ func shimShmLock(tls *libc.TLS, p uintptr, offset, n, flags int32) int32 {
 	if flags&sqlite3.SQLITE_SHM_UNLOCK != 0 && offset <= sqlite3.WAL_WRITE_LOCK && offset+n > sqlite3.WAL_WRITE_LOCK && f.peer != 0 {
 		// A commit's frames were made at its commit frame; what is left is
 		// a rolled-back transaction's, which no one will read.
-		shim(f.peer).bufLen, shim(f.peer).commitDue = 0, 0
+		shim(f.peer).bufLen, shim(f.peer).committing = 0, 0
 	}
 	return fn[func(*libc.TLS, uintptr, int32, int32, int32) int32](f.io().FxShmLock)(tls, f.real, offset, n, flags)
 }
 
 func shimShmBarrier(tls *libc.TLS, p uintptr) {
 	f := shim(p)
+	if f.peer != 0 {
+		// SQLite publishes a commit to readers across this barrier. By the
+		// rules above nothing of it is held by then; this is a net under
+		// them, which cannot report a failure.
+		shim(f.peer).flush(tls)
+	}
 	if f.io().FxShmBarrier != 0 {
 		fn[func(*libc.TLS, uintptr)](f.io().FxShmBarrier)(tls, f.real)
 	}
