@@ -38,7 +38,7 @@ const (
 	// walGatherLimit is how many bytes are held at most: the unix VFS
 	// writes at most 128 KiB less a byte in one call (and fails a write
 	// whose rest is a multiple of 128 KiB). A commit of a few 5 KB
-	// messages is 170 KB or so: two writes.
+	// messages, 170 KB or so, takes three writes instead of 160.
 	walGatherLimit = 1<<17 - 1
 	walFrameHeader = 24
 )
@@ -55,7 +55,6 @@ type shimFile struct {
 	bufOff      int64   // their offset in the file
 	bufLen      int64
 	// committing: since a commit frame's header every write is made at once.
-	// is made once its page follows.
 	committing int64
 }
 
