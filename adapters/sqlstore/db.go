@@ -275,6 +275,7 @@ func openSQLite(path string, opts Options) (*DB, error) {
 	if err := registerGatherVFS(); err != nil {
 		return nil, err
 	}
+	// Every connection's log writes are gathered (walvfs.go).
 	base := file + "?vfs=" + walGatherVFS + "&" + sqlitePragmas
 	// IMMEDIATE transactions take the write lock at BEGIN, so a transaction
 	// never fails halfway on a lock upgrade.

@@ -42,7 +42,7 @@ func tuneRuntime(getenv func(string) string, sqlite bool) {
 // bench's peak was 65-67 MiB, past issue 32's 64; at 24 it is 61.5-63.7
 // MiB for about 5% more CPU a message (gathering the WAL's writes had given
 // back 14%), and 66-67 MiB over 100,000 messages. With PostgreSQL the peak
-// at 28 MiB is 54-59 MiB, and 24 cost its larger live heap (pgx's batches)
+// at 28 MiB is 57-59 MiB, and 24 cost its larger live heap (pgx's batches)
 // 21% of the server's CPU (docs/perf/2026-12-06-speed.md, session 8).
 const (
 	sqliteMemoryLimit   int64 = 24 << 20
