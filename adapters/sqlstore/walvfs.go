@@ -55,7 +55,7 @@ type shimFile struct {
 	bufOff      int64   // their offset in the file
 	bufLen      int64
 	// committing: since a commit frame's header every write is made at once.
-	committing int64
+	committing bool
 }
 
 const shimHead = unsafe.Sizeof(shimFile{})
@@ -136,6 +136,9 @@ func fn[F any](p uintptr) F { return *(*F)(unsafe.Pointer(&p)) }
 // data holds, as a pointer (never one into Go's heap).
 func cptr(p uintptr) unsafe.Pointer { return unsafe.Add(nil, p) }
 
+// cbytes is the n bytes at p in SQLite's memory.
+func cbytes(p uintptr, n int64) []byte { return unsafe.Slice((*byte)(cptr(p)), n) }
+
 func shim(p uintptr) *shimFile { return (*shimFile)(cptr(p)) }
 
 func (f *shimFile) io() *sqlite3.Tsqlite3_io_methods {
@@ -174,10 +177,7 @@ func walWrite(tls *libc.TLS, p, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	f := shim(p)
 	n := int64(iAmt)
 	if n == walFrameHeader {
-		f.committing = 0
-		if binary.BigEndian.Uint32(unsafe.Slice((*byte)(cptr(zBuf)), walFrameHeader)[4:8]) != 0 {
-			f.committing = 1
-		}
+		f.committing = binary.BigEndian.Uint32(cbytes(zBuf, walFrameHeader)[4:8]) != 0
 	}
 	if f.bufLen > 0 && (iOfst != f.bufOff+f.bufLen || f.bufLen+n > walGatherLimit) {
 		if rc := f.flush(tls); rc != sqlite3.SQLITE_OK {
@@ -196,9 +196,9 @@ func walWrite(tls *libc.TLS, p, zBuf uintptr, iAmt int32, iOfst int64) int32 {
 	if f.bufLen == 0 {
 		f.bufOff = iOfst
 	}
-	copy(unsafe.Slice((*byte)(cptr(f.buf+uintptr(f.bufLen))), n), unsafe.Slice((*byte)(cptr(zBuf)), n))
+	copy(cbytes(f.buf+uintptr(f.bufLen), n), cbytes(zBuf, n))
 	f.bufLen += n
-	if f.committing != 0 {
+	if f.committing {
 		return f.flush(tls)
 	}
 	return sqlite3.SQLITE_OK
@@ -229,9 +229,6 @@ func (f *shimFile) write(tls *libc.TLS, zBuf uintptr, iAmt int32, iOfst int64) i
 // flushed makes a WAL's gathered writes before another use of the file.
 func flushed(tls *libc.TLS, p uintptr) (*shimFile, int32) {
 	f := shim(p)
-	if f.bufLen == 0 {
-		return f, sqlite3.SQLITE_OK
-	}
 	return f, f.flush(tls)
 }
 
@@ -344,7 +341,7 @@ func shimShmLock(tls *libc.TLS, p uintptr, offset, n, flags int32) int32 {
 	if flags&sqlite3.SQLITE_SHM_UNLOCK != 0 && offset <= sqlite3.WAL_WRITE_LOCK && offset+n > sqlite3.WAL_WRITE_LOCK && f.peer != 0 {
 		// A commit's frames were made at its commit frame; what is left is
 		// a rolled-back transaction's, which no one will read.
-		shim(f.peer).bufLen, shim(f.peer).committing = 0, 0
+		shim(f.peer).bufLen, shim(f.peer).committing = 0, false
 	}
 	return fn[func(*libc.TLS, uintptr, int32, int32, int32) int32](f.io().FxShmLock)(tls, f.real, offset, n, flags)
 }
