@@ -217,11 +217,15 @@ const sqlitePragmas = "_pragma=busy_timeout(" + busyTimeoutMS + ")&_pragma=forei
 // on disk, all tables included, instead of 12.6 KB (docs/perf/2026-11-issue-12-sqlite-ingest.md).
 const newPageSize = 2048
 
-// createSQLite gives the empty database file its page size, then its
-// header (journal_mode=WAL writes it), which fixes the size: the DSN's
-// pragmas cannot, as the driver runs them in alphabetical order.
-func createSQLite(file string) error {
-	pool, err := sql.Open("sqlite", file)
+// prepareSQLite puts the database file in WAL mode on one connection
+// before any pool or the checkpointer opens it: a file in rollback mode (a
+// restored VACUUM INTO copy) is otherwise converted by whichever connection
+// comes first, and another opening at that moment fails with SQLITE_BUSY.
+// An empty file first gets its page size, which its header (written by
+// journal_mode=WAL) then fixes: the DSN's pragmas cannot, as the driver
+// runs them in alphabetical order.
+func prepareSQLite(file string, empty bool) error {
+	pool, err := sql.Open("sqlite", file+"?_pragma=busy_timeout("+busyTimeoutMS+")")
 	if err != nil {
 		return err
 	}
@@ -232,8 +236,10 @@ func createSQLite(file string) error {
 		return err
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", newPageSize)); err != nil {
-		return err
+	if empty {
+		if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA page_size = %d", newPageSize)); err != nil {
+			return err
+		}
 	}
 	_, err = conn.ExecContext(ctx, "PRAGMA journal_mode = WAL")
 	return err
@@ -267,10 +273,8 @@ func openSQLite(path string, opts Options) (*DB, error) {
 		}
 	}
 	file := "file:" + (&url.URL{Path: path}).EscapedPath()
-	if info.Size() == 0 {
-		if err := createSQLite(file); err != nil {
-			return nil, fmt.Errorf("creating the database: %w", err)
-		}
+	if err := prepareSQLite(file, info.Size() == 0); err != nil {
+		return nil, fmt.Errorf("preparing the database: %w", err)
 	}
 	if err := registerGatherVFS(); err != nil {
 		return nil, err
