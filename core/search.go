@@ -2,6 +2,7 @@ package core
 
 import (
 	"html"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -252,15 +253,37 @@ func searchDate(s string) (time.Time, bool) {
 // SearchWords are the words of s as the index holds them: runs of letters
 // and digits, folded (lower case, Latin accents removed), each at most
 // 64 bytes.
-func SearchWords(s string) []string {
-	var words []string
-	for _, f := range strings.FieldsFunc(fold(s), func(r rune) bool { return !isSearchRune(r) }) {
-		if len(f) > 64 {
-			f = cutUTF8(f, 64)
+func SearchWords(s string) []string { return slices.Collect(EachSearchWord(s)) }
+
+// EachSearchWord yields the words of s as SearchWords has them, without
+// gathering them: an index reads every word of a message's text.
+func EachSearchWord(s string) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		f := fold(s)
+		start := -1 // of the word being read
+		for i := 0; i <= len(f); {
+			inWord, n := false, 1
+			if i < len(f) {
+				if c := f[i]; c < utf8.RuneSelf {
+					inWord = 'a' <= c && c <= 'z' || '0' <= c && c <= '9' // folded: no upper case
+				} else {
+					var r rune
+					r, n = utf8.DecodeRuneInString(f[i:])
+					inWord = isSearchRune(r)
+				}
+			}
+			switch {
+			case inWord && start < 0:
+				start = i
+			case !inWord && start >= 0:
+				if !yield(cutUTF8(f[start:i], 64)) {
+					return
+				}
+				start = -1
+			}
+			i += n
 		}
-		words = append(words, f)
 	}
-	return words
 }
 
 // SearchFolded is s folded as SearchWords folds a query's words (lower

@@ -43,6 +43,23 @@ func TestParseSearch(t *testing.T) {
 	}
 }
 
+func TestSearchWords(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":                        nil,
+		" -- ":                    nil,
+		"Alice.Smith@Example.COM": {"alice", "smith", "example", "com"},
+		"state-of-the-art v1.2.3": {"state", "of", "the", "art", "v1", "2", "3"},
+		"déjà—vu Zürich東京 ٣٤x":    {"deja", "vu", "zurich東京", "٣٤x"},
+		"a\xffb_c\u0301d":         {"a", "b", "c", "d"},
+		strings.Repeat("東", 30):   {strings.Repeat("東", 21)}, // cut at 64 bytes, between characters
+		strings.Repeat("Ab", 40):  {strings.Repeat("ab", 32)},
+	} {
+		if got := SearchWords(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("SearchWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestHighlights(t *testing.T) {
 	q, _ := ParseSearch(`invoices "due date" -spam`)
 	got := Highlights(q, SearchMail, "Your invoice <#42>", "Hello,\n\nthe invoiced amount & the due  date are below. "+

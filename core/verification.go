@@ -155,15 +155,21 @@ func fold(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r >= 'A' && r <= 'Z':
-			b.WriteRune(r + 'a' - 'A')
-		case r < utf8.RuneSelf:
-			b.WriteRune(r)
-		case r == 'ß':
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		switch r {
+		case 'ß':
 			b.WriteString("ss")
-		case r == '’' || r == '‘':
+		case '’', '‘':
 			b.WriteByte('\'')
 		default:
 			b.WriteRune(foldLatin(r))

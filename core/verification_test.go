@@ -239,6 +239,7 @@ func TestFold(t *testing.T) {
 	for in, want := range map[string]string{
 		"Bestätigungscode": "bestatigungscode", "VÉRIFICATION": "verification", "Código": "codigo",
 		"Verificação": "verificacao", "Straße": "strasse", "didn’t": "didn't", "plain": "plain",
+		"ÀB\xffÇ ΣΑΣ": "ab\ufffdc σασ", "Ÿ\u00a0東京": "ÿ 東京",
 	} {
 		if got := fold(in); got != want {
 			t.Errorf("fold(%q) = %q, want %q", in, got, want)
