@@ -286,10 +286,6 @@ func EachSearchWord(s string) iter.Seq[string] {
 	}
 }
 
-// SearchFolded is s folded as SearchWords folds a query's words (lower
-// case, Latin accents removed), for an index that does not fold by itself.
-func SearchFolded(s string) string { return fold(s) }
-
 // isSearchRune says which characters make words, for the index and the query.
 func isSearchRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 

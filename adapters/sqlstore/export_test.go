@@ -94,3 +94,6 @@ func StoredSource(ctx context.Context, db *DB, id int64) (size int, compressed b
 	err = db.w.GetContext(ctx, &row, db.q(`SELECT length(raw) AS size, compressed FROM email_sources WHERE message_id = ?`), id)
 	return row.Size, row.Compressed, err
 }
+
+// EnglishDocument is a message's search document on PostgreSQL.
+func EnglishDocument(subject, body string) string { return englishDocument(subject, body) }

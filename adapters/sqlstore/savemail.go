@@ -36,7 +36,7 @@ func (db *DB) SaveMail(ctx context.Context, mails []ports.NewMail) ([]core.Email
 	claim := ports.ClaimOf(ctx)
 	queued := make([]queuedMail, len(mails))
 	for i, nm := range mails {
-		queued[i] = queuedMail{NewMail: nm, claim: claim, source: db.storedSourceOf(nm.Raw)}
+		queued[i] = queuedMail{NewMail: nm, claim: claim, source: db.storedSourceOf(nm.Raw), searchDocument: db.searchDocumentOf(nm)}
 	}
 	return db.mail.do(ctx, queued)
 }
@@ -48,12 +48,13 @@ func (db *DB) Arriving() (done func()) { return db.mail.arrive() }
 // queuedMail is a message of a SaveMail call with the idempotency claim the
 // call's context carries: the group commit's transaction runs on a context
 // of its own, and records each call's effect on that call's claim. Its
-// source is ready to store: compressing it is the caller's work, not the
-// writer's.
+// source and search document are ready to store: making them is the
+// caller's work, not the writer's.
 type queuedMail struct {
 	ports.NewMail
-	claim  *ports.IdempotencyClaim
-	source storedSource
+	claim          *ports.IdempotencyClaim
+	source         storedSource
+	searchDocument string // PostgreSQL's (searchDocumentOf)
 }
 
 // storeMail stores mails in one transaction, with the events they make:
@@ -208,7 +209,7 @@ func (mt *mailTx) writeThreads() error {
 // server's CPU). Written last, a batch makes one segment.
 func (mt *mailTx) writeIndex() error {
 	for _, im := range mt.indexed {
-		if err := mt.db.indexMessage(mt.ctx, mt.w, im.message, im.searchText); err != nil {
+		if err := mt.db.indexMessage(mt.ctx, mt.w, im); err != nil {
 			return err
 		}
 	}
@@ -219,6 +220,7 @@ func (mt *mailTx) writeIndex() error {
 type indexedMail struct {
 	message    core.EmailMessage
 	searchText string
+	document   string // PostgreSQL's
 }
 
 // save stores one message where core.FileMail puts it.
@@ -269,7 +271,7 @@ func (mt *mailTx) save(nm queuedMail) (core.EmailMessage, error) {
 		m.Attachments[i].MessageID = m.ID
 	}
 	thread.Add(m)
-	mt.indexed = append(mt.indexed, indexedMail{m, nm.SearchText})
+	mt.indexed = append(mt.indexed, indexedMail{m, nm.SearchText, nm.searchDocument})
 	if c := nm.Correspondent; c != nil {
 		if _, err := mt.w.ExecContext(ctx, db.q(insertContact+` ON CONFLICT DO NOTHING`), contactArgs(*c)...); err != nil {
 			return m, err

@@ -22,29 +22,42 @@ import (
 // searchBodyLimit is how much of a text body the index reads.
 const searchBodyLimit = 200_000
 
-// indexMessage writes m's index row in the transaction that stores it.
-func (db *DB) indexMessage(ctx context.Context, tx execer, m core.EmailMessage, more string) error {
-	body := cutText(m.Text, searchBodyLimit)
+// searchBody is what the index reads of a message besides its subject: its
+// text body, cut at searchBodyLimit, and more (its text attachments' text).
+func searchBody(text, more string) string {
+	body := cutText(text, searchBodyLimit)
 	if more != "" {
 		body += "\n" + more
 	}
+	return body
+}
+
+// searchDocumentOf is, on PostgreSQL, the index's document of a message on
+// its way to be stored, made by the caller, as its source is compressed,
+// rather than by the writer inside the accounts' locks; "" on SQLite, whose
+// FTS5 reads the text itself.
+func (db *DB) searchDocumentOf(nm ports.NewMail) string {
+	if db.dialect != Postgres {
+		return ""
+	}
+	return englishDocument(nm.Message.Subject, searchBody(nm.Message.Text, nm.SearchText))
+}
+
+// indexMessage writes the index row of im's message in the transaction
+// that stores it.
+func (db *DB) indexMessage(ctx context.Context, tx execer, im indexedMail) error {
+	m := im.message
 	if db.dialect == Postgres {
-		// Folded here as the query's words are, rather than by the
-		// database's search_fold, whose translate() took a sixth of the
-		// database's time per message (it scans its list of accented
-		// letters for every character).
-		subject, body := core.SearchFolded(m.Subject), core.SearchFolded(body)
 		if p, ok := tx.(*pipeline); ok {
-			p.rows(`INSERT INTO email_search (email_id, doc) SELECT id, setweight(to_tsvector('english', subject), 'A') ||
-				setweight(to_tsvector('english', body), 'B') FROM unnest($1::bigint[], $2::text[], $3::text[]) AS r (id, subject, body)`).
-				add(m.ID, subject, body)
+			p.rows(`INSERT INTO email_search (email_id, doc) SELECT id, doc::tsvector FROM unnest($1::bigint[], $2::text[]) AS r (id, doc)`).
+				add(m.ID, im.document)
 			return nil
 		}
-		_, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_search (email_id, doc) VALUES (?,
-			setweight(to_tsvector('english', ?), 'A') || setweight(to_tsvector('english', ?), 'B'))`), m.ID, subject, body)
+		_, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_search (email_id, doc) VALUES (?, ?::tsvector)`), m.ID, im.document)
 		return err
 	}
-	_, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_search (rowid, search_subject, search_body) VALUES (?, ?, ?)`), m.ID, m.Subject, body)
+	_, err := tx.ExecContext(ctx, db.q(`INSERT INTO email_search (rowid, search_subject, search_body) VALUES (?, ?, ?)`),
+		m.ID, m.Subject, searchBody(m.Text, im.searchText))
 	return err
 }
 
