@@ -73,6 +73,9 @@ func (c *cli) serve(*cobra.Command, []string) error {
 	// What start-up made (migrations, templates, the API's documents) is
 	// garbage now; collected here, it does not set the first heap goal.
 	debug.FreeOSMemory()
+	if err := releaseStartupPages(); err != nil {
+		svc.Log().Warn("the binary's start-up pages stay resident", "err", err)
+	}
 	c.nextSteps(ctx, svc)
 	return svc.Serve(ctx)
 }
