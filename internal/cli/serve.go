@@ -10,13 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/callsign/callsign/adapters/sqlstore"
 	"github.com/callsign/callsign/internal/server"
 )
 
 // tuneRuntime sets the collector for serving, where the environment's
 // GOGC and GOMEMLIMIT do not.
-func tuneRuntime(getenv func(string) string, sqlite bool) {
+func tuneRuntime(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		// Each message makes short-lived garbage a few times its size while
 		// the live heap stays small: collecting less often saves CPU on the
@@ -27,27 +26,17 @@ func tuneRuntime(getenv func(string) string, sqlite bool) {
 		// A soft limit keeps that from growing the heap past what serving
 		// needs: the collector runs more often near it instead of letting
 		// GOGC's headroom (five times the live heap) decide.
-		limit := postgresMemoryLimit
-		if sqlite {
-			limit = sqliteMemoryLimit
-		}
-		debug.SetMemoryLimit(limit)
+		debug.SetMemoryLimit(softMemoryLimit)
 	}
 }
 
-// The Go runtime's soft memory limit for serve unless GOMEMLIMIT sets one.
-// The process's peak is that, the binary's pages (36 MiB since the
-// provider SDKs) and, on SQLite, SQLite's own memory (1-4 MiB), which lives
-// beside Go's rather than in a database server. With SQLite at 28 MiB the
-// bench's peak was 65-67 MiB, past issue 32's 64; at 24 it is 61.5-63.7
-// MiB for about 5% more CPU a message (gathering the WAL's writes had given
-// back 14%), and 66-67 MiB over 100,000 messages. With PostgreSQL the peak
-// at 28 MiB is 57-59 MiB, and 24 cost its larger live heap (pgx's batches)
-// 21% of the server's CPU (docs/perf/2026-12-06-speed.md, session 8).
-const (
-	sqliteMemoryLimit   int64 = 24 << 20
-	postgresMemoryLimit int64 = 28 << 20
-)
+// softMemoryLimit is the Go runtime's soft memory limit for serve unless
+// GOMEMLIMIT sets one. The process's peak is that, the binary's pages that
+// serving reads (releaseStartupPages gives back the rest), and, on SQLite,
+// SQLite's own memory (1-4 MiB), which lives beside Go's. At 28 MiB the
+// bench's peak is 58-59 MiB on SQLite; 24 took 5% more CPU a message
+// (docs/perf/2026-12-06-speed.md, session 9).
+const softMemoryLimit = 28 << 20
 
 func (c *cli) serve(*cobra.Command, []string) error {
 	cfg, err := c.config()
@@ -55,7 +44,7 @@ func (c *cli) serve(*cobra.Command, []string) error {
 		return err
 	}
 	log := c.logger(cfg.LogLevel)
-	tuneRuntime(c.getenv, !sqlstore.IsPostgresURL(cfg.DatabaseURL))
+	tuneRuntime(c.getenv)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	svc, err := server.Open(ctx, cfg, log)
