@@ -50,6 +50,12 @@ func (Feed) SMS(ctx context.Context, c *client.Client) (<-chan struct{}, func(),
 func follow(ctx context.Context, c *client.Client, types ...string) (<-chan struct{}, func(), error) {
 	f := client.EventFilter{After: client.AfterLatest, Types: types, Limit: 1}
 	_, cursor, err := c.Events(ctx, f)
+	if err != nil && ctx.Err() != nil {
+		// The wait ran out (or was stopped) before it began: it found
+		// nothing, as client's waits say when ctx ends first. A nil channel
+		// never signals.
+		return nil, func() {}, nil
+	}
 	if client.NotFound(err) { // a server from before the event log
 		ch, stop := every(FeedRetry, nil)
 		return ch, stop, nil
