@@ -72,8 +72,10 @@ func (d *tsBuilder) release() {
 	if len(d.lexemeOf) > 4096 {
 		return
 	}
+	// Cleared, not only cut: a lexeme may be a piece of the text.
 	clear(d.lexemeOf)
 	clear(d.numberOf)
+	clear(d.lexemes)
 	d.lexemes, d.kept, d.hits = d.lexemes[:0], d.kept[:0], d.hits[:0]
 	tsBuilders.Put(d)
 }
@@ -87,8 +89,8 @@ func (d *tsBuilder) add(words iter.Seq[string], weight byte, shift uint16) uint1
 		pos++ // stop words too
 		n, seen := d.lexemeOf[t]
 		if !seen {
-			n = d.number(t)
-			d.lexemeOf[strings.Clone(t)] = n
+			n = d.number(t) // t, a piece of the text, is let go at release
+			d.lexemeOf[t] = n
 		}
 		if n < 0 || d.kept[n] == tsMaxPositions-1 {
 			return
