@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
+	"net/textproto"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -364,20 +364,27 @@ func TestFirstRunGuidesTheOperator(t *testing.T) {
 }
 
 // stopWhileBusy starts a service with the grace period, opens an SMTP
-// session and leaves it open (a graceful shutdown waits for it), then
-// sends sig.
+// session, begins a message and stalls in it (a graceful shutdown waits
+// for a message under way; an idle session it ends), then sends sig.
 func stopWhileBusy(t *testing.T, grace string, sig os.Signal) *child {
 	env := childEnv(t, t.TempDir())
 	env["CALLSIGN_SHUTDOWN_GRACE"] = grace
 	c := startChild(t, env)
-	conn, err := net.Dial("tcp", c.addr(t, "accepting mail over SMTP"))
+	conn, err := textproto.Dial("tcp", c.addr(t, "accepting mail over SMTP"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	greeting, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil || !strings.HasPrefix(greeting, "220") {
-		t.Fatalf("greeting %q: %v", greeting, err)
+	if _, _, err := conn.ReadResponse(220); err != nil {
+		t.Fatalf("greeting: %v", err)
+	}
+	for _, line := range []string{"EHLO client.example.org", "MAIL FROM:<s@example.org>"} {
+		if err := conn.PrintfLine("%s", line); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := conn.ReadResponse(250); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
 	}
 	_ = c.cmd.Process.Signal(sig)
 	return c

@@ -83,6 +83,7 @@ type Server struct {
 	mu        sync.Mutex
 	closed    bool
 	listeners []net.Listener
+	sessions  []*sessions
 }
 
 // New builds the listener around the app's receiving service.
@@ -116,7 +117,7 @@ func New(receiving *app.Receiving, opts Options) *Server {
 		s.messageShare = min(opts.MaxMessageBytes, opts.MaxInflightBytes)
 	}
 	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
-		return &session{s: s, conn: c, remote: c.Conn().RemoteAddr().String()}, nil
+		return &session{s: s, conn: c, wire: sessionConnOf(c.Conn()), remote: c.Conn().RemoteAddr().String()}, nil
 	}))
 	srv.Domain = opts.Hostname
 	// go-smtp's defaults are unlimited: every limit is set here.
@@ -125,7 +126,7 @@ func New(receiving *app.Receiving, opts Options) *Server {
 	srv.MaxLineLength = MaxLineLength
 	srv.ReadTimeout, srv.WriteTimeout = opts.Timeout, opts.Timeout
 	srv.EnableSMTPUTF8 = true
-	srv.TLSConfig = opts.TLSConfig
+	srv.TLSConfig = noticeTLS(opts.TLSConfig)
 	srv.ErrorLog = logAdapter{opts.Log}
 	s.srv = srv
 	return s
@@ -138,21 +139,28 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.mu.Unlock()
 		return ln.Close()
 	}
+	limited := limitSessions(ln, s.opts.MaxSessions, s.opts.MaxSessionsPerIP, SessionTimeoutFactor*s.opts.DataTimeout)
 	s.listeners = append(s.listeners, ln)
+	s.sessions = append(s.sessions, limited)
 	s.mu.Unlock()
-	err := s.srv.Serve(limitSessions(ln, s.opts.MaxSessions, s.opts.MaxSessionsPerIP, SessionTimeoutFactor*s.opts.DataTimeout))
+	err := s.srv.Serve(limited)
 	if errors.Is(err, smtp.ErrServerClosed) || (errors.Is(err, net.ErrClosed) && s.isClosed()) {
 		return nil
 	}
 	return err
 }
 
-// Shutdown stops accepting and waits for open sessions, until ctx ends.
+// Shutdown stops accepting, ends each session once it is between messages
+// (421 4.3.2: the sender tries again later, perhaps at another instance),
+// and waits for them, until ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
 	for _, ln := range s.listeners {
 		ln.Close()
+	}
+	for _, open := range s.sessions {
+		open.drain()
 	}
 	s.mu.Unlock()
 	// go-smtp closing a listener closed above is no failure.
@@ -177,6 +185,7 @@ func (l logAdapter) Println(v ...any)               { l.log.Warn("smtp: " + fmt.
 type session struct {
 	s       *Server
 	conn    *smtp.Conn
+	wire    *sessionConn // under conn, for the drain
 	remote  string
 	from    string
 	utf8    bool // SMTPUTF8 was asked for (RFC 6531)
@@ -186,7 +195,12 @@ type session struct {
 	unknown int
 }
 
-func (se *session) Reset() { se.from, se.utf8, se.rcpts, se.inboxes = "", false, nil, nil }
+// Reset ends a transaction: go-smtp calls it on RSET, EHLO, STARTTLS and
+// after DATA's reply.
+func (se *session) Reset() {
+	se.from, se.utf8, se.rcpts, se.inboxes = "", false, nil, nil
+	se.wire.endTransaction()
+}
 
 func (se *session) Logout() error { return nil }
 
@@ -194,6 +208,7 @@ func (se *session) Mail(from string, opts *smtp.MailOptions) error {
 	se.Reset()
 	se.from = from
 	se.utf8 = opts != nil && opts.UTF8
+	se.wire.beginTransaction()
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"math/big"
 	"net"
 	"net/mail"
+	"net/textproto"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,7 @@ type world struct {
 	owner   core.Principal
 	inboxes map[string]core.Inbox
 	addr    string
+	srv     *smtpin.Server
 	logs    syncBuffer
 }
 
@@ -108,7 +110,7 @@ func newWorldWith(t *testing.T, tlsConfig *tls.Config, maxBytes int64, change fu
 	}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Shutdown(context.Background()) })
-	w.addr = ln.Addr().String()
+	w.addr, w.srv = ln.Addr().String(), srv
 	return w
 }
 
@@ -507,6 +509,88 @@ func TestShutdownStopsServeWithoutError(t *testing.T) {
 	}
 	if err := <-served; err != nil {
 		t.Fatalf("Serve: %v", err)
+	}
+}
+
+// At shutdown a session waiting for its next message hears 421 4.3.2 at
+// once, in clear or through TLS; one in the middle of a message finishes
+// it (stored, 250) and hears 421 next; and Shutdown returns.
+func TestShutdownEndsSessionsBetweenMessages(t *testing.T) {
+	w := newWorld(t, selfSigned(t), 1<<20)
+	idle := w.rawSession(false)
+	idleTLS := w.rawSession(true)
+	busy := w.rawSession(false)
+	busy.command(250, "MAIL FROM:<s@example.org>")
+	busy.command(250, "RCPT TO:<alice@agents.test>")
+
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stopped <- w.srv.Shutdown(ctx)
+	}()
+	idle.expect(421, "4.3.2 Service shutting down")
+	idleTLS.expect(421, "4.4.2") // go-smtp's own, through TLS
+	select {
+	case err := <-stopped:
+		t.Fatalf("Shutdown returned (%v) with a message under way", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	busy.command(354, "DATA")
+	busy.command(250, "From: s@example.org\r\nMessage-ID: <drain@example.org>\r\nSubject: under way\r\n\r\nhi\r\n.")
+	busy.expect(421, "4.3.2 Service shutting down")
+	if err := <-stopped; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if msgs := w.messages("alice"); len(msgs) != 1 || msgs[0].Subject != "under way" {
+		t.Fatalf("stored %d messages, want the one under way", len(msgs))
+	}
+}
+
+// rawSession is a session past EHLO (and STARTTLS when asked), spoken line
+// by line so that a test sees what the server says unprompted.
+func (w *world) rawSession(startTLS bool) *rawSession {
+	w.t.Helper()
+	conn, err := net.Dial("tcp", w.addr)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { conn.Close() })
+	r := &rawSession{t: w.t, text: textproto.NewConn(conn)}
+	r.expect(220, "")
+	r.command(250, "EHLO client.example.org")
+	if startTLS {
+		r.command(220, "STARTTLS")
+		tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true})
+		if err := tc.Handshake(); err != nil {
+			w.t.Fatal(err)
+		}
+		r.text = textproto.NewConn(tc)
+		r.command(250, "EHLO client.example.org")
+	}
+	return r
+}
+
+type rawSession struct {
+	t    *testing.T
+	text *textproto.Conn
+}
+
+func (r *rawSession) command(code int, line string) {
+	r.t.Helper()
+	if err := r.text.PrintfLine("%s", line); err != nil {
+		r.t.Fatal(err)
+	}
+	r.expect(code, "")
+}
+
+// expect reads a reply, every line of it, and wants its code and a text
+// starting with prefix.
+func (r *rawSession) expect(code int, prefix string) {
+	r.t.Helper()
+	got, text, err := r.text.ReadResponse(code)
+	if err != nil || !strings.HasPrefix(text, prefix) {
+		r.t.Fatalf("want %d %s…, got %d %q (%v)", code, prefix, got, text, err)
 	}
 }
 
