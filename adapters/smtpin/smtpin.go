@@ -202,7 +202,12 @@ func (se *session) Reset() {
 	se.wire.endTransaction()
 }
 
-func (se *session) Logout() error { return nil }
+// Logout ends the session, at the close or at STARTTLS (which go-smtp
+// allows within a transaction, and follows with a new session).
+func (se *session) Logout() error {
+	se.wire.endTransaction()
+	return nil
+}
 
 func (se *session) Mail(from string, opts *smtp.MailOptions) error {
 	se.Reset()
