@@ -323,7 +323,7 @@ func build(env *enmime.Envelope, problems []string, sized sizes) ports.ParsedMai
 	if from := h.Get("From"); from == "" {
 		pm.Problems = append(pm.Problems, "missing From header")
 	} else if list := addressList("From", from, &pm.Problems); len(list) > 0 {
-		pm.FromEmail, pm.FromName = list[0].Address, lenientUTF8(list[0].Name)
+		pm.FromEmail, pm.FromName = lenientUTF8(list[0].Address), lenientUTF8(list[0].Name)
 	}
 	pm.To = addresses(addressList("To", h.Get("To"), &pm.Problems))
 	pm.Cc = addresses(addressList("Cc", h.Get("Cc"), &pm.Problems))
