@@ -77,11 +77,11 @@ func SetMaxRowSetBytes(n int) (restore func()) {
 	return func() { maxRowSetBytes = old }
 }
 
-// CountedMessages is how many rows PostgreSQL's statistics of
-// email_messages count (-1: never analyzed).
-func CountedMessages(ctx context.Context, db *DB) (float64, error) {
+// CountedRows is how many rows PostgreSQL's statistics of table count
+// (-1: never analyzed).
+func CountedRows(ctx context.Context, db *DB, table string) (float64, error) {
 	var n float64
-	return n, db.w.GetContext(ctx, &n, `SELECT reltuples FROM pg_class WHERE oid = 'email_messages'::regclass`)
+	return n, db.w.GetContext(ctx, &n, `SELECT reltuples FROM pg_class WHERE oid = $1::regclass`, table)
 }
 
 // StoredSource is the size of a message's source as email_sources holds

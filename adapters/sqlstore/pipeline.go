@@ -70,6 +70,10 @@ func (db *DB) storeMailPipelined(ctx context.Context, mails []queuedMail) (out [
 // size (with statistics of 300 messages and 2,000 threads the lookups
 // probe the indexes), so a plan that scans is used on at most twice the
 // table it was made for. A batch asks at most once every checkMailEvery.
+// The search index is analyzed with them: without its statistics the
+// planner guessed that one message in eight holds any word, and for a word
+// in none walked every message, newest first, rather than ask the index
+// (300 ms instead of 3 at 100,000 messages; a phrase 210 ms instead of 21).
 const (
 	analyzeMailAt  = 256 << 10
 	checkMailEvery = time.Second
@@ -85,7 +89,7 @@ func (db *DB) mailCheckDue() bool {
 // mailOutgrown says whether a mail table is past $1 bytes and twice the
 // size its statistics saw, and gives the larger table's size.
 const mailOutgrown = `SELECT bool_or(pg_relation_size(oid) >= greatest($1, 2 * relpages::bigint * current_setting('block_size')::int)),
-	max(pg_relation_size(oid)) FROM pg_class WHERE oid IN ('email_messages'::regclass, 'email_threads'::regclass)`
+	max(pg_relation_size(oid)) FROM pg_class WHERE oid IN ('email_messages'::regclass, 'email_threads'::regclass, 'email_search'::regclass)`
 
 // analyzeMail runs ANALYZE on the mail tables in the background, one at a
 // time, and notes the size they had: the next waits for twice that, even
@@ -103,7 +107,7 @@ func (db *DB) analyzeMail(size int64) {
 		defer db.analyzing.Store(false)
 		ctx, cancel := context.WithTimeout(db.closing, time.Minute)
 		defer cancel()
-		if _, err := db.w.ExecContext(ctx, "ANALYZE email_messages, email_threads"); err != nil {
+		if _, err := db.w.ExecContext(ctx, "ANALYZE email_messages, email_threads, email_search"); err != nil {
 			db.mailAnalyzedSize.Store(0)
 		}
 	}()
