@@ -486,7 +486,7 @@ func (db *DB) get(ctx context.Context, dest any, query string, args ...any) erro
 	if s := db.readStmt(ctx, query); s != nil {
 		return s.GetContext(ctx, dest, args...)
 	}
-	return db.r.GetContext(ctx, dest, query, args...)
+	return db.r.GetContext(ctx, dest, query, db.planned(query, args)...)
 }
 
 // sel reads every row of a rebound query.
@@ -494,7 +494,7 @@ func (db *DB) sel(ctx context.Context, dest any, query string, args ...any) erro
 	if s := db.readStmt(ctx, query); s != nil {
 		return s.SelectContext(ctx, dest, args...)
 	}
-	return db.r.SelectContext(ctx, dest, query, args...)
+	return db.r.SelectContext(ctx, dest, query, db.planned(query, args)...)
 }
 
 // readStmt is query's cached statement on the read pool, or nil.

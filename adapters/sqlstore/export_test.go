@@ -97,3 +97,14 @@ func StoredSource(ctx context.Context, db *DB, id int64) (size int, compressed b
 
 // EnglishDocument is a message's search document on PostgreSQL.
 func EnglishDocument(subject, body string) string { return englishDocument(subject, body) }
+
+// OneConnection makes db's pool a single connection, so that what a test
+// asks of a PostgreSQL session is asked of the one the store used.
+func OneConnection(db *DB) { db.r.SetMaxOpenConns(1); db.w.SetMaxOpenConns(1) }
+
+// PreparedStatements counts the prepared statements of db's session whose
+// text contains part.
+func PreparedStatements(ctx context.Context, db *DB, part string) (int, error) {
+	var n int
+	return n, db.r.GetContext(ctx, &n, `SELECT count(*) FROM pg_prepared_statements WHERE strpos(statement, $1) > 0`, part)
+}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/callsign/callsign/core"
 	"github.com/callsign/callsign/ports"
 )
@@ -282,6 +284,20 @@ func (ix textIndex) ftsMatch(terms []core.SearchTerm) string {
 		parts[i] = p
 	}
 	return strings.Join(parts, " AND ")
+}
+
+// planned is args of a PostgreSQL read, led, for a statement that reads a
+// text index, by pgx's mode that plans it for its arguments each time (an
+// unnamed statement) rather than keep it prepared. Kept, PostgreSQL plans
+// the statement for its words five times and then may settle on a generic
+// plan, which cannot know whether they are common: for the search of the
+// newest ranked matches that plan walked every message for a word in none
+// (230 ms at 100,000 messages, against 3 ms planned for the word).
+func (db *DB) planned(query string, args []any) []any {
+	if db.dialect != Postgres || !strings.Contains(query, "to_tsquery(") {
+		return args
+	}
+	return append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 }
 
 // tsquery is a PostgreSQL tsquery of terms, all required, each built by

@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -137,6 +138,36 @@ func TestSearchRanksTheNewestMatches(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSearchesArePlannedForTheirWords: on PostgreSQL a statement that reads
+// a text index is not kept prepared, where after five runs the server may
+// plan it once for any words (search.go, planned); other reads are.
+func TestSearchesArePlannedForTheirWords(t *testing.T) {
+	if !slices.Contains(sqlstoretest.Dialects(), sqlstore.Postgres) {
+		t.Skipf("%s is not set", sqlstoretest.PostgresURLVar)
+	}
+	ctx := context.Background()
+	db := sqlstoretest.Open(t, sqlstore.Postgres)
+	sqlstore.OneConnection(db)
+	scope, _ := searchFixture(t, db, "Ann a", "Ann b", "Bo c")
+	for range 8 {
+		if got := searchNames(t, db, scope, "ann", ports.Page{Limit: 1, Count: true}); len(got) != 1 {
+			t.Fatalf("ann: %q", got)
+		}
+		if _, _, err := db.Contacts(ctx, ports.ContactFilter{Scope: scope, Page: ports.Page{Limit: 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for part, want := range map[string]bool{"to_tsquery(": false, "FROM contacts": true} {
+		n, err := sqlstore.PreparedStatements(ctx, db, part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 != want {
+			t.Errorf("%d prepared statements hold %q, want some: %v", n, part, want)
+		}
 	}
 }
 
