@@ -195,8 +195,8 @@ type session struct {
 	unknown int
 }
 
-// Reset ends a transaction: go-smtp calls it on RSET, EHLO, STARTTLS and
-// after DATA's reply.
+// Reset ends a transaction: go-smtp calls it on RSET, on a repeated EHLO
+// and after DATA's reply (STARTTLS ends the session instead: Logout).
 func (se *session) Reset() {
 	se.from, se.utf8, se.rcpts, se.inboxes = "", false, nil, nil
 	se.wire.endTransaction()
